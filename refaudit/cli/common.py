@@ -1,0 +1,65 @@
+"""What every command shares: exit codes, consoles, and turning errors into messages.
+
+Only the CLI maps outcomes to exit codes; library code returns data or raises.
+"""
+
+from __future__ import annotations
+
+import enum
+import functools
+import os
+import sys
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import typer
+
+from refaudit.errors import RefauditError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class ExitCode(enum.IntEnum):
+    """Documented in docs/cli.md."""
+
+    CLEAN = 0
+    FLAGGED = 1
+    USAGE = 2
+    INCOMPLETE = 3
+
+
+def stderr_console() -> Any:
+    from rich.console import Console
+
+    return Console(stderr=True, no_color=bool(os.environ.get("NO_COLOR")) or None)
+
+
+def stdout_console() -> Any:
+    from rich.console import Console
+
+    return Console(no_color=bool(os.environ.get("NO_COLOR")) or None, soft_wrap=False)
+
+
+def fail(message: str, *, hint: str | None = None, code: ExitCode = ExitCode.USAGE) -> None:
+    """Print a one-line error (and hint) to stderr and exit; never a traceback."""
+    console = stderr_console()
+    console.print(f"[bold red]error:[/] {message}", highlight=False, markup=True)
+    if hint:
+        console.print(f"[dim]hint:[/] {hint}", highlight=False)
+    raise typer.Exit(int(code))
+
+
+def handle_errors(function: F) -> F:
+    """Turn RefauditError into a clean message and exit code 2."""
+
+    @functools.wraps(function)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return function(*args, **kwargs)
+        except RefauditError as exc:
+            fail(exc.message, hint=exc.hint)
+        except KeyboardInterrupt:
+            print("interrupted", file=sys.stderr)
+            raise typer.Exit(130) from None
+
+    return wrapper  # type: ignore[return-value]

@@ -1,0 +1,307 @@
+"""Settings: one object holding every knob, loaded flags > env > config file > defaults.
+
+The config file is `refaudit.toml` or the `[tool.refaudit]` table of
+`pyproject.toml`, searched from the working directory upwards. API keys are
+best kept in the environment (or a `.env` file); they are never printed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from refaudit.errors import ConfigError
+
+SOURCE_NAMES = ("crossref", "openalex", "semanticscholar", "arxiv", "datacite", "pubmed", "dblp")
+OTHER_ENDPOINTS = ("doi", "retractionwatch")
+
+DEFAULT_BASE_URLS: dict[str, str] = {
+    "crossref": "https://api.crossref.org",
+    "openalex": "https://api.openalex.org",
+    "semanticscholar": "https://api.semanticscholar.org",
+    "arxiv": "https://export.arxiv.org",
+    "datacite": "https://api.datacite.org",
+    "pubmed": "https://eutils.ncbi.nlm.nih.gov/entrez/eutils",
+    "dblp": "https://dblp.org",
+    "doi": "https://doi.org",
+    "retractionwatch": "https://api.labs.crossref.org/data/retractionwatch",
+}
+
+# Paths below a scholarsim root (`REFAUDIT_SIMULATOR_URL`), which serves every API under a prefix.
+SIMULATOR_PREFIXES: dict[str, str] = {
+    "crossref": "/crossref",
+    "openalex": "/openalex",
+    "semanticscholar": "/s2",
+    "arxiv": "/arxiv",
+    "datacite": "/datacite",
+    "pubmed": "/pubmed",
+    "dblp": "/dblp",
+    "doi": "/doi",
+    "retractionwatch": "/labs/data/retractionwatch",
+}
+
+API_KEY_ENV = {
+    "semanticscholar": "S2_API_KEY",
+    "openalex": "OPENALEX_API_KEY",
+    "pubmed": "NCBI_API_KEY",
+    "crossref": "CROSSREF_PLUS_API_TOKEN",
+}
+
+DEFAULT_TTL_DAYS: dict[str, float] = {
+    "lookup": 30.0,
+    "search": 7.0,
+    "negative": 1.0,
+    "integrity": 1.0,
+}
+
+DEFAULT_RETRACTION_POLICY: dict[str, str] = {
+    "retraction": "error",
+    "partial_retraction": "error",
+    "withdrawal": "error",
+    "removal": "error",
+    "expression_of_concern": "warning",
+    "correction": "info",
+    "reinstatement": "info",
+}
+
+DEFAULT_FAIL_ON = ("not_found", "doi", "retracted")
+
+
+@dataclass
+class IgnoreRule:
+    """Skip a reference by citation key or DOI; the reason is shown in the report."""
+
+    reason: str
+    key: str | None = None
+    doi: str | None = None
+
+
+@dataclass
+class Settings:
+    """Every setting refaudit reads. Build it with `load_settings()`."""
+
+    mailto: str | None = None
+    api_keys: dict[str, str] = field(default_factory=dict)
+    sources: list[str] = field(default_factory=lambda: list(SOURCE_NAMES))
+    base_urls: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_BASE_URLS))
+    rate_limits: dict[str, float] = field(default_factory=dict)
+    cache_dir: Path | None = None
+    data_dir: Path | None = None
+    use_cache: bool = True
+    offline: bool = False
+    timeout: float = 20.0
+    max_retries: int = 4
+    ttl_days: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_TTL_DAYS))
+    fail_on: list[str] = field(default_factory=lambda: list(DEFAULT_FAIL_ON))
+    retraction_policy: dict[str, str] = field(
+        default_factory=lambda: dict(DEFAULT_RETRACTION_POLICY)
+    )
+    ignore: list[IgnoreRule] = field(default_factory=list)
+    config_file: Path | None = None
+
+    def resolved_cache_dir(self) -> Path:
+        if self.cache_dir:
+            return self.cache_dir
+        import platformdirs
+
+        return Path(platformdirs.user_cache_dir("refaudit"))
+
+    def resolved_data_dir(self) -> Path:
+        if self.data_dir:
+            return self.data_dir
+        import platformdirs
+
+        return Path(platformdirs.user_data_dir("refaudit"))
+
+    def api_key(self, source: str) -> str | None:
+        return self.api_keys.get(source)
+
+    def masked(self) -> dict[str, Any]:
+        """The effective settings as plain data, secrets replaced by stars."""
+        data = dataclasses.asdict(self)
+        data["api_keys"] = {name: _mask(value) for name, value in self.api_keys.items()}
+        data["cache_dir"] = str(self.resolved_cache_dir())
+        data["data_dir"] = str(self.resolved_data_dir())
+        data["config_file"] = str(self.config_file) if self.config_file else None
+        return data
+
+
+def _mask(secret: str) -> str:
+    return secret[:2] + "…" + "*" * 6 if len(secret) > 6 else "*" * 6
+
+
+def find_config_file(start: Path | None = None) -> tuple[Path, dict[str, Any]] | None:
+    """The nearest refaudit.toml, or pyproject.toml with a [tool.refaudit] table."""
+    directory = (start or Path.cwd()).resolve()
+    for folder in (directory, *directory.parents):
+        candidate = folder / "refaudit.toml"
+        if candidate.is_file():
+            return candidate, _read_toml(candidate)
+        pyproject = folder / "pyproject.toml"
+        if pyproject.is_file():
+            table = _read_toml(pyproject).get("tool", {}).get("refaudit")
+            if isinstance(table, dict):
+                return pyproject, table
+        if (folder / ".git").exists():
+            break
+    return None
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read configuration: {exc}") from exc
+
+
+def load_settings(
+    *,
+    config_path: Path | None = None,
+    env: dict[str, str] | None = None,
+    overrides: dict[str, Any] | None = None,
+) -> Settings:
+    """Build Settings from defaults, the config file, the environment and CLI overrides.
+
+    `overrides` holds only the flags the user actually gave (None values are ignored).
+    """
+    environ = dict(os.environ if env is None else env)
+    if env is None:
+        environ = {**_dotenv_values(), **environ}
+    settings = Settings()
+    found = (
+        (config_path, _config_table(config_path)) if config_path else find_config_file()
+    )
+    if found:
+        settings.config_file = found[0]
+        _apply_file(settings, found[1], found[0])
+    _apply_env(settings, environ)
+    for name, value in (overrides or {}).items():
+        if value is None:
+            continue
+        if not hasattr(settings, name):
+            raise ConfigError(f"unknown setting {name!r}")
+        setattr(settings, name, value)
+    _validate(settings)
+    return settings
+
+
+def _config_table(path: Path) -> dict[str, Any]:
+    data = _read_toml(path)
+    if path.name == "pyproject.toml":
+        return data.get("tool", {}).get("refaudit", {})
+    return data
+
+
+def _dotenv_values() -> dict[str, str]:
+    path = Path.cwd() / ".env"
+    if not path.is_file():
+        return {}
+    from dotenv import dotenv_values
+
+    return {k: v for k, v in dotenv_values(path).items() if v is not None}
+
+
+def _apply_file(settings: Settings, table: dict[str, Any], origin: Path) -> None:
+    def where(key: str) -> str:
+        return f"{key} in {origin}"
+
+    for key, value in table.items():
+        if key == "sources" and isinstance(value, dict):
+            enabled = value.get("enabled")
+            if enabled is not None:
+                settings.sources = _source_list(enabled, where("sources.enabled"))
+            for name, section in value.items():
+                if name == "enabled":
+                    continue
+                _check_source(name, where(f"sources.{name}"))
+                if not isinstance(section, dict):
+                    raise ConfigError(f"{where(f'sources.{name}')} must be a table")
+                if "url" in section:
+                    settings.base_urls[name] = str(section["url"]).rstrip("/")
+                if "rate_limit" in section:
+                    settings.rate_limits[name] = float(section["rate_limit"])
+                if "api_key" in section:
+                    settings.api_keys[name] = str(section["api_key"])
+        elif key == "ignore":
+            settings.ignore = [_ignore_rule(item, where("ignore")) for item in value]
+        elif key == "retraction_policy":
+            settings.retraction_policy.update({str(k): str(v) for k, v in value.items()})
+        elif key == "ttl_days":
+            settings.ttl_days.update({str(k): float(v) for k, v in value.items()})
+        elif key == "fail_on":
+            settings.fail_on = [str(v) for v in value]
+        elif key in ("cache_dir", "data_dir"):
+            setattr(settings, key, Path(value).expanduser())
+        elif key in ("mailto", "timeout", "max_retries", "use_cache", "offline"):
+            setattr(settings, key, value)
+        else:
+            raise ConfigError(f"unknown setting {key!r}", hint=f"check {origin}")
+
+
+def _apply_env(settings: Settings, environ: dict[str, str]) -> None:
+    simulator = environ.get("REFAUDIT_SIMULATOR_URL")
+    if simulator:
+        root = simulator.rstrip("/")
+        for name, prefix in SIMULATOR_PREFIXES.items():
+            settings.base_urls[name] = root + prefix
+    for name in (*SOURCE_NAMES, *OTHER_ENDPOINTS):
+        url = environ.get(f"REFAUDIT_{name.upper()}_URL")
+        if url:
+            settings.base_urls[name] = url.rstrip("/")
+    for name, variable in API_KEY_ENV.items():
+        if environ.get(variable):
+            settings.api_keys[name] = environ[variable]
+    if environ.get("REFAUDIT_MAILTO"):
+        settings.mailto = environ["REFAUDIT_MAILTO"]
+    if environ.get("REFAUDIT_SOURCES"):
+        settings.sources = _source_list(environ["REFAUDIT_SOURCES"], "REFAUDIT_SOURCES")
+    if environ.get("REFAUDIT_CACHE_DIR"):
+        settings.cache_dir = Path(environ["REFAUDIT_CACHE_DIR"]).expanduser()
+    if environ.get("REFAUDIT_DATA_DIR"):
+        settings.data_dir = Path(environ["REFAUDIT_DATA_DIR"]).expanduser()
+    if environ.get("REFAUDIT_TIMEOUT"):
+        try:
+            settings.timeout = float(environ["REFAUDIT_TIMEOUT"])
+        except ValueError as exc:
+            raise ConfigError("REFAUDIT_TIMEOUT must be a number of seconds") from exc
+
+
+def _source_list(value: str | list[str], origin: str) -> list[str]:
+    names = value.split(",") if isinstance(value, str) else list(value)
+    names = [name.strip().lower() for name in names if name.strip()]
+    for name in names:
+        _check_source(name, origin)
+    return names
+
+
+def _check_source(name: str, origin: str) -> None:
+    if name not in SOURCE_NAMES and name not in OTHER_ENDPOINTS:
+        raise ConfigError(
+            f"unknown source {name!r} ({origin})", hint=f"known: {', '.join(SOURCE_NAMES)}"
+        )
+
+
+def _ignore_rule(item: Any, origin: str) -> IgnoreRule:
+    if not isinstance(item, dict) or not (item.get("key") or item.get("doi")):
+        raise ConfigError(f"each entry of {origin} needs a key or a doi, and a reason")
+    from refaudit.identifiers import normalize_doi
+
+    return IgnoreRule(
+        reason=str(item.get("reason") or "ignored by configuration"),
+        key=item.get("key"),
+        doi=normalize_doi(item.get("doi")),
+    )
+
+
+def _validate(settings: Settings) -> None:
+    for kind, severity in settings.retraction_policy.items():
+        if severity not in ("error", "warning", "info", "ignore"):
+            raise ConfigError(
+                f"retraction_policy.{kind} = {severity!r}: use error, warning, info or ignore"
+            )
+    if settings.timeout <= 0:
+        raise ConfigError("timeout must be positive")

@@ -1,0 +1,288 @@
+"""The records every stage of refaudit shares.
+
+Parsing produces `Reference`s, sources produce `Work`s, verification turns a
+reference plus candidate works into a `Result` made of `Finding`s and
+integrity `Notice`s, and an `AuditReport` gathers the results of one run.
+Everything is a plain dataclass so the CLI, the renderers and the MCP server
+can serialise it with `to_dict` without knowing the pipeline.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+JSON_SCHEMA_VERSION = "1.0"
+
+Severity = Literal["error", "warning", "info"]
+SEVERITY_RANK: dict[str, int] = {"info": 0, "warning": 1, "error": 2}
+
+
+class Verdict(str, enum.Enum):
+    """What refaudit concludes about one reference (a closed set)."""
+
+    VERIFIED = "verified"
+    MISMATCH = "mismatch"
+    NOT_FOUND = "not_found"
+    UNVERIFIED = "unverified"
+    SKIPPED = "skipped"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class NoticeKind(str, enum.Enum):
+    """Normalised integrity-notice taxonomy (publisher and Retraction Watch vocabularies)."""
+
+    RETRACTION = "retraction"
+    PARTIAL_RETRACTION = "partial_retraction"
+    WITHDRAWAL = "withdrawal"
+    REMOVAL = "removal"
+    EXPRESSION_OF_CONCERN = "expression_of_concern"
+    CORRECTION = "correction"
+    REINSTATEMENT = "reinstatement"
+    NEW_VERSION = "new_version"
+    OTHER = "other"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass
+class Person:
+    """One author or editor. Organisations keep their whole name in `family`."""
+
+    family: str
+    given: str = ""
+    particle: str = ""
+    suffix: str = ""
+    is_organisation: bool = False
+    orcid: str | None = None
+
+    @property
+    def full_family(self) -> str:
+        """Family name with its particle, e.g. "van der Waals"."""
+        return f"{self.particle} {self.family}".strip()
+
+    def display(self) -> str:
+        if self.is_organisation or not self.given:
+            return self.full_family
+        name = f"{self.given} {self.full_family}"
+        return f"{name}, {self.suffix}" if self.suffix else name
+
+
+@dataclass
+class Reference:
+    """One cited reference, as the user wrote it, with decoded fields.
+
+    `fields` keeps the raw BibTeX values (after macro expansion and crossref
+    inheritance); the typed attributes are decoded to Unicode. A free-text
+    reference (a `\\bibitem` or an MCP call with a citation string) has
+    `free_text` set and only the fields that could be extracted from it.
+    """
+
+    key: str
+    entry_type: str = "misc"
+    file: str | None = None
+    line: int | None = None
+    fields: dict[str, str] = field(default_factory=dict)
+    title: str | None = None
+    authors: list[Person] = field(default_factory=list)
+    authors_truncated: bool = False
+    editors: list[Person] = field(default_factory=list)
+    year: int | None = None
+    month: int | None = None
+    venue: str | None = None
+    publisher: str | None = None
+    volume: str | None = None
+    number: str | None = None
+    pages: str | None = None
+    doi: str | None = None
+    arxiv_id: str | None = None
+    arxiv_version: int | None = None
+    pmid: str | None = None
+    pmcid: str | None = None
+    isbn: str | None = None
+    url: str | None = None
+    free_text: str | None = None
+    ignore_reason: str | None = None
+
+
+@dataclass
+class Notice:
+    """An integrity notice (retraction, correction, …) attached to a work."""
+
+    kind: NoticeKind
+    notice_doi: str | None = None
+    date: str | None = None
+    label: str | None = None
+    source: str | None = None
+    reported_by: str | None = None
+    record_id: str | None = None
+    reason: str | None = None
+
+
+@dataclass
+class Work:
+    """A work as one upstream source describes it, in refaudit's vocabulary."""
+
+    source: str
+    source_id: str | None = None
+    url: str | None = None
+    type: str | None = None
+    title: str | None = None
+    raw_title: str | None = None
+    subtitle: str | None = None
+    authors: list[Person] = field(default_factory=list)
+    year: int | None = None
+    date: str | None = None
+    venue: str | None = None
+    venue_short: str | None = None
+    publisher: str | None = None
+    volume: str | None = None
+    issue: str | None = None
+    pages: str | None = None
+    doi: str | None = None
+    arxiv_id: str | None = None
+    arxiv_version: int | None = None
+    pmid: str | None = None
+    pmcid: str | None = None
+    s2_id: str | None = None
+    openalex_id: str | None = None
+    dblp_key: str | None = None
+    isbn: list[str] = field(default_factory=list)
+    abstract: str | None = None
+    citation_count: int | None = None
+    is_retracted: bool | None = None
+    notices: list[Notice] = field(default_factory=list)
+    score: float | None = None
+
+    def ids(self) -> dict[str, str]:
+        """The identifiers this record carries, for evidence and de-duplication."""
+        names = ("doi", "arxiv_id", "pmid", "pmcid", "s2_id", "openalex_id", "dblp_key")
+        return {name: getattr(self, name) for name in names if getattr(self, name)}
+
+
+@dataclass
+class Finding:
+    """One piece of evidence: which field, what was cited, what a source says."""
+
+    code: str
+    severity: Severity
+    message: str
+    field: str | None = None
+    cited: str | None = None
+    found: str | None = None
+    source: str | None = None
+    record: str | None = None
+    suppressed: str | None = None
+
+
+SourceState = Literal["answered", "failed", "not_asked", "cached"]
+
+
+@dataclass
+class SourceStatus:
+    """How one source took part in checking one reference."""
+
+    state: SourceState
+    reason: str | None = None
+
+
+@dataclass
+class Result:
+    """The verdict on one reference with everything that backs it."""
+
+    reference: Reference
+    verdict: Verdict
+    confidence: float = 0.0
+    findings: list[Finding] = field(default_factory=list)
+    matched: Work | None = None
+    integrity: list[Notice] = field(default_factory=list)
+    sources: dict[str, SourceStatus] = field(default_factory=dict)
+    corrected_bibtex: str | None = None
+    reason: str | None = None
+
+    @property
+    def worst_severity(self) -> Severity | None:
+        active = [f.severity for f in self.findings if not f.suppressed]
+        return max(active, key=SEVERITY_RANK.__getitem__) if active else None
+
+    @property
+    def flagged(self) -> bool:
+        """HALLMARK's notion: not found, or an unsuppressed error finding."""
+        return self.verdict == Verdict.NOT_FOUND or self.worst_severity == "error"
+
+
+@dataclass
+class InputProblem:
+    """Something wrong with the input itself (file, line, entry), not with a citation."""
+
+    file: str
+    message: str
+    line: int | None = None
+    key: str | None = None
+    severity: Severity = "warning"
+    code: str = "input"
+
+
+@dataclass
+class Bibliography:
+    """What parsing an input file yields: references plus the problems met on the way."""
+
+    references: list[Reference] = field(default_factory=list)
+    problems: list[InputProblem] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
+    cited_keys: list[str] | None = None
+
+
+@dataclass
+class RunStats:
+    """Cost of one run, per source."""
+
+    requests: dict[str, int] = field(default_factory=dict)
+    cache_hits: dict[str, int] = field(default_factory=dict)
+    rate_limited: dict[str, int] = field(default_factory=dict)
+    failures: dict[str, int] = field(default_factory=dict)
+    elapsed_s: float = 0.0
+
+
+@dataclass
+class AuditReport:
+    """Everything one `refaudit check` run found."""
+
+    results: list[Result] = field(default_factory=list)
+    problems: list[InputProblem] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
+    stats: RunStats = field(default_factory=RunStats)
+    offline: bool = False
+
+    def counts(self) -> dict[str, int]:
+        counts = {verdict.value: 0 for verdict in Verdict}
+        for result in self.results:
+            counts[result.verdict.value] += 1
+        counts["retracted"] = sum(
+            1
+            for result in self.results
+            if any(
+                n.kind in (NoticeKind.RETRACTION, NoticeKind.WITHDRAWAL, NoticeKind.REMOVAL)
+                for n in result.integrity
+            )
+        )
+        counts["flagged"] = sum(1 for result in self.results if result.flagged)
+        return counts
+
+
+def to_dict(value: Any) -> Any:
+    """Turn any refaudit record into JSON-ready data (enums become their values)."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: to_dict(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, dict):
+        return {str(k): to_dict(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [to_dict(v) for v in value]
+    return value

@@ -1,0 +1,64 @@
+"""The shape every upstream source implements.
+
+A source module knows one API: how to ask it (paths, parameters, batching) and
+how to read its answers (`to_work`). It never retries, sleeps, caches or
+translates httpx errors: the `SourceClient` it is given does all of that.
+Lookups return a dict keyed by the canonical identifier asked for; an
+identifier missing from the dict is one the source does not know.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from refaudit.models import Work
+
+
+@dataclass
+class SearchQuery:
+    """What a bibliographic search may use; each source builds its own query from it."""
+
+    title: str | None = None
+    authors: list[str] = field(default_factory=list)
+    year: int | None = None
+    venue: str | None = None
+    free_text: str | None = None
+    year_from: int | None = None
+    year_to: int | None = None
+    limit: int = 5
+
+    def text(self) -> str:
+        """A plain-text form of the query for engines that take one string."""
+        if self.free_text:
+            return self.free_text
+        parts = [self.title or "", " ".join(self.authors[:3])]
+        if self.year:
+            parts.append(str(self.year))
+        return " ".join(part for part in parts if part).strip()
+
+
+class Source:
+    """Base class: capabilities a source does not override answer with nothing."""
+
+    name: str = ""
+    #: operations this source supports: "doi", "arxiv", "pmid", "search", "s2", "openalex"
+    capabilities: frozenset[str] = frozenset()
+
+    async def lookup_dois(self, dois: list[str]) -> dict[str, Work]:
+        """Canonical lower-case DOI → work, batched as the API allows."""
+        return {}
+
+    async def lookup_arxiv(self, arxiv_ids: list[str]) -> dict[str, Work]:
+        """arXiv id without version → work."""
+        return {}
+
+    async def lookup_pmids(self, pmids: list[str]) -> dict[str, Work]:
+        return {}
+
+    async def lookup_ids(self, ids: list[str]) -> dict[str, Work]:
+        """Source-native ids (S2 paperId, OpenAlex W-id) → work."""
+        return {}
+
+    async def search(self, query: SearchQuery) -> list[Work]:
+        """Bibliographic search, best first, at most `query.limit` works."""
+        return []
