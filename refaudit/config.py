@@ -172,9 +172,7 @@ def load_settings(
     if env is None:
         environ = {**_dotenv_values(), **environ}
     settings = Settings()
-    found = (
-        (config_path, _config_table(config_path)) if config_path else find_config_file()
-    )
+    found = (config_path, _config_table(config_path)) if config_path else find_config_file()
     if found:
         settings.config_file = found[0]
         _apply_file(settings, found[1], found[0])

@@ -43,7 +43,7 @@ def normalize_doi(value: str | None) -> str | None:
         return None
     doi = match.group(0)
     while doi and doi[-1] in _TRAILING:
-        # Keep a closing bracket that balances one inside the DOI, e.g. 10.1016/S0140-6736(97)11096-0.
+        # Keep a closing bracket matched inside the DOI: 10.1016/S0140-6736(97)11096-0.
         if doi[-1] == ")" and doi.count("(") >= doi.count(")"):
             break
         doi = doi[:-1]

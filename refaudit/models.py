@@ -20,7 +20,7 @@ Severity = Literal["error", "warning", "info"]
 SEVERITY_RANK: dict[str, int] = {"info": 0, "warning": 1, "error": 2}
 
 
-class Verdict(str, enum.Enum):
+class Verdict(enum.StrEnum):
     """What refaudit concludes about one reference (a closed set)."""
 
     VERIFIED = "verified"
@@ -29,11 +29,8 @@ class Verdict(str, enum.Enum):
     UNVERIFIED = "unverified"
     SKIPPED = "skipped"
 
-    def __str__(self) -> str:
-        return self.value
 
-
-class NoticeKind(str, enum.Enum):
+class NoticeKind(enum.StrEnum):
     """Normalised integrity-notice taxonomy (publisher and Retraction Watch vocabularies)."""
 
     RETRACTION = "retraction"
@@ -45,9 +42,6 @@ class NoticeKind(str, enum.Enum):
     REINSTATEMENT = "reinstatement"
     NEW_VERSION = "new_version"
     OTHER = "other"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 @dataclass

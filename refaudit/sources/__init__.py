@@ -1,0 +1,108 @@
+"""The upstream sources, registered by name and imported only when a run needs them.
+
+Adding a source is one module of the shape described in `base.py` and one line
+in `SOURCE_CLASSES`.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from types import ModuleType
+from typing import TYPE_CHECKING
+
+from refaudit.config import Settings
+from refaudit.models import RunStats
+
+if TYPE_CHECKING:
+    import httpx
+
+    from refaudit.sources.base import Source
+    from refaudit.sources.client import RateLimit, SourceClient
+
+SOURCE_CLASSES: dict[str, str] = {
+    "crossref": "refaudit.sources.crossref:CrossrefSource",
+    "openalex": "refaudit.sources.openalex:OpenAlexSource",
+    "semanticscholar": "refaudit.sources.semanticscholar:SemanticScholarSource",
+    "arxiv": "refaudit.sources.arxiv:ArxivSource",
+    "datacite": "refaudit.sources.datacite:DataCiteSource",
+    "pubmed": "refaudit.sources.pubmed:PubMedSource",
+    "dblp": "refaudit.sources.dblp:DblpSource",
+}
+
+
+class Sources:
+    """The sources enabled for one run, each with its own SourceClient."""
+
+    def __init__(self, sources: Mapping[str, Source], clients: Mapping[str, SourceClient]) -> None:
+        self._sources = dict(sources)
+        self.clients = dict(clients)
+
+    @property
+    def enabled(self) -> list[str]:
+        return list(self._sources)
+
+    def get(self, name: str) -> Source | None:
+        return self._sources.get(name)
+
+    def with_capability(self, capability: str) -> list[Source]:
+        return [s for s in self._sources.values() if capability in s.capabilities]
+
+
+def _load(name: str) -> tuple[type[Source], ModuleType]:
+    module_name, class_name = SOURCE_CLASSES[name].split(":")
+    module = importlib.import_module(module_name)
+    return getattr(module, class_name), module
+
+
+def rate_limits_for(module: ModuleType, settings: Settings) -> dict[str, RateLimit]:
+    """A module's pools (`rate_limits(settings)` or `RATE_LIMIT`), with the user's rps override."""
+    from refaudit.sources.client import RateLimit
+
+    name = module.NAME
+    chooser = getattr(module, "rate_limits", None)
+    limits = dict(chooser(settings)) if chooser else {"default": module.RATE_LIMIT}
+    override = settings.rate_limits.get(name)
+    if override:
+        base = limits["default"]
+        limits["default"] = RateLimit(override, base.burst, base.concurrency)
+    return limits
+
+
+@asynccontextmanager
+async def open_sources(
+    settings: Settings,
+    stats: RunStats,
+    *,
+    transport: httpx.AsyncBaseTransport | None = None,
+    names: list[str] | None = None,
+) -> AsyncIterator[Sources]:
+    """Open one client per enabled source (sharing one cache) and close them afterwards."""
+    from refaudit.cache import ResponseCache
+    from refaudit.sources.client import SourceClient
+
+    cache = ResponseCache.in_dir(settings.resolved_cache_dir()) if settings.use_cache else None
+    wanted = [n for n in (names or settings.sources) if n in SOURCE_CLASSES]
+    sources: dict[str, Source] = {}
+    clients: dict[str, SourceClient] = {}
+    try:
+        for name in wanted:
+            cls, module = _load(name)
+            client = SourceClient(
+                name,
+                settings.base_urls[name],
+                settings=settings,
+                stats=stats,
+                limits=rate_limits_for(module, settings),
+                cache=cache,
+                transport=transport,
+            )
+            clients[name] = client
+            sources[name] = cls(client, settings)
+        yield Sources(sources, clients)
+    finally:
+        for client in clients.values():
+            await client.aclose()
+        if cache is not None:
+            cache.close()

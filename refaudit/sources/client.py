@@ -1,0 +1,421 @@
+"""SourceClient: the one place refaudit talks HTTP to an upstream.
+
+Each source gets its own client, which owns everything a polite, robust caller
+needs: a token-bucket rate limit and a concurrency cap per pool (read back
+from response headers where the API sends them), retries with exponential
+backoff and jitter that honour `Retry-After`, a circuit breaker, the
+persistent cache, offline mode, and the translation of httpx errors into
+`SourceError`s. Source modules only build requests and read bodies.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import logging
+import random
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlencode
+
+import httpx
+
+from refaudit import __name__ as package_name
+from refaudit.cache import ResponseCache
+from refaudit.config import Settings
+from refaudit.errors import (
+    OfflineMiss,
+    RateLimited,
+    SourceError,
+    SourceUnavailable,
+    UnexpectedResponse,
+)
+from refaudit.models import RunStats
+
+log = logging.getLogger(__name__)
+
+SECRET_PARAMS = frozenset({"api_key", "mailto", "email", "tool", "key"})
+RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+MAX_RETRY_AFTER_S = 120.0
+BREAKER_THRESHOLD = 3
+BREAKER_COOLDOWN_S = 60.0
+
+Params = Mapping[str, Any] | Sequence[tuple[str, Any]] | None
+Check = Callable[["Fetched"], None]
+
+
+@dataclass(frozen=True)
+class RateLimit:
+    """Requests per second (token bucket), burst size, and in-flight cap (0 = none)."""
+
+    rps: float
+    burst: int = 1
+    concurrency: int = 0
+
+
+@dataclass
+class Fetched:
+    """A response (live or cached) reduced to what source modules need."""
+
+    status: int
+    text: str
+    url: str
+    headers: dict[str, str] = field(default_factory=dict)
+    from_cache: bool = False
+    source: str = ""
+
+    def json(self) -> Any:
+        try:
+            return json.loads(self.text)
+        except ValueError as exc:
+            raise UnexpectedResponse(
+                self.source, f"invalid JSON ({exc.msg} at {exc.pos})", url=self.url
+            ) from exc
+
+
+class _Pool:
+    """A token bucket and a semaphore; both respect the injected clock and sleep."""
+
+    def __init__(self, limit: RateLimit, clock: Callable[[], float]) -> None:
+        self.limit = limit
+        self._clock = clock
+        self._tokens = float(limit.burst)
+        self._updated = clock()
+        self._lock = asyncio.Lock()
+        self._slots = asyncio.Semaphore(limit.concurrency) if limit.concurrency else None
+
+    def adopt(self, limit: RateLimit) -> None:
+        """Tighten the limit when the server announces a lower one."""
+        if limit.rps < self.limit.rps:
+            self.limit = RateLimit(
+                limit.rps, min(limit.burst, self.limit.burst), self.limit.concurrency
+            )
+
+    async def acquire(self, sleep: Callable[[float], Awaitable[None]]) -> None:
+        async with self._lock:
+            while True:
+                now = self._clock()
+                self._tokens = min(
+                    float(self.limit.burst), self._tokens + (now - self._updated) * self.limit.rps
+                )
+                self._updated = now
+                if self._tokens >= 1:
+                    self._tokens -= 1
+                    return
+                await sleep((1 - self._tokens) / self.limit.rps)
+
+    def penalise(self, seconds: float) -> None:
+        """After a 429, stop everyone in this pool for `seconds`."""
+        self._tokens = min(self._tokens, 0.0) - seconds * self.limit.rps
+
+    def slots(self) -> asyncio.Semaphore | None:
+        return self._slots
+
+
+@dataclass
+class _Breaker:
+    failures: int = 0
+    opened_at: float | None = None
+    reason: str = ""
+
+
+class SourceClient:
+    """HTTP for one source: rate limits, retries, circuit breaker, cache, offline mode."""
+
+    def __init__(
+        self,
+        name: str,
+        base_url: str,
+        *,
+        settings: Settings,
+        stats: RunStats,
+        limits: Mapping[str, RateLimit],
+        cache: ResponseCache | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        default_headers: Mapping[str, str] | None = None,
+    ) -> None:
+        self.name = name
+        self.base_url = base_url.rstrip("/")
+        self._settings = settings
+        self._stats = stats
+        self._cache = cache
+        self._clock = clock
+        self._sleep = sleep
+        self._pools = {pool: _Pool(limit, clock) for pool, limit in limits.items()}
+        self._breaker = _Breaker()
+        self._http = httpx.AsyncClient(
+            transport=transport,
+            timeout=httpx.Timeout(settings.timeout, connect=min(10.0, settings.timeout)),
+            headers={"User-Agent": user_agent(settings), **(default_headers or {})},
+            follow_redirects=True,
+        )
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    @property
+    def health(self) -> str:
+        """ "ok", or why the circuit breaker is open."""
+        if self._breaker.opened_at is None:
+            return "ok"
+        return f"circuit open: {self._breaker.reason}"
+
+    async def get(
+        self,
+        path: str,
+        params: Params = None,
+        *,
+        headers: Mapping[str, str] | None = None,
+        ttl: str = "lookup",
+        accept: Sequence[int] = (200, 404),
+        check: Check | None = None,
+        cache: bool = True,
+        pool: str = "default",
+    ) -> Fetched:
+        return await self._request(
+            "GET", path, params, None, headers, ttl, accept, check, cache, pool
+        )
+
+    async def post(
+        self,
+        path: str,
+        json_body: Any,
+        params: Params = None,
+        *,
+        headers: Mapping[str, str] | None = None,
+        ttl: str = "lookup",
+        accept: Sequence[int] = (200, 404),
+        check: Check | None = None,
+        cache: bool = True,
+        pool: str = "default",
+    ) -> Fetched:
+        return await self._request(
+            "POST", path, params, json_body, headers, ttl, accept, check, cache, pool
+        )
+
+    async def _request(
+        self,
+        method: str,
+        path: str,
+        params: Params,
+        json_body: Any,
+        headers: Mapping[str, str] | None,
+        ttl: str,
+        accept: Sequence[int],
+        check: Check | None,
+        use_cache: bool,
+        pool: str,
+    ) -> Fetched:
+        url = self.base_url + path
+        pairs = _pairs(params)
+        body = json.dumps(json_body, sort_keys=True) if json_body is not None else None
+        key = _cache_key(method, url, pairs, body)
+        use_cache = use_cache and self._settings.use_cache and self._cache is not None
+        if use_cache or self._settings.offline:
+            cached = self._cache.get(key) if self._cache else None
+            if cached is not None:
+                self._stats.cache_hits[self.name] = self._stats.cache_hits.get(self.name, 0) + 1
+                return Fetched(
+                    cached.status,
+                    cached.text,
+                    url,
+                    cached.headers,
+                    from_cache=True,
+                    source=self.name,
+                )
+        if self._settings.offline:
+            raise OfflineMiss(self.name, "offline and not in the cache", url=url)
+        fetched = await self._send_with_retries(
+            method, url, pairs, json_body, headers, accept, check, self._pool(pool)
+        )
+        if use_cache:
+            band = "negative" if fetched.status == 404 else ttl
+            self._cache.put(  # type: ignore[union-attr]
+                key,
+                source=self.name,
+                status=fetched.status,
+                text=fetched.text,
+                headers=fetched.headers,
+                ttl=self._settings.ttl_days.get(band, 1.0) * 86400,
+            )
+        return fetched
+
+    async def _send_with_retries(
+        self,
+        method: str,
+        url: str,
+        pairs: list[tuple[str, str]],
+        json_body: Any,
+        headers: Mapping[str, str] | None,
+        accept: Sequence[int],
+        check: Check | None,
+        pool: _Pool,
+    ) -> Fetched:
+        self._check_breaker(url)
+        attempts = self._settings.max_retries + 1
+        last_error: SourceError | None = None
+        for attempt in range(attempts):
+            try:
+                fetched = await self._send_once(method, url, pairs, json_body, headers, pool)
+                if fetched.status in RETRY_STATUSES:
+                    raise _retryable_status(self.name, fetched)
+                if fetched.status not in accept:
+                    raise UnexpectedResponse(
+                        self.name, f"HTTP {fetched.status}: {_excerpt(fetched.text)}", url=url
+                    )
+                if check is not None:
+                    check(fetched)
+                self._breaker = _Breaker()
+                return fetched
+            except RateLimited as exc:
+                self._stats.rate_limited[self.name] = self._stats.rate_limited.get(self.name, 0) + 1
+                last_error = exc
+                wait = exc.retry_after if exc.retry_after is not None else _backoff(attempt)
+                if wait > MAX_RETRY_AFTER_S:
+                    break
+                for each in self._pools.values():
+                    each.penalise(wait)
+            except SourceUnavailable as exc:
+                last_error = exc
+                wait = _backoff(attempt)
+            if attempt + 1 < attempts:
+                await self._sleep(wait)
+        assert last_error is not None
+        self._stats.failures[self.name] = self._stats.failures.get(self.name, 0) + 1
+        self._record_failure(last_error)
+        raise last_error
+
+    async def _send_once(
+        self,
+        method: str,
+        url: str,
+        pairs: list[tuple[str, str]],
+        json_body: Any,
+        headers: Mapping[str, str] | None,
+        pool: _Pool,
+    ) -> Fetched:
+        await pool.acquire(self._sleep)
+        slots = pool.slots()
+        if slots is not None:
+            await slots.acquire()
+        self._stats.requests[self.name] = self._stats.requests.get(self.name, 0) + 1
+        try:
+            response = await self._http.request(
+                method, url, params=pairs or None, json=json_body, headers=headers
+            )
+            text = response.text
+        except httpx.TimeoutException as exc:
+            raise SourceUnavailable(
+                self.name, f"timed out ({type(exc).__name__})", url=url
+            ) from exc
+        except (httpx.TransportError, httpx.DecodingError) as exc:
+            raise SourceUnavailable(
+                self.name, f"connection failed: {exc or type(exc).__name__}", url=url
+            ) from exc
+        finally:
+            if slots is not None:
+                slots.release()
+        kept = {k.lower(): v for k, v in response.headers.items() if k.lower() in _KEPT_HEADERS}
+        self._adopt_announced_limits(kept, pool)
+        return Fetched(response.status_code, text, str(response.url), kept, source=self.name)
+
+    def _adopt_announced_limits(self, headers: dict[str, str], pool: _Pool) -> None:
+        limit, interval = headers.get("x-rate-limit-limit"), headers.get("x-rate-limit-interval")
+        if not limit or not interval:
+            return
+        try:
+            seconds = float(interval.rstrip("s") or 1)
+            pool.adopt(RateLimit(rps=float(limit) / seconds, burst=pool.limit.burst))
+        except ValueError:
+            log.debug("%s: unreadable rate-limit headers %s/%s", self.name, limit, interval)
+
+    def _pool(self, name: str) -> _Pool:
+        return self._pools.get(name) or self._pools["default"]
+
+    def _check_breaker(self, url: str) -> None:
+        opened = self._breaker.opened_at
+        if opened is None:
+            return
+        if self._clock() - opened < BREAKER_COOLDOWN_S:
+            raise SourceUnavailable(
+                self.name, f"circuit open after repeated failures: {self._breaker.reason}", url=url
+            )
+        self._breaker.opened_at = None  # half-open: let this request probe
+
+    def _record_failure(self, error: SourceError) -> None:
+        self._breaker.failures += 1
+        self._breaker.reason = error.reason
+        if self._breaker.failures >= BREAKER_THRESHOLD:
+            self._breaker.opened_at = self._clock()
+
+
+_KEPT_HEADERS = frozenset(
+    {
+        "content-type",
+        "retry-after",
+        "x-rate-limit-limit",
+        "x-rate-limit-interval",
+        "x-concurrency-limit",
+        "x-api-pool",
+        "location",
+    }
+)
+
+
+def user_agent(settings: Settings) -> str:
+    """Crossref and OpenAlex route callers with a contact address to their polite pools."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        own = version(package_name)
+    except PackageNotFoundError:
+        own = "dev"
+    contact = f"; mailto:{settings.mailto}" if settings.mailto else ""
+    return f"refaudit/{own} (https://github.com/refaudit/refaudit{contact})"
+
+
+def _pairs(params: Params) -> list[tuple[str, str]]:
+    if params is None:
+        return []
+    items = params.items() if isinstance(params, Mapping) else params
+    return [(str(k), str(v)) for k, v in items if v is not None]
+
+
+def _cache_key(method: str, url: str, pairs: list[tuple[str, str]], body: str | None) -> str:
+    public = sorted((k, v) for k, v in pairs if k not in SECRET_PARAMS)
+    return f"{method} {url}?{urlencode(public)} {body or ''}"
+
+
+def _backoff(attempt: int) -> float:
+    return min(30.0, 0.5 * 2**attempt) * (0.5 + random.random() / 2)
+
+
+def _retry_after(value: str | None) -> float | None:
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        parsed = email.utils.parsedate_to_datetime(value)
+        return max(0.0, parsed.timestamp() - time.time()) if parsed else None
+
+
+def _retryable_status(source: str, fetched: Fetched) -> SourceError:
+    if fetched.status == 429:
+        return RateLimited(
+            source,
+            "rate limited (HTTP 429)",
+            url=fetched.url,
+            retry_after=_retry_after(fetched.headers.get("retry-after")),
+        )
+    return SourceUnavailable(source, f"HTTP {fetched.status}", url=fetched.url)
+
+
+def _excerpt(text: str, limit: int = 160) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[:limit] + "…"
