@@ -6,15 +6,18 @@ about references itself.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from refaudit.config import Settings
-from refaudit.models import AuditReport, Bibliography, Reference
+from refaudit.models import AuditReport, Bibliography, Reference, Result, Verdict, Work
 
 if TYPE_CHECKING:
     import httpx
+
+    from refaudit.evidence import Evidence
 
 Progress = Callable[[int, int], None]
 """Called as progress(done, total) while references are checked."""
@@ -28,7 +31,80 @@ async def audit_references(
     progress: Progress | None = None,
 ) -> AuditReport:
     """Verify and screen `references`; one Result per reference, in input order."""
-    raise NotImplementedError
+    from refaudit.evidence import gather_evidence
+    from refaudit.sources import open_sources
+    from refaudit.verify import decide
+
+    started = time.monotonic()
+    report = AuditReport(offline=settings.offline)
+    total, done = len(references), 0
+
+    def tick() -> None:
+        nonlocal done
+        done += 1
+        if progress:
+            progress(done, total)
+
+    if progress:
+        progress(0, total)
+    async with open_sources(settings, report.stats, transport=transport) as sources:
+        evidence = await gather_evidence(list(references), sources, on_done=tick)
+        results = [decide(item, enabled_sources=sources.enabled) for item in evidence]
+    await _screen(results, evidence, settings, report)
+    for result in results:
+        _apply_ignores(result, settings)
+        _attach_correction(result)
+    report.results = results
+    report.stats.elapsed_s = round(time.monotonic() - started, 3)
+    return report
+
+
+async def _screen(
+    results: list[Result], evidence: list[Evidence], settings: Settings, report: AuditReport
+) -> None:
+    """Integrity screening of every identified work (retractions, concerns, corrections)."""
+    from refaudit.retractions.screen import screen_results
+    from refaudit.retractions.snapshot import Snapshot
+
+    records = [_records_of(result, item) for result, item in zip(results, evidence, strict=True)]
+    snapshot = Snapshot.open(settings)
+    try:
+        screen_results(results, records, settings, snapshot=snapshot)
+    finally:
+        if snapshot is not None:
+            snapshot.close()
+
+
+def _records_of(result: Result, item: Evidence) -> list[Work]:
+    """Every source record describing the identified work (for integrity notices)."""
+    from refaudit.match import is_same_work
+
+    if result.matched is None:
+        return []
+    pool = item.id_records + item.candidates
+    return [w for w in pool if is_same_work(w, result.matched)]
+
+
+def _apply_ignores(result: Result, settings: Settings) -> None:
+    """Suppress findings of ignored entries; the reason stays visible in the report."""
+    reference = result.reference
+    reason = reference.ignore_reason
+    for rule in settings.ignore:
+        if (rule.key and rule.key == reference.key) or (
+            rule.doi and reference.doi and rule.doi == reference.doi.lower()
+        ):
+            reason = rule.reason
+    if not reason:
+        return
+    for finding in result.findings:
+        finding.suppressed = reason
+
+
+def _attach_correction(result: Result) -> None:
+    from refaudit.bibtex import corrected_entry
+
+    if result.matched is not None and result.verdict in (Verdict.VERIFIED, Verdict.MISMATCH):
+        result.corrected_bibtex = corrected_entry(result.reference, result.matched, result.findings)
 
 
 async def audit_bibliography(

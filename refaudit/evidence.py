@@ -1,0 +1,258 @@
+"""Gathering evidence: which records the sources hold for each reference.
+
+Identifiers are resolved first, in batches across the whole bibliography (one
+Crossref request per 20–50 DOIs, one S2 POST per 500 ids, …). References whose
+identity is still open are then searched in stages, cheapest and broadest
+source first, and escalated to slower sources and looser query variants only
+while no convincing candidate has turned up. Every call records which source
+answered and which failed, so the verdict can say "unverified" instead of
+"not found" when a source was down.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+from refaudit import match
+from refaudit.errors import OfflineMiss, SourceError
+from refaudit.identifiers import arxiv_id_from_doi, is_datacite_arxiv_doi
+from refaudit.models import Reference, SourceStatus, Work
+from refaudit.sources import Sources
+from refaudit.sources.base import SearchQuery
+
+# Search stages, in order: each runs only if the previous ones left the identity open.
+# OpenAlex answers most look-ups cheaply; Crossref's bibliographic query and S2's
+# ranked search are token-OR engines that still rank a title with a misspelt word
+# first; DBLP, arXiv and PubMed cover what the others miss.
+SEARCH_STAGES: tuple[tuple[str, ...], ...] = (
+    ("openalex",),
+    ("crossref", "semanticscholar"),
+    ("dblp", "arxiv", "pubmed"),
+)
+SEARCH_LIMIT = 5
+CONCURRENT_REFERENCES = 8
+# partial_ratio of a record title inside a free-text citation: allows a slip or two.
+FREE_TEXT_TITLE_RATIO = 92
+
+
+@dataclass
+class Evidence:
+    """Everything the sources said about one reference."""
+
+    reference: Reference
+    doi_records: list[Work] = field(default_factory=list)
+    arxiv_records: list[Work] = field(default_factory=list)
+    pmid_records: list[Work] = field(default_factory=list)
+    candidates: list[Work] = field(default_factory=list)
+    statuses: dict[str, SourceStatus] = field(default_factory=dict)
+    doi_asked: set[str] = field(default_factory=set)
+    doi_failed: set[str] = field(default_factory=set)
+    searched: bool = False
+
+    @property
+    def id_records(self) -> list[Work]:
+        return self.doi_records + self.arxiv_records + self.pmid_records
+
+    def answered(self, source: str, *, from_cache: bool = False) -> None:
+        if self.statuses.get(source, SourceStatus("not_asked")).state != "failed":
+            self.statuses[source] = SourceStatus("cached" if from_cache else "answered")
+
+    def failed(self, source: str, reason: str) -> None:
+        self.statuses[source] = SourceStatus("failed", reason)
+
+    @property
+    def failures(self) -> dict[str, str]:
+        return {n: s.reason or "failed" for n, s in self.statuses.items() if s.state == "failed"}
+
+
+async def gather_evidence(
+    references: list[Reference],
+    sources: Sources,
+    *,
+    on_done: Callable[[], None] | None = None,
+) -> list[Evidence]:
+    """Resolve identifiers in batches, then search where identity is still open."""
+    evidence = [Evidence(reference) for reference in references]
+    await _resolve_identifiers(evidence, sources)
+    gate = asyncio.Semaphore(CONCURRENT_REFERENCES)
+
+    async def search_one(item: Evidence) -> None:
+        async with gate:
+            if needs_search(item):
+                await _search(item, sources)
+        if on_done:
+            on_done()
+
+    await asyncio.gather(*(search_one(item) for item in evidence))
+    return evidence
+
+
+def needs_search(item: Evidence) -> bool:
+    """Search unless an identifier already led to a record the citation clearly describes."""
+    reference = item.reference
+    if not (reference.title or reference.free_text):
+        return False
+    convincing = [w for w in item.id_records if is_convincing(reference, w)]
+    if not convincing:
+        return True
+    # Cited as published but identified only through its preprint: find the published
+    # version so the venue and year can be checked against it.
+    cited_venue = reference.venue or ""
+    only_preprints = all(w.type == "preprint" or w.source == "arxiv" for w in convincing)
+    venue_is_preprint = match.compare_venues(cited_venue, "arXiv").kind == "preprint"
+    return bool(cited_venue) and only_preprints and not venue_is_preprint
+
+
+def is_convincing(reference: Reference, work: Work) -> bool:
+    """Very probably the cited work: a close title, and authors or year do not contradict it."""
+    if not work.title:
+        return False
+    if reference.title:
+        title = match.compare_titles(reference.title, work.title, work.subtitle)
+        if title.kind == "different":
+            return False
+    elif reference.free_text:
+        if not title_in_text(work.title, reference.free_text):
+            return False
+    else:
+        return False
+    if reference.authors and work.authors:
+        authors = match.compare_authors(
+            reference.authors, work.authors, cited_truncated=reference.authors_truncated
+        )
+        if authors.kind == "different" and not authors.first_author_ok:
+            return bool(reference.year and work.year == reference.year)
+    return True
+
+
+def title_in_text(title: str, text: str) -> bool:
+    """A record's title appears (nearly verbatim) inside a free-text citation."""
+    from rapidfuzz import fuzz
+
+    wanted, haystack = match.normalize_text(title), match.normalize_text(text)
+    if len(wanted.split()) < 3:
+        return f" {wanted} " in f" {haystack} "
+    return fuzz.partial_ratio(wanted, haystack) >= FREE_TEXT_TITLE_RATIO
+
+
+async def _call(
+    item_or_items: Evidence | list[Evidence],
+    source: str,
+    call: Awaitable[object],
+) -> object | None:
+    """Run one source call, recording success or failure on every reference it serves."""
+    items = item_or_items if isinstance(item_or_items, list) else [item_or_items]
+    try:
+        result = await call
+    except OfflineMiss as exc:
+        for item in items:
+            item.failed(source, f"offline: {exc.reason}")
+        return None
+    except SourceError as exc:
+        for item in items:
+            item.failed(source, exc.reason)
+        return None
+    for item in items:
+        item.answered(source)
+    return result
+
+
+async def _resolve_identifiers(evidence: list[Evidence], sources: Sources) -> None:
+    by_doi: dict[str, list[Evidence]] = {}
+    by_arxiv: dict[str, list[Evidence]] = {}
+    by_pmid: dict[str, list[Evidence]] = {}
+    for item in evidence:
+        ref = item.reference
+        if ref.doi:
+            by_doi.setdefault(ref.doi.lower(), []).append(item)
+            item.doi_asked.add(ref.doi.lower())
+            derived = arxiv_id_from_doi(ref.doi)
+            if derived and not ref.arxiv_id:
+                by_arxiv.setdefault(derived, []).append(item)
+        if ref.arxiv_id:
+            by_arxiv.setdefault(ref.arxiv_id, []).append(item)
+        if ref.pmid:
+            by_pmid.setdefault(ref.pmid, []).append(item)
+
+    registry_dois = [d for d in by_doi if not is_datacite_arxiv_doi(d)]
+    datacite_dois = [d for d in by_doi if is_datacite_arxiv_doi(d)]
+
+    async def lookup(source_name: str, method: str, keys: list[str], index: dict) -> None:
+        source = sources.get(source_name)
+        if source is None or not keys:
+            return
+        served = [item for key in keys for item in index[key]]
+        found = await _call(served, source_name, getattr(source, method)(keys))
+        if found is None:
+            if method == "lookup_dois":
+                for item in served:
+                    item.doi_failed.add(source_name)
+            return
+        for key in keys:
+            work = found.get(key)  # type: ignore[attr-defined]
+            if work is None:
+                continue
+            for item in index[key]:
+                bucket = {
+                    "lookup_dois": item.doi_records,
+                    "lookup_arxiv": item.arxiv_records,
+                    "lookup_pmids": item.pmid_records,
+                }[method]
+                bucket.append(work)
+
+    await asyncio.gather(
+        lookup("crossref", "lookup_dois", registry_dois, by_doi),
+        lookup("openalex", "lookup_dois", registry_dois, by_doi),
+        lookup("datacite", "lookup_dois", datacite_dois, by_doi),
+        lookup("arxiv", "lookup_arxiv", list(by_arxiv), by_arxiv),
+        lookup("semanticscholar", "lookup_arxiv", list(by_arxiv), by_arxiv),
+        lookup("pubmed", "lookup_pmids", list(by_pmid), by_pmid),
+    )
+    # DOIs neither Crossref nor OpenAlex know may be DataCite's (Zenodo, figshare, …) or
+    # known to Semantic Scholar only: ask before calling them unregistered.
+    unknown = [d for d in registry_dois if not any(i.doi_records for i in by_doi[d])]
+    await asyncio.gather(
+        lookup("datacite", "lookup_dois", unknown, by_doi),
+        lookup("semanticscholar", "lookup_dois", unknown, by_doi),
+    )
+
+
+async def _search(item: Evidence, sources: Sources) -> None:
+    item.searched = True
+    for query in search_queries(item.reference):
+        for stage in SEARCH_STAGES:
+            names = [n for n in stage if sources.get(n) is not None]
+            results = await asyncio.gather(
+                *(_call(item, n, sources.get(n).search(query)) for n in names)  # type: ignore[union-attr]
+            )
+            for works in results:
+                if works:
+                    item.candidates.extend(works)  # type: ignore[arg-type]
+            if any(is_convincing(item.reference, w) for w in item.candidates):
+                return
+
+
+def search_queries(reference: Reference) -> list[SearchQuery]:
+    """The main query, then looser variants that survive a misspelt or invented word."""
+    authors = [p.family for p in reference.authors if p.family][:3]
+    if reference.title:
+        queries = [
+            SearchQuery(
+                title=reference.title, authors=authors, year=reference.year, limit=SEARCH_LIMIT
+            )
+        ]
+        if reference.free_text:
+            queries.append(SearchQuery(free_text=reference.free_text, limit=SEARCH_LIMIT))
+        return queries
+    if reference.free_text:
+        return [
+            SearchQuery(
+                free_text=reference.free_text,
+                authors=authors,
+                year=reference.year,
+                limit=SEARCH_LIMIT,
+            )
+        ]
+    return []

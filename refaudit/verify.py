@@ -1,0 +1,579 @@
+"""Deciding: evidence about one reference → a verdict with field-level findings.
+
+Pure functions, no I/O. The rules, in order:
+
+1. A record reached through the cited identifier is the identity when the
+   citation describes it (title close, authors not contradicted). Otherwise the
+   best search candidate is, and the identifier is reported as pointing
+   elsewhere; with no candidate, the identifier's record is kept and its
+   title and authors reported as wrong.
+2. Records of the same work from every source form one group; a cited field is
+   right when any record of the group agrees (sources disagree on venue forms,
+   print vs online years, name spellings).
+3. Nothing found: `not_found` only when every source asked has answered;
+   otherwise `unverified`, naming the sources that failed.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from refaudit import match
+from refaudit.evidence import Evidence, is_convincing
+from refaudit.models import Finding, Reference, Result, SourceStatus, Verdict, Work
+
+# Entry types that describe things bibliographic databases rarely index.
+UNCHECKABLE_TYPES = frozenset({"online", "www", "webpage", "electronic", "software", "manual"})
+
+# Codes that mean "a cited field is wrong" and so make the verdict `mismatch`.
+MISMATCH_CODES = frozenset(
+    {
+        "doi-not-registered",
+        "doi-points-elsewhere",
+        "arxiv-points-elsewhere",
+        "title-mismatch",
+        "title-typo",
+        "author-mismatch",
+        "author-misspelled",
+        "placeholder-authors",
+        "year-mismatch",
+        "future-date",
+        "venue-mismatch",
+        "pages-mismatch",
+        "volume-mismatch",
+    }
+)
+
+# A search hit below this candidate score is not the cited work, however it ranks.
+MIN_IDENTITY_SCORE = 0.55
+
+# Preferred record for the corrected entry: registration agencies first.
+AUTHORITY = ("crossref", "datacite", "pubmed", "openalex", "semanticscholar", "dblp", "arxiv")
+
+
+@dataclass
+class Identity:
+    """The work a reference is taken to cite, as the group of records describing it."""
+
+    records: list[Work]
+    via: str  # "doi", "arxiv", "pmid" or "search"
+
+    @property
+    def primary(self) -> Work:
+        return min(self.records, key=lambda w: _authority_rank(w.source))
+
+
+def decide(evidence: Evidence, *, enabled_sources: Sequence[str] = ()) -> Result:
+    """The verdict on one reference, from everything the sources returned."""
+    reference = evidence.reference
+    statuses = {name: SourceStatus("not_asked") for name in enabled_sources}
+    statuses.update(evidence.statuses)
+    result = Result(reference=reference, verdict=Verdict.UNVERIFIED, sources=statuses)
+
+    skip_reason = _skip_reason(reference)
+    if skip_reason:
+        result.verdict = Verdict.SKIPPED
+        result.reason = skip_reason
+        result.findings.append(Finding("skipped", "info", skip_reason))
+        return result
+
+    identity, findings = _identify(evidence)
+    result.findings.extend(findings)
+    if identity is None:
+        return _nothing_found(evidence, result)
+
+    result.matched = merged_record(identity.records)
+    result.findings.extend(compare_fields(reference, identity))
+    result.verdict = (
+        Verdict.MISMATCH
+        if any(f.code in MISMATCH_CODES for f in result.findings)
+        else Verdict.VERIFIED
+    )
+    score = match.candidate_score(reference, result.matched) if reference.title else 0.8
+    result.confidence = round(min(1.0, score + (0.15 if identity.via != "search" else 0.0)), 2)
+    return result
+
+
+def _skip_reason(reference: Reference) -> str | None:
+    has_id = reference.doi or reference.arxiv_id or reference.pmid
+    if has_id:
+        return None
+    if reference.entry_type in UNCHECKABLE_TYPES:
+        return f"@{reference.entry_type} without DOI, arXiv id or PMID: nothing to check against"
+    if not (reference.title or reference.free_text):
+        return "no title and no identifier: nothing to check against"
+    return None
+
+
+def _identify(evidence: Evidence) -> tuple[Identity | None, list[Finding]]:
+    reference = evidence.reference
+    findings: list[Finding] = []
+    pool = evidence.id_records + evidence.candidates
+
+    for via, records in (
+        ("doi", evidence.doi_records),
+        ("arxiv", evidence.arxiv_records),
+        ("pmid", evidence.pmid_records),
+    ):
+        described = [w for w in records if is_convincing(reference, w)]
+        if described:
+            return Identity(_group(described[0], pool), via), findings
+
+    best = _best_candidate(reference, evidence.candidates)
+    if best is not None:
+        identity = Identity(_group(best, pool), "search")
+        findings.extend(_identifier_elsewhere(evidence, identity))
+        return identity, findings
+
+    if evidence.doi_records:
+        # The DOI exists but the citation does not describe its work and nothing else
+        # matches: the cited title and authors are wrong for that DOI.
+        return Identity(_group(evidence.doi_records[0], pool), "doi"), findings
+    if evidence.arxiv_records:
+        return Identity(_group(evidence.arxiv_records[0], pool), "arxiv"), findings
+    findings.extend(_unregistered_doi(evidence))
+    return None, findings
+
+
+def _best_candidate(reference: Reference, candidates: list[Work]) -> Work | None:
+    plausible = [w for w in candidates if is_convincing(reference, w)]
+    if not plausible:
+        return None
+    scored = [
+        (match.candidate_score(reference, w) if reference.title else 0.7, w) for w in plausible
+    ]
+    score, best = max(scored, key=lambda pair: (pair[0], -_authority_rank(pair[1].source)))
+    return best if score >= MIN_IDENTITY_SCORE else None
+
+
+def _group(anchor: Work, pool: list[Work]) -> list[Work]:
+    group = [anchor]
+    for work in pool:
+        if work is not anchor and any(match.is_same_work(work, member) for member in group):
+            group.append(work)
+    return group
+
+
+def _identifier_elsewhere(evidence: Evidence, identity: Identity) -> list[Finding]:
+    """The cited DOI / arXiv id resolves, but to a different work than the one cited."""
+    reference = evidence.reference
+    findings: list[Finding] = []
+    group_dois = {w.doi.lower() for w in identity.records if w.doi}
+    if reference.doi and evidence.doi_records and reference.doi.lower() not in group_dois:
+        other = evidence.doi_records[0]
+        findings.append(
+            Finding(
+                "doi-points-elsewhere",
+                "error",
+                f"DOI {reference.doi} is registered for a different work: “{other.title}”",
+                field="doi",
+                cited=reference.doi,
+                found=identity.primary.doi,
+                source=other.source,
+                record=_record_id(other),
+            )
+        )
+    elif reference.doi and not evidence.doi_records:
+        findings.extend(_unregistered_doi(evidence, found=identity.primary.doi))
+    group_arxiv = {w.arxiv_id.lower() for w in identity.records if w.arxiv_id}
+    if (
+        reference.arxiv_id
+        and evidence.arxiv_records
+        and reference.arxiv_id.lower() not in group_arxiv
+    ):
+        other = evidence.arxiv_records[0]
+        findings.append(
+            Finding(
+                "arxiv-points-elsewhere",
+                "error",
+                f"arXiv:{reference.arxiv_id} is a different work: “{other.title}”",
+                field="arxiv",
+                cited=reference.arxiv_id,
+                found=identity.primary.arxiv_id,
+                source=other.source,
+                record=_record_id(other),
+            )
+        )
+    return findings
+
+
+def _unregistered_doi(evidence: Evidence, found: str | None = None) -> list[Finding]:
+    """A cited DOI no registry knows — only said when every registry asked has answered."""
+    doi = evidence.reference.doi
+    if not doi or evidence.doi_records or evidence.doi_failed:
+        return []
+    asked = sorted(n for n, s in evidence.statuses.items() if s.state in ("answered", "cached"))
+    return [
+        Finding(
+            "doi-not-registered",
+            "error",
+            f"DOI {doi} does not resolve in {', '.join(asked) or 'any source'}",
+            field="doi",
+            cited=doi,
+            found=found,
+            source=", ".join(asked) or None,
+        )
+    ]
+
+
+def _nothing_found(evidence: Evidence, result: Result) -> Result:
+    failures = evidence.failures
+    if failures:
+        result.verdict = Verdict.UNVERIFIED
+        listed = "; ".join(f"{name}: {reason}" for name, reason in sorted(failures.items()))
+        result.reason = f"no match among the sources that answered, and some failed ({listed})"
+        result.findings.append(Finding("unverified", "warning", result.reason))
+        return result
+    asked = sorted(n for n, s in evidence.statuses.items() if s.state in ("answered", "cached"))
+    if not asked:
+        result.verdict = Verdict.UNVERIFIED
+        result.reason = "no source could be asked"
+        result.findings.append(Finding("unverified", "warning", result.reason))
+        return result
+    result.verdict = Verdict.NOT_FOUND
+    closest = _closest_title(evidence)
+    hint = f"; closest: “{closest}”" if closest else ""
+    result.reason = f"no matching record in {', '.join(asked)}{hint}"
+    result.confidence = 0.9 if len(asked) >= 3 else 0.7
+    result.findings.append(
+        Finding("not-found", "error", f"No such work found in {', '.join(asked)}{hint}")
+    )
+    return result
+
+
+def _closest_title(evidence: Evidence) -> str | None:
+    reference = evidence.reference
+    if not evidence.candidates or not reference.title:
+        return None
+    best = max(evidence.candidates, key=lambda w: match.candidate_score(reference, w))
+    return best.title
+
+
+def compare_fields(reference: Reference, identity: Identity) -> list[Finding]:
+    """Findings for every cited field the group of records contradicts."""
+    records = identity.records
+    findings: list[Finding] = []
+    findings.extend(_title_findings(reference, records))
+    findings.extend(_author_findings(reference, records))
+    findings.extend(_year_findings(reference, records))
+    findings.extend(_venue_findings(reference, records))
+    findings.extend(_locator_findings(reference, records))
+    findings.extend(_identifier_info(reference, identity))
+    return findings
+
+
+def _title_findings(reference: Reference, records: list[Work]) -> list[Finding]:
+    titled = [w for w in records if w.title]
+    if not reference.title or not titled:
+        return []
+    comparisons = [(match.compare_titles(reference.title, w.title, w.subtitle), w) for w in titled]
+    best, work = max(comparisons, key=lambda pair: pair[0].score)
+    full = _full_title(work)
+    if best.kind == "different":
+        changed = ", ".join(f"“{a}” → “{b}”" for a, b in best.changed_words[:3] if a or b)
+        detail = f" ({changed})" if changed else ""
+        return [
+            Finding(
+                "title-mismatch",
+                "error",
+                f"Title differs from the record{detail}",
+                field="title",
+                cited=reference.title,
+                found=full,
+                source=work.source,
+                record=_record_id(work),
+            )
+        ]
+    if best.kind == "typo":
+        changed = ", ".join(f"“{a}” → “{b}”" for a, b in best.changed_words)
+        return [
+            Finding(
+                "title-typo",
+                "warning",
+                f"Title has a spelling slip ({changed})",
+                field="title",
+                cited=reference.title,
+                found=full,
+                source=work.source,
+                record=_record_id(work),
+            )
+        ]
+    if best.kind in ("subtitle", "truncated"):
+        form = "without its subtitle" if best.kind == "subtitle" else "shortened"
+        return [
+            Finding(
+                "title-form",
+                "info",
+                f"Title is cited {form}",
+                field="title",
+                cited=reference.title,
+                found=full,
+                source=work.source,
+                record=_record_id(work),
+            )
+        ]
+    return []
+
+
+def _full_title(work: Work) -> str:
+    title = work.title or ""
+    if work.subtitle and work.subtitle.lower() not in title.lower():
+        return f"{title}: {work.subtitle}"
+    return title
+
+
+def _author_findings(reference: Reference, records: list[Work]) -> list[Finding]:
+    with_authors = [w for w in records if w.authors]
+    if not reference.authors or not with_authors:
+        return []
+    comparisons = [
+        (
+            match.compare_authors(
+                reference.authors, w.authors, cited_truncated=reference.authors_truncated
+            ),
+            w,
+        )
+        for w in with_authors
+    ]
+    best, work = max(comparisons, key=lambda pair: pair[0].score)
+    cited = "; ".join(p.display() for p in reference.authors)
+    found = "; ".join(p.display() for p in work.authors[:12]) + (
+        "; …" if len(work.authors) > 12 else ""
+    )
+    common = dict(
+        field="authors", cited=cited, found=found, source=work.source, record=_record_id(work)
+    )
+    if best.placeholder:
+        return [Finding("placeholder-authors", "error", "Authors look like placeholders", **common)]
+    if best.kind == "different":
+        parts = []
+        if best.extra:
+            parts.append(f"not authors of this work: {', '.join(best.extra)}")
+        if best.missing:
+            parts.append(f"missing: {', '.join(best.missing[:6])}")
+        detail = "; ".join(parts) or "author list differs"
+        return [Finding("author-mismatch", "error", f"Authors differ ({detail})", **common)]
+    findings = []
+    if best.misspelled:
+        pairs = ", ".join(f"{a} → {b}" for a, b in best.misspelled)
+        findings.append(
+            Finding("author-misspelled", "warning", f"Author name misspelt ({pairs})", **common)
+        )
+    if best.order_changed:
+        findings.append(
+            Finding("author-order", "warning", "Authors are in a different order", **common)
+        )
+    return findings
+
+
+def _year_findings(reference: Reference, records: list[Work]) -> list[Finding]:
+    if reference.year is None:
+        return []
+    current = datetime.date.today().year
+    years = sorted({w.year for w in records if w.year})
+    source = next((w for w in records if w.year), None)
+    common = dict(
+        field="year",
+        cited=str(reference.year),
+        found=", ".join(map(str, years)) or None,
+        source=source.source if source else None,
+        record=_record_id(source) if source else None,
+    )
+    if reference.year > current + 1:
+        return [
+            Finding("future-date", "error", f"Year {reference.year} is in the future", **common)
+        ]
+    if not years or reference.year in years:
+        return []
+    comparison = match.compare_years(reference.year, years[0], other_years=years[1:])
+    if comparison.kind == "adjacent":
+        return [
+            Finding(
+                "year-adjacent",
+                "info",
+                f"Year differs by one from the record ({', '.join(map(str, years))}); "
+                "often online-first vs print or preprint vs published",
+                **common,
+            )
+        ]
+    return [Finding("year-mismatch", "error", f"Year should be {years[0]}", **common)]
+
+
+def _venue_findings(reference: Reference, records: list[Work]) -> list[Finding]:
+    cited = reference.venue
+    venues = [(w.venue, w) for w in records if w.venue]
+    if not cited or not venues:
+        return _published_version(reference, records)
+    comparisons = [
+        (match.compare_venues(cited, w.venue, found_short=w.venue_short, found_type=w.type), w)
+        for _, w in venues
+    ]
+    kinds = {c.kind for c, _ in comparisons}
+    if kinds & {"same", "abbreviation", "acronym", "compatible", "unknown"}:
+        return _published_version(reference, records)
+    if kinds == {"preprint"} or "preprint" in kinds:
+        return _published_version(reference, records)
+    _, work = comparisons[0]
+    return [
+        Finding(
+            "venue-mismatch",
+            "error",
+            f"Venue should be {work.venue}",
+            field="venue",
+            cited=cited,
+            found="; ".join(dict.fromkeys(v for v, _ in venues)),
+            source=work.source,
+            record=_record_id(work),
+        )
+    ]
+
+
+def _published_version(reference: Reference, records: list[Work]) -> list[Finding]:
+    """A preprint is cited although the group holds a published version."""
+    cited_preprint = bool(reference.arxiv_id) and (
+        not reference.venue or match.compare_venues(reference.venue, "arXiv").kind == "preprint"
+    )
+    published = [
+        w for w in records if w.type not in ("preprint", None) and w.source != "arxiv" and w.venue
+    ]
+    if not cited_preprint or not published:
+        return []
+    work = published[0]
+    return [
+        Finding(
+            "published-version-available",
+            "warning",
+            f"Published version: {work.venue}" + (f" ({work.year})" if work.year else ""),
+            field="venue",
+            cited=reference.venue or "arXiv",
+            found=work.venue,
+            source=work.source,
+            record=_record_id(work),
+        )
+    ]
+
+
+def _locator_findings(reference: Reference, records: list[Work]) -> list[Finding]:
+    findings = []
+    if reference.pages:
+        known = [w for w in records if w.pages]
+        if known and all(match.compare_pages(reference.pages, w.pages) is False for w in known):
+            findings.append(
+                Finding(
+                    "pages-mismatch",
+                    "warning",
+                    f"Pages should be {known[0].pages}",
+                    field="pages",
+                    cited=reference.pages,
+                    found=known[0].pages,
+                    source=known[0].source,
+                    record=_record_id(known[0]),
+                )
+            )
+    if reference.volume:
+        known = [w for w in records if w.volume]
+        if known and all(match.compare_volume(reference.volume, w.volume) is False for w in known):
+            findings.append(
+                Finding(
+                    "volume-mismatch",
+                    "warning",
+                    f"Volume should be {known[0].volume}",
+                    field="volume",
+                    cited=reference.volume,
+                    found=known[0].volume,
+                    source=known[0].source,
+                    record=_record_id(known[0]),
+                )
+            )
+    return findings
+
+
+def _identifier_info(reference: Reference, identity: Identity) -> list[Finding]:
+    findings = []
+    records = identity.records
+    if reference.arxiv_id and reference.arxiv_version:
+        latest = max((w.arxiv_version or 0 for w in records if w.source == "arxiv"), default=0)
+        if latest and reference.arxiv_version > latest:
+            findings.append(
+                Finding(
+                    "arxiv-version",
+                    "warning",
+                    f"arXiv:{reference.arxiv_id} has no version {reference.arxiv_version} "
+                    f"(latest is v{latest})",
+                    field="arxiv",
+                    cited=f"{reference.arxiv_id}v{reference.arxiv_version}",
+                    found=f"{reference.arxiv_id}v{latest}",
+                    source="arxiv",
+                )
+            )
+    if not reference.doi:
+        registered = next((w for w in records if w.doi and w.type != "preprint"), None)
+        registered = registered or next((w for w in records if w.doi), None)
+        if registered:
+            findings.append(
+                Finding(
+                    "doi-available",
+                    "info",
+                    f"DOI could be added: {registered.doi}",
+                    field="doi",
+                    found=registered.doi,
+                    source=registered.source,
+                    record=_record_id(registered),
+                )
+            )
+    return findings
+
+
+def merged_record(records: list[Work]) -> Work:
+    """The most authoritative record, with gaps filled from the others of its group."""
+    ordered = sorted(records, key=lambda w: _authority_rank(w.source))
+    primary = ordered[0]
+    merged = Work(**{k: v for k, v in vars(primary).items()})
+    for other in ordered[1:]:
+        for name in (
+            "doi",
+            "arxiv_id",
+            "arxiv_version",
+            "pmid",
+            "pmcid",
+            "s2_id",
+            "openalex_id",
+            "dblp_key",
+            "venue",
+            "venue_short",
+            "publisher",
+            "volume",
+            "issue",
+            "pages",
+            "year",
+            "date",
+            "abstract",
+            "citation_count",
+        ):
+            if getattr(merged, name) in (None, "") and getattr(other, name) not in (None, ""):
+                if name == "doi" and other.type == "preprint" and primary.type != "preprint":
+                    continue
+                setattr(merged, name, getattr(other, name))
+        if not merged.authors and other.authors:
+            merged.authors = other.authors
+        if merged.is_retracted is None and other.is_retracted is not None:
+            merged.is_retracted = other.is_retracted
+    return merged
+
+
+def _authority_rank(source: str) -> int:
+    return AUTHORITY.index(source) if source in AUTHORITY else len(AUTHORITY)
+
+
+def _record_id(work: Work | None) -> str | None:
+    if work is None:
+        return None
+    if work.doi:
+        return f"doi:{work.doi}"
+    ids = work.ids()
+    if ids:
+        name, value = next(iter(ids.items()))
+        return f"{name}:{value}"
+    return work.url or work.source_id
