@@ -33,6 +33,11 @@ SEARCH_STAGES: tuple[tuple[str, ...], ...] = (
 )
 SEARCH_LIMIT = 5
 CONCURRENT_REFERENCES = 8
+# A title with at most this many words changed, scoring at least this, is a near miss.
+NEAR_MISS_MAX_WORDS = 2
+NEAR_MISS_MIN_SCORE = 0.85
+# Titles of at least this many words are distinctive enough to identify a work alone.
+DISTINCTIVE_TITLE_WORDS = 5
 # partial_ratio of a record title inside a free-text citation: allows a slip or two.
 FREE_TEXT_TITLE_RATIO = 92
 
@@ -106,25 +111,43 @@ def needs_search(item: Evidence) -> bool:
 
 
 def is_convincing(reference: Reference, work: Work) -> bool:
-    """Very probably the cited work: a close title, and authors or year do not contradict it."""
+    """Very probably the cited work, though some cited fields may be wrong.
+
+    A close title (exact, typo, subtitle, truncation) identifies a work when it is
+    long enough to be distinctive, or when the authors or the year agree. A title
+    with one or two words changed (a near miss) identifies it only when the
+    authors agree as well; anything further apart is another work.
+    """
     if not work.title:
         return False
+    authors_agree = _authors_agree(reference, work)
     if reference.title:
         title = match.compare_titles(reference.title, work.title, work.subtitle)
         if title.kind == "different":
-            return False
+            near_miss = (
+                len(title.changed_words) <= NEAR_MISS_MAX_WORDS
+                and title.score >= NEAR_MISS_MIN_SCORE
+            )
+            return near_miss and authors_agree is True
+        distinctive = len(match.title_tokens(reference.title)) >= DISTINCTIVE_TITLE_WORDS
     elif reference.free_text:
         if not title_in_text(work.title, reference.free_text):
             return False
+        distinctive = len(match.title_tokens(work.title)) >= DISTINCTIVE_TITLE_WORDS
     else:
         return False
-    if reference.authors and work.authors:
-        authors = match.compare_authors(
-            reference.authors, work.authors, cited_truncated=reference.authors_truncated
-        )
-        if authors.kind == "different" and not authors.first_author_ok:
-            return bool(reference.year and work.year == reference.year)
-    return True
+    year_agrees = bool(reference.year and work.year and abs(reference.year - work.year) <= 1)
+    return distinctive or authors_agree is not False or year_agrees
+
+
+def _authors_agree(reference: Reference, work: Work) -> bool | None:
+    """True/False when both sides list authors, None when either does not."""
+    if not reference.authors or not work.authors:
+        return None
+    authors = match.compare_authors(
+        reference.authors, work.authors, cited_truncated=reference.authors_truncated
+    )
+    return authors.kind != "different" and authors.first_author_ok
 
 
 def title_in_text(title: str, text: str) -> bool:

@@ -85,7 +85,8 @@ def decide(evidence: Evidence, *, enabled_sources: Sequence[str] = ()) -> Result
         return _nothing_found(evidence, result)
 
     result.matched = merged_record(identity.records)
-    result.findings.extend(compare_fields(reference, identity))
+    pool = evidence.id_records + evidence.candidates
+    result.findings.extend(compare_fields(reference, identity, pool))
     result.verdict = (
         Verdict.MISMATCH
         if any(f.code in MISMATCH_CODES for f in result.findings)
@@ -251,17 +252,62 @@ def _closest_title(evidence: Evidence) -> str | None:
     return best.title
 
 
-def compare_fields(reference: Reference, identity: Identity) -> list[Finding]:
-    """Findings for every cited field the group of records contradicts."""
-    records = identity.records
+def compare_fields(reference: Reference, identity: Identity, pool: list[Work]) -> list[Finding]:
+    """Findings for every cited field the records of the work contradict.
+
+    Title and authors are checked against every version of the work (preprint
+    and published); venue and year against the version the citation names: a
+    published venue must match a published record, "arXiv" the preprint.
+    """
+    versions = identity.records + linked_versions(identity.records, pool)
     findings: list[Finding] = []
-    findings.extend(_title_findings(reference, records))
-    findings.extend(_author_findings(reference, records))
-    findings.extend(_year_findings(reference, records))
-    findings.extend(_venue_findings(reference, records))
-    findings.extend(_locator_findings(reference, records))
-    findings.extend(_identifier_info(reference, identity))
+    findings.extend(_title_findings(reference, versions))
+    findings.extend(_author_findings(reference, versions))
+    venue_findings, cited_form = _venue_findings(reference, versions)
+    findings.extend(venue_findings)
+    findings.extend(_year_findings(reference, cited_form or versions))
+    findings.extend(_locator_findings(reference, identity.records))
+    findings.extend(_identifier_info(reference, versions))
     return findings
+
+
+def linked_versions(group: list[Work], pool: list[Work]) -> list[Work]:
+    """Other versions of the work in `pool`: its preprint or its published record."""
+    arxiv_ids = {w.arxiv_id.lower() for w in group if w.arxiv_id}
+    dois = {w.doi.lower() for w in group if w.doi}
+    published = {w.published_version_doi.lower() for w in group if w.published_version_doi}
+    linked = []
+    for work in pool:
+        if any(work is member for member in group):
+            continue
+        doi = (work.doi or "").lower()
+        same_arxiv = bool(work.arxiv_id) and work.arxiv_id.lower() in arxiv_ids
+        points_here = (
+            bool(work.published_version_doi) and work.published_version_doi.lower() in dois
+        )
+        if same_arxiv or (doi and doi in published) or points_here or _same_title(group[0], work):
+            linked.append(work)
+    return linked
+
+
+def _same_title(a: Work, b: Work) -> bool:
+    if not a.title or not b.title:
+        return False
+    if match.compare_titles(a.title, b.title).kind not in ("exact", "minor"):
+        return False
+    if a.year and b.year and abs(a.year - b.year) > 3:
+        return False
+    if a.authors and b.authors:
+        return match.compare_authors(a.authors[:3], b.authors).first_author_ok
+    return True
+
+
+def _is_preprint(work: Work) -> bool:
+    return (
+        work.type == "preprint"
+        or work.source == "arxiv"
+        or bool(work.venue and match.compare_venues(work.venue, "arXiv").kind == "preprint")
+    )
 
 
 def _title_findings(reference: Reference, records: list[Work]) -> list[Finding]:
@@ -401,33 +447,51 @@ def _year_findings(reference: Reference, records: list[Work]) -> list[Finding]:
     return [Finding("year-mismatch", "error", f"Year should be {years[0]}", **common)]
 
 
-def _venue_findings(reference: Reference, records: list[Work]) -> list[Finding]:
+def _venue_findings(reference: Reference, versions: list[Work]) -> tuple[list[Finding], list[Work]]:
+    """Venue findings, and the records of the version the citation names (for the year)."""
+    preprints = [w for w in versions if _is_preprint(w)]
+    published = [w for w in versions if not _is_preprint(w)]
     cited = reference.venue
-    venues = [(w.venue, w) for w in records if w.venue]
-    if not cited or not venues:
-        return _published_version(reference, records)
+    if not cited:
+        return _published_version(reference, published), []
+    if match.compare_venues(cited, "arXiv").kind == "preprint":
+        return _published_version(reference, published), preprints
+    with_venue = [w for w in published if w.venue or w.venue_short]
+    if not with_venue:
+        if published or not preprints:
+            return [], published
+        work = preprints[0]
+        return [
+            Finding(
+                "venue-mismatch",
+                "error",
+                "Cited as published, but only a preprint of this work is known",
+                field="venue",
+                cited=cited,
+                found=work.venue or "arXiv",
+                source=work.source,
+                record=_record_id(work),
+            )
+        ], preprints
     comparisons = [
-        (match.compare_venues(cited, w.venue, found_short=w.venue_short, found_type=w.type), w)
-        for _, w in venues
+        match.compare_venues(cited, w.venue, found_short=w.venue_short, found_type=w.type)
+        for w in with_venue
     ]
-    kinds = {c.kind for c, _ in comparisons}
-    if kinds & {"same", "abbreviation", "acronym", "compatible", "unknown"}:
-        return _published_version(reference, records)
-    if kinds == {"preprint"} or "preprint" in kinds:
-        return _published_version(reference, records)
-    _, work = comparisons[0]
+    if any(c.kind != "different" for c in comparisons):
+        return [], published
+    work = with_venue[0]
     return [
         Finding(
             "venue-mismatch",
             "error",
-            f"Venue should be {work.venue}",
+            f"Venue should be {work.venue or work.venue_short}",
             field="venue",
             cited=cited,
-            found="; ".join(dict.fromkeys(v for v, _ in venues)),
+            found="; ".join(dict.fromkeys(w.venue or w.venue_short or "" for w in with_venue)),
             source=work.source,
             record=_record_id(work),
         )
-    ]
+    ], published
 
 
 def _published_version(reference: Reference, records: list[Work]) -> list[Finding]:
@@ -490,9 +554,8 @@ def _locator_findings(reference: Reference, records: list[Work]) -> list[Finding
     return findings
 
 
-def _identifier_info(reference: Reference, identity: Identity) -> list[Finding]:
+def _identifier_info(reference: Reference, records: list[Work]) -> list[Finding]:
     findings = []
-    records = identity.records
     if reference.arxiv_id and reference.arxiv_version:
         latest = max((w.arxiv_version or 0 for w in records if w.source == "arxiv"), default=0)
         if latest and reference.arxiv_version > latest:

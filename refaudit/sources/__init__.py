@@ -65,8 +65,9 @@ def rate_limits_for(module: ModuleType, settings: Settings) -> dict[str, RateLim
     limits = dict(chooser(settings)) if chooser else {"default": module.RATE_LIMIT}
     override = settings.rate_limits.get(name)
     if override:
-        base = limits["default"]
-        limits["default"] = RateLimit(override, base.burst, base.concurrency)
+        limits = {
+            pool: RateLimit(override, lim.burst, lim.concurrency) for pool, lim in limits.items()
+        }
     return limits
 
 
