@@ -106,8 +106,7 @@ def needs_search(item: Evidence) -> bool:
     # version so the venue and year can be checked against it.
     cited_venue = reference.venue or ""
     only_preprints = all(w.type == "preprint" or w.source == "arxiv" for w in convincing)
-    venue_is_preprint = match.compare_venues(cited_venue, "arXiv").kind == "preprint"
-    return bool(cited_venue) and only_preprints and not venue_is_preprint
+    return bool(cited_venue) and only_preprints and not match.is_preprint_venue(cited_venue)
 
 
 def is_convincing(reference: Reference, work: Work) -> bool:

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from refaudit import match
 from refaudit.evidence import Evidence, is_convincing
+from refaudit.identifiers import is_datacite_arxiv_doi
 from refaudit.models import Finding, Reference, Result, SourceStatus, Verdict, Work
 
 # Entry types that describe things bibliographic databases rarely index.
@@ -306,7 +307,8 @@ def _is_preprint(work: Work) -> bool:
     return (
         work.type == "preprint"
         or work.source == "arxiv"
-        or bool(work.venue and match.compare_venues(work.venue, "arXiv").kind == "preprint")
+        or is_datacite_arxiv_doi(work.doi)
+        or bool(work.venue and match.is_preprint_venue(work.venue))
     )
 
 
@@ -450,16 +452,15 @@ def _year_findings(reference: Reference, records: list[Work]) -> list[Finding]:
 def _venue_findings(reference: Reference, versions: list[Work]) -> tuple[list[Finding], list[Work]]:
     """Venue findings, and the records of the version the citation names (for the year)."""
     preprints = [w for w in versions if _is_preprint(w)]
-    published = [w for w in versions if not _is_preprint(w)]
+    published = [w for w in versions if not _is_preprint(w) and (w.venue or w.venue_short)]
     cited = reference.venue
     if not cited:
         return _published_version(reference, published), []
-    if match.compare_venues(cited, "arXiv").kind == "preprint":
+    if match.is_preprint_venue(cited):
         return _published_version(reference, published), preprints
-    with_venue = [w for w in published if w.venue or w.venue_short]
-    if not with_venue:
-        if published or not preprints:
-            return [], published
+    if not published:
+        if not preprints or _journal_ref_names(preprints, cited):
+            return [], []
         work = preprints[0]
         return [
             Finding(
@@ -475,11 +476,11 @@ def _venue_findings(reference: Reference, versions: list[Work]) -> tuple[list[Fi
         ], preprints
     comparisons = [
         match.compare_venues(cited, w.venue, found_short=w.venue_short, found_type=w.type)
-        for w in with_venue
+        for w in published
     ]
     if any(c.kind != "different" for c in comparisons):
         return [], published
-    work = with_venue[0]
+    work = published[0]
     return [
         Finding(
             "venue-mismatch",
@@ -487,17 +488,25 @@ def _venue_findings(reference: Reference, versions: list[Work]) -> tuple[list[Fi
             f"Venue should be {work.venue or work.venue_short}",
             field="venue",
             cited=cited,
-            found="; ".join(dict.fromkeys(w.venue or w.venue_short or "" for w in with_venue)),
+            found="; ".join(dict.fromkeys(w.venue or w.venue_short or "" for w in published)),
             source=work.source,
             record=_record_id(work),
         )
     ], published
 
 
+def _journal_ref_names(preprints: list[Work], cited: str) -> bool:
+    """arXiv's journal reference (the authors' own note of where it appeared) names the venue."""
+    return any(
+        w.journal_ref and match.compare_venues(cited, w.journal_ref).kind != "different"
+        for w in preprints
+    )
+
+
 def _published_version(reference: Reference, records: list[Work]) -> list[Finding]:
     """A preprint is cited although the group holds a published version."""
     cited_preprint = bool(reference.arxiv_id) and (
-        not reference.venue or match.compare_venues(reference.venue, "arXiv").kind == "preprint"
+        not reference.venue or match.is_preprint_venue(reference.venue)
     )
     published = [
         w for w in records if w.type not in ("preprint", None) and w.source != "arxiv" and w.venue
