@@ -60,6 +60,7 @@ def start_simulator(config: str, log: Path | None) -> tuple[subprocess.Popen[str
 
 def prediction(result: object) -> dict[str, object]:
     """One line of the scorer's prediction format."""
+    from refaudit.policy import INTEGRITY_CODES
     from refaudit.verify import MISMATCH_CODES
 
     fields = sorted(
@@ -72,7 +73,12 @@ def prediction(result: object) -> dict[str, object]:
     verdict = result.verdict.value  # type: ignore[attr-defined]
     return {
         "key": result.reference.key,  # type: ignore[attr-defined]
-        "flagged": result.flagged,  # type: ignore[attr-defined]
+        # Integrity notices are scored separately: they do not make a reference hallucinated.
+        "flagged": verdict == "not_found"
+        or any(
+            f.severity == "error" and not f.suppressed and f.code not in INTEGRITY_CODES
+            for f in result.findings  # type: ignore[attr-defined]
+        ),
         "verdict": verdict if verdict in ("verified", "mismatch", "not_found") else None,
         "fields": fields,
         "integrity": sorted({n.kind.value for n in result.integrity}),  # type: ignore[attr-defined]
@@ -148,12 +154,18 @@ async def run_set(name: str, settings: object) -> tuple[list[object], float, dic
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawTextHelpFormatter
+    )
     parser.add_argument("--sets", nargs="*", default=list(SETS), choices=list(SETS))
     parser.add_argument("--config", default="no-limits", help="scholarsim config name")
     parser.add_argument("--predictions", type=Path, help="folder for prediction JSONL files")
     parser.add_argument("--json", action="store_true", help="print the scores as JSON")
-    parser.add_argument("--show", default="", help="print details of keys of these hallucination types (comma list, 'valid' for flagged valid ones)")
+    parser.add_argument(
+        "--show",
+        default="",
+        help="print details of keys of these hallucination types (comma list, 'valid' for flagged valid ones)",
+    )
     args = parser.parse_args()
     if not PUBLIC.exists():
         raise SystemExit(f"{PUBLIC} not found: the benchmark needs ../shared")
@@ -211,15 +223,23 @@ def _show(kinds: list[str], labels: list[dict], results: list[object]) -> None:
             continue
         if kind == "valid" and not result.flagged:  # type: ignore[attr-defined]
             continue
-        print(f"--- {lab['key']} [{kind}] expected {lab['expected_verdict']} {lab['expected_fields']} world={lab['world_id']}")
+        print(
+            f"--- {lab['key']} [{kind}] expected {lab['expected_verdict']} {lab['expected_fields']} world={lab['world_id']}"
+        )
         print(f"    got {result.verdict.value} flagged={result.flagged} {result.reason or ''}")  # type: ignore[attr-defined]
-        print(f"    cited: {result.reference.title!r} {result.reference.year} {result.reference.venue!r}")  # type: ignore[attr-defined]
+        print(
+            f"    cited: {result.reference.title!r} {result.reference.year} {result.reference.venue!r}"
+        )  # type: ignore[attr-defined]
         for finding in result.findings:  # type: ignore[attr-defined]
-            print(f"    {finding.severity:7} {finding.code}: {finding.message[:150]} | cited={str(finding.cited)[:80]!r} found={str(finding.found)[:80]!r}")
+            print(
+                f"    {finding.severity:7} {finding.code}: {finding.message[:150]} | cited={str(finding.cited)[:80]!r} found={str(finding.found)[:80]!r}"
+            )
 
 
 def _print_scores(name: str, s: dict) -> None:
-    print(f"\n== {name}: {s['count']} references, {s['seconds']} s, {s['requests_per_reference']} requests/reference")
+    print(
+        f"\n== {name}: {s['count']} references, {s['seconds']} s, {s['requests_per_reference']} requests/reference"
+    )
     print(
         f"detection {s['detection_rate']}  false positives {s['false_positive_rate']}  coverage {s['coverage']}"
     )
@@ -233,7 +253,9 @@ def _print_scores(name: str, s: dict) -> None:
     for expected, row in s["confusion"].items():
         print(f"  {expected:10} {row}")
     if s["integrity_recall"]:
-        print(f"integrity recall {s['integrity_recall']}  false integrity flags {s['false_integrity_flags']}")
+        print(
+            f"integrity recall {s['integrity_recall']}  false integrity flags {s['false_integrity_flags']}"
+        )
     print(f"requests {s['requests']}")
 
 

@@ -101,6 +101,7 @@ class Settings:
         default_factory=lambda: dict(DEFAULT_RETRACTION_POLICY)
     )
     ignore: list[IgnoreRule] = field(default_factory=list)
+    require_verified: float | None = None
     config_file: Path | None = None
 
     def resolved_cache_dir(self) -> Path:
@@ -221,23 +222,86 @@ def _apply_file(settings: Settings, table: dict[str, Any], origin: Path) -> None
                 if "url" in section:
                     settings.base_urls[name] = str(section["url"]).rstrip("/")
                 if "rate_limit" in section:
-                    settings.rate_limits[name] = float(section["rate_limit"])
+                    settings.rate_limits[name] = _number(
+                        section["rate_limit"], where(f"sources.{name}.rate_limit")
+                    )
                 if "api_key" in section:
                     settings.api_keys[name] = str(section["api_key"])
         elif key == "ignore":
-            settings.ignore = [_ignore_rule(item, where("ignore")) for item in value]
+            settings.ignore = [_ignore_rule(item, where("ignore")) for item in _list(value, key)]
         elif key == "retraction_policy":
-            settings.retraction_policy.update({str(k): str(v) for k, v in value.items()})
+            settings.retraction_policy.update(
+                {str(k): str(v) for k, v in _table(value, where(key)).items()}
+            )
         elif key == "ttl_days":
-            settings.ttl_days.update({str(k): float(v) for k, v in value.items()})
+            settings.ttl_days.update(
+                {str(k): _number(v, where(f"ttl_days.{k}")) for k, v in _table(value, key).items()}
+            )
         elif key == "fail_on":
-            settings.fail_on = [str(v) for v in value]
+            settings.fail_on = [str(v) for v in _list(value, where(key))]
         elif key in ("cache_dir", "data_dir"):
-            setattr(settings, key, Path(value).expanduser())
-        elif key in ("mailto", "timeout", "max_retries", "use_cache", "offline"):
-            setattr(settings, key, value)
+            setattr(settings, key, Path(str(value)).expanduser())
+        elif key in _SCALARS:
+            setattr(settings, key, _scalar(key, value, where(key)))
         else:
             raise ConfigError(f"unknown setting {key!r}", hint=f"check {origin}")
+
+
+_SCALARS: dict[str, type] = {
+    "mailto": str,
+    "timeout": float,
+    "max_retries": int,
+    "use_cache": bool,
+    "offline": bool,
+    "require_verified": float,
+}
+
+
+def _scalar(key: str, value: Any, origin: str) -> Any:
+    """Check a config-file scalar's type (TOML gives ints where floats are meant: accept them)."""
+    expected = _SCALARS[key]
+    if expected is float:
+        return _number(value, origin)
+    if expected is int and (isinstance(value, bool) or not isinstance(value, int)):
+        raise ConfigError(f"{origin} must be an integer, not {value!r}")
+    if expected in (str, bool) and not isinstance(value, expected):
+        raise ConfigError(f"{origin} must be a {expected.__name__}, not {value!r}")
+    return value
+
+
+def _number(value: Any, origin: str) -> float:
+    if isinstance(value, bool):
+        raise ConfigError(f"{origin} must be a number, not {value!r}")
+    try:
+        return float(value)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"{origin} must be a number, not {value!r}") from exc
+
+
+def _list(value: Any, origin: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise ConfigError(f"{origin} must be a list")
+    return value
+
+
+def _table(value: Any, origin: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise ConfigError(f"{origin} must be a table")
+    return value
+
+
+_TRUE = ("1", "true", "yes", "on")
+_FALSE = ("0", "false", "no", "off", "")
+
+
+def _flag(environ: dict[str, str], variable: str) -> bool | None:
+    """A boolean environment variable, or None when unset."""
+    if variable not in environ:
+        return None
+    value = environ[variable].strip().lower()
+    if value not in _TRUE + _FALSE:
+        raise ConfigError(f"{variable} must be 1/0, true/false, yes/no or on/off")
+    return value in _TRUE
 
 
 def _apply_env(settings: Settings, environ: dict[str, str]) -> None:
@@ -266,6 +330,14 @@ def _apply_env(settings: Settings, environ: dict[str, str]) -> None:
             settings.timeout = float(environ["REFAUDIT_TIMEOUT"])
         except ValueError as exc:
             raise ConfigError("REFAUDIT_TIMEOUT must be a number of seconds") from exc
+    if environ.get("REFAUDIT_FAIL_ON"):
+        settings.fail_on = [environ["REFAUDIT_FAIL_ON"]]
+    offline = _flag(environ, "REFAUDIT_OFFLINE")
+    if offline is not None:
+        settings.offline = offline
+    no_cache = _flag(environ, "REFAUDIT_NO_CACHE")
+    if no_cache is not None:
+        settings.use_cache = not no_cache
 
 
 def _source_list(value: str | list[str], origin: str) -> list[str]:
@@ -296,6 +368,15 @@ def _ignore_rule(item: Any, origin: str) -> IgnoreRule:
 
 
 def _validate(settings: Settings) -> None:
+    from refaudit.policy import parse_fail_on
+
+    settings.fail_on = parse_fail_on(settings.fail_on)
+    for kind in settings.retraction_policy:
+        if kind not in DEFAULT_RETRACTION_POLICY:
+            raise ConfigError(
+                f"retraction_policy.{kind}: unknown notice kind",
+                hint=f"known: {', '.join(DEFAULT_RETRACTION_POLICY)}",
+            )
     for kind, severity in settings.retraction_policy.items():
         if severity not in ("error", "warning", "info", "ignore"):
             raise ConfigError(
@@ -303,3 +384,41 @@ def _validate(settings: Settings) -> None:
             )
     if settings.timeout <= 0:
         raise ConfigError("timeout must be positive")
+    if settings.max_retries < 0:
+        raise ConfigError("max_retries must be zero or more")
+    if settings.require_verified is not None and not 0 <= settings.require_verified <= 1:
+        raise ConfigError("require_verified must be a fraction between 0 and 1")
+    for band, days in settings.ttl_days.items():
+        if band not in DEFAULT_TTL_DAYS:
+            raise ConfigError(
+                f"ttl_days.{band}: unknown cache band", hint=f"known: {', '.join(DEFAULT_TTL_DAYS)}"
+            )
+        if days < 0:
+            raise ConfigError(f"ttl_days.{band} must be zero or more days")
+    for name, rate in settings.rate_limits.items():
+        if rate <= 0:
+            raise ConfigError(f"sources.{name}.rate_limit must be a positive requests/second")
+
+
+def setting_origins(
+    *, config_path: Path | None = None, env: dict[str, str] | None = None
+) -> dict[str, str]:
+    """Where each top-level setting's effective value comes from: default, file or env.
+
+    Computed by loading the layers one at a time and noting which layer changed
+    a value, so it cannot disagree with `load_settings`.
+    """
+    defaults = Settings().masked()
+    file_only = load_settings(config_path=config_path, env={}).masked()
+    full = load_settings(config_path=config_path, env=env).masked()
+    origin_file = file_only.get("config_file") or "config file"
+    origins = {}
+    for key, value in full.items():
+        if value != file_only.get(key):
+            origins[key] = "env"
+        elif value != defaults.get(key):
+            origins[key] = f"file ({origin_file})"
+        else:
+            origins[key] = "default"
+    origins["config_file"] = "found" if full.get("config_file") else "default"
+    return origins

@@ -31,6 +31,13 @@ SEARCH_STAGES: tuple[tuple[str, ...], ...] = (
     ("crossref", "semanticscholar"),
     ("dblp", "arxiv", "pubmed"),
 )
+# A citation string without an extractable title: Crossref's bibliographic query is
+# built for exactly that, while OpenAlex's AND search would need every word to match.
+FREE_TEXT_STAGES: tuple[tuple[str, ...], ...] = (
+    ("crossref",),
+    ("openalex", "semanticscholar"),
+    ("dblp", "pubmed"),
+)
 SEARCH_LIMIT = 5
 CONCURRENT_REFERENCES = 8
 # A title with at most this many words changed, scoring at least this, is a near miss.
@@ -40,6 +47,9 @@ NEAR_MISS_MIN_SCORE = 0.85
 DISTINCTIVE_TITLE_WORDS = 5
 # partial_ratio of a record title inside a free-text citation: allows a slip or two.
 FREE_TEXT_TITLE_RATIO = 92
+# OCR-damaged citation strings ("BliemeL", "EngiQeering") still match at these ratios.
+LOCATOR_NAME_RATIO = 85
+LOCATOR_VENUE_RATIO = 80
 
 
 @dataclass
@@ -131,7 +141,7 @@ def is_convincing(reference: Reference, work: Work) -> bool:
         distinctive = len(match.title_tokens(reference.title)) >= DISTINCTIVE_TITLE_WORDS
     elif reference.free_text:
         if not title_in_text(work.title, reference.free_text):
-            return False
+            return locator_match(reference.free_text, work)
         distinctive = len(match.title_tokens(work.title)) >= DISTINCTIVE_TITLE_WORDS
     else:
         return False
@@ -157,6 +167,31 @@ def title_in_text(title: str, text: str) -> bool:
     if len(wanted.split()) < 3:
         return f" {wanted} " in f" {haystack} "
     return fuzz.partial_ratio(wanted, haystack) >= FREE_TEXT_TITLE_RATIO
+
+
+def locator_match(text: str, work: Work) -> bool:
+    """A title-less citation ("F. Bliemel, J. Mark. Res. 10, 444 (1973)") names this record.
+
+    The year and the first author's family name must appear, plus two of volume,
+    first page and venue: together they single out one article.
+    """
+    from rapidfuzz import fuzz
+
+    haystack = match.normalize_text(text)
+    tokens = set(haystack.split())
+    if not work.year or str(work.year) not in tokens or not work.authors:
+        return False
+    family = match.normalize_text(work.authors[0].family)
+    if not family or fuzz.partial_ratio(family, haystack) < LOCATOR_NAME_RATIO:
+        return False
+    first_page = match.normalize_text((work.pages or "").split("-")[0])
+    venue = match.normalize_text(work.venue or "")
+    evidence = [
+        bool(work.volume) and match.normalize_text(work.volume) in tokens,
+        bool(first_page) and first_page in tokens,
+        bool(venue) and fuzz.partial_ratio(venue, haystack) >= LOCATOR_VENUE_RATIO,
+    ]
+    return sum(evidence) >= 2
 
 
 async def _call(
@@ -243,8 +278,9 @@ async def _resolve_identifiers(evidence: list[Evidence], sources: Sources) -> No
 
 async def _search(item: Evidence, sources: Sources) -> None:
     item.searched = True
+    stages = SEARCH_STAGES if item.reference.title else FREE_TEXT_STAGES
     for query in search_queries(item.reference):
-        for stage in SEARCH_STAGES:
+        for stage in stages:
             names = [n for n in stage if sources.get(n) is not None]
             results = await asyncio.gather(
                 *(_call(item, n, sources.get(n).search(query)) for n in names)  # type: ignore[union-attr]

@@ -13,7 +13,8 @@ from urllib.parse import unquote
 
 DATACITE_ARXIV_PREFIX = "10.48550/"
 
-_DOI_CORE = r"10\.\d{4,9}/[^\s\"'{}<>]+"
+# SICI-style DOIs contain <, > and ; (10.1002/(SICI)1097-4636(199603)31:3<293::AID-JBM1>3.0.CO;2-M).
+_DOI_CORE = r"10\.\d{4,9}/[^\s\"'{}]+"
 _DOI_IN_TEXT = re.compile(_DOI_CORE, re.IGNORECASE)
 _DOI_PREFIXES = re.compile(
     r"^(?:https?://)?(?:dx\.)?(?:www\.)?doi\.org/|^doi:\s*|^https?://doi\.org/", re.IGNORECASE
@@ -26,6 +27,7 @@ _ARXIV_HINT = re.compile(r"arxiv|eprint|abs/|pdf/", re.IGNORECASE)
 _PMID = re.compile(r"\bPMID:?\s*(\d{1,9})\b", re.IGNORECASE)
 _PMCID = re.compile(r"\b(PMC\d{4,9})\b", re.IGNORECASE)
 _TRAILING = ".,;:)]}>"
+_PAIRS = {")": "(", "]": "[", ">": "<"}
 
 
 def normalize_doi(value: str | None) -> str | None:
@@ -44,7 +46,8 @@ def normalize_doi(value: str | None) -> str | None:
     doi = match.group(0)
     while doi and doi[-1] in _TRAILING:
         # Keep a closing bracket matched inside the DOI: 10.1016/S0140-6736(97)11096-0.
-        if doi[-1] == ")" and doi.count("(") >= doi.count(")"):
+        closing = doi[-1]
+        if closing in _PAIRS and doi.count(_PAIRS[closing]) >= doi.count(closing):
             break
         doi = doi[:-1]
     return doi.lower() or None

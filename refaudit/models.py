@@ -116,6 +116,8 @@ class Notice:
     reported_by: str | None = None
     record_id: str | None = None
     reason: str | None = None
+    #: the DOI the notice is about (set when a notice record names its target)
+    target_doi: str | None = None
 
 
 @dataclass
@@ -141,6 +143,9 @@ class Work:
     doi: str | None = None
     arxiv_id: str | None = None
     arxiv_version: int | None = None
+    #: arXiv's free-text journal reference and primary category ("cs.CL")
+    journal_ref: str | None = None
+    primary_category: str | None = None
     pmid: str | None = None
     pmcid: str | None = None
     s2_id: str | None = None
@@ -152,6 +157,10 @@ class Work:
     is_retracted: bool | None = None
     notices: list[Notice] = field(default_factory=list)
     score: float | None = None
+    #: DOI of the published version of a preprint (DataCite IsVersionOf, arXiv journal DOI)
+    published_version_doi: str | None = None
+    #: the sources a merged record (search hit, `show`) was assembled from
+    found_in: list[str] = field(default_factory=list)
 
     def ids(self) -> dict[str, str]:
         """The identifiers this record carries, for evidence and de-duplication."""

@@ -1,9 +1,81 @@
-"""Placeholder: commands of this group are registered by `register`."""
+"""`refaudit cache info|clear`: look at and empty the response cache."""
 
 from __future__ import annotations
 
 import typer
 
+from refaudit.cli.common import handle_errors, stdout_console
+
+cache_app = typer.Typer(
+    help="Inspect or clear the cache of upstream answers.", no_args_is_help=True
+)
+
+
+@cache_app.command("info")
+@handle_errors
+def info() -> None:
+    """Show where the cache lives, how many answers it holds, and for which sources.
+
+    Example: refaudit cache info
+    """
+    from refaudit.cache import ResponseCache
+    from refaudit.config import load_settings
+
+    cache = ResponseCache.in_dir(load_settings().resolved_cache_dir())
+    try:
+        details = cache.info()
+    finally:
+        cache.close()
+    console = stdout_console()
+    console.print(f"path:     {details.path}", highlight=False)
+    console.print(f"entries:  {details.entries}", highlight=False)
+    console.print(f"expired:  {details.expired}", highlight=False)
+    console.print(f"size:     {_human_size(details.size_bytes)}", highlight=False)
+    for source, count in sorted(details.per_source.items()):
+        console.print(f"  {source:<16} {count}", highlight=False)
+
+
+@cache_app.command("clear")
+@handle_errors
+def clear(
+    source: str | None = typer.Option(
+        None, "--source", help="Only answers from this source (e.g. crossref)."
+    ),
+    expired: bool = typer.Option(False, "--expired", help="Only answers past their TTL."),
+) -> None:
+    """Delete cached answers (all, one source's, or only expired ones).
+
+    Example: refaudit cache clear --source crossref --expired
+    """
+    from refaudit.cache import ResponseCache
+    from refaudit.config import OTHER_ENDPOINTS, SOURCE_NAMES, load_settings
+    from refaudit.errors import ConfigError
+
+    if source and source not in (*SOURCE_NAMES, *OTHER_ENDPOINTS):
+        raise ConfigError(
+            f"unknown source {source!r} (--source)", hint=f"known: {', '.join(SOURCE_NAMES)}"
+        )
+    cache = ResponseCache.in_dir(load_settings().resolved_cache_dir())
+    try:
+        removed = cache.clear(source=source, expired_only=expired)
+    finally:
+        cache.close()
+    what = " expired" if expired else ""
+    scope = f" from {source}" if source else ""
+    stdout_console().print(f"removed {removed}{what} cached answers{scope}", highlight=False)
+
+
+def _human_size(size: int) -> str:
+    if size < 1024:
+        return f"{size} B"
+    value, unit = size / 1024, "KB"
+    for larger in ("MB", "GB"):
+        if value < 1024:
+            break
+        value, unit = value / 1024, larger
+    return f"{value:.1f} {unit}"
+
 
 def register(app: typer.Typer) -> None:
-    """Add this module's commands to the app."""
+    """Add the `cache` command group to the app."""
+    app.add_typer(cache_app, name="cache")

@@ -1,9 +1,474 @@
-"""Placeholder: commands of this group are registered by `register`."""
+"""`refaudit check`, `fix`, `baseline` and `config show`: audit, correct, and gate CI.
+
+Each command reads its flags into Settings, runs the one pipeline
+(`refaudit.audit.audit_paths`), and hands the report to a renderer or to
+`refaudit.fix`. Exit codes are decided here and only here (docs/cli.md).
+"""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Annotated, Any
+
 import typer
+
+from refaudit.cli.common import ExitCode, fail, handle_errors
+
+ConfigOption = Annotated[
+    Path | None,
+    typer.Option("--config", help="Read settings from this TOML file.", dir_okay=False),
+]
+OfflineOption = Annotated[
+    bool, typer.Option("--offline", help="Answer from the cache only; send no request.")
+]
+NoCacheOption = Annotated[
+    bool, typer.Option("--no-cache", help="Neither read nor write the response cache.")
+]
+SourcesOption = Annotated[
+    str | None,
+    typer.Option("--sources", help="Comma list of sources to ask (default: all)."),
+]
+MailtoOption = Annotated[
+    str | None, typer.Option("--mailto", help="Contact e-mail for the polite API pools.")
+]
+TimeoutOption = Annotated[
+    float | None, typer.Option("--timeout", help="Seconds to wait for one request.", min=0.1)
+]
+QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or notes.")]
 
 
 def register(app: typer.Typer) -> None:
-    """Add this module's commands to the app."""
+    """Add `check`, `fix`, `baseline` and the `config` group to the app."""
+    app.command("check", cls=_check_command_class())(check_command)
+    app.command("fix")(fix_command)
+    app.command("baseline")(baseline_command)
+    config_app = typer.Typer(help="Inspect refaudit's configuration.", no_args_is_help=True)
+    config_app.command("show")(config_show_command)
+    app.add_typer(config_app, name="config")
+
+
+REQUIRE_VERIFIED_DEFAULT = 0.1
+
+
+def _check_command_class() -> type:
+    """Typer options always take a value; let a bare `--require-verified` mean 0.1."""
+    from typer.core import TyperCommand
+
+    class CheckCommand(TyperCommand):
+        def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+            return super().parse_args(ctx, fill_optional_value(args))
+
+    return CheckCommand
+
+
+def fill_optional_value(args: list[str]) -> list[str]:
+    """`--require-verified` not followed by a number becomes `--require-verified=0.1`."""
+    filled: list[str] = []
+    for index, arg in enumerate(args):
+        if arg == "--":
+            return filled + args[index:]
+        following = args[index + 1] if index + 1 < len(args) else ""
+        if arg == "--require-verified" and not _is_number(following):
+            arg = f"--require-verified={REQUIRE_VERIFIED_DEFAULT}"
+        filled.append(arg)
+    return filled
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+@handle_errors
+def check_command(
+    files: Annotated[list[Path], typer.Argument(help=".bib, .tex or .bbl files to audit.")],
+    output_format: Annotated[
+        str,
+        typer.Option(
+            "--format",
+            "-f",
+            help="table, json, markdown, sarif, junit or github.",
+            metavar="FORMAT",
+        ),
+    ] = "table",
+    output: Annotated[
+        Path | None,
+        typer.Option("--output", "-o", help="Write the report to this file instead of stdout."),
+    ] = None,
+    fail_on: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--fail-on",
+            help="What fails the run (repeatable or comma list): error, warning, info, flagged, "
+            "not_found, mismatch, unverified, doi, retracted, integrity, none, or a finding code.",
+        ),
+    ] = None,
+    details: Annotated[
+        bool, typer.Option("--details", help="Show cited vs correct value for every finding.")
+    ] = False,
+    quiet: QuietOption = False,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="List verified references too.")
+    ] = False,
+    offline: OfflineOption = False,
+    no_cache: NoCacheOption = False,
+    all_entries: Annotated[
+        bool,
+        typer.Option("--all-entries", help="For .tex input, audit uncited .bib entries too."),
+    ] = False,
+    sources: SourcesOption = None,
+    mailto: MailtoOption = None,
+    config: ConfigOption = None,
+    baseline: Annotated[
+        Path | None,
+        typer.Option("--baseline", help="Fail only on findings not in this baseline file."),
+    ] = None,
+    require_verified: Annotated[
+        float | None,
+        typer.Option(
+            "--require-verified",
+            metavar="[FRACTION]",
+            help="Exit 3 when more than FRACTION (default 0.1) of references are unverified.",
+        ),
+    ] = None,
+    timeout: TimeoutOption = None,
+) -> None:
+    """Audit references against Crossref, OpenAlex, Semantic Scholar, arXiv, DataCite,
+    PubMed and DBLP, and screen them for retractions.
+
+    Example: refaudit check refs.bib --format sarif -o refaudit.sarif
+    """
+    from refaudit.baseline import read_baseline
+    from refaudit.policy import failing_results, parse_fail_on, unverified_share
+    from refaudit.render import FORMATS, RenderContext
+
+    if output_format not in FORMATS:
+        fail(f"unknown format {output_format!r}", hint=f"choose from {', '.join(FORMATS)}")
+    if require_verified is not None and not 0 <= require_verified <= 1:
+        fail("--require-verified takes a fraction between 0 and 1")
+    settings = _settings(
+        config,
+        offline=offline,
+        no_cache=no_cache,
+        sources=sources,
+        mailto=mailto,
+        timeout=timeout,
+        fail_on=parse_fail_on(fail_on) if fail_on else None,
+        require_verified=require_verified,
+    )
+    known = read_baseline(baseline) if baseline else None
+    report = _audit(files, settings, all_entries=all_entries, quiet=quiet)
+    context = RenderContext(
+        fail_on=settings.fail_on, baseline=known, details=details, verbose=verbose, quiet=quiet
+    )
+    _emit(report, output_format, context, output)
+
+    failing = failing_results(report, settings.fail_on, known)
+    share = unverified_share(report)
+    if failing:
+        raise typer.Exit(int(ExitCode.FLAGGED))
+    if settings.require_verified is not None and share > settings.require_verified:
+        _note(
+            f"{share:.0%} of references are unverified "
+            f"(more than the {settings.require_verified:.0%} allowed by --require-verified)",
+            quiet=False,
+        )
+        raise typer.Exit(int(ExitCode.INCOMPLETE))
+
+
+@handle_errors
+def fix_command(
+    file: Annotated[Path, typer.Argument(help="The .bib file to correct.")],
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write the corrected .bib here.")
+    ] = None,
+    in_place: Annotated[
+        bool, typer.Option("--in-place", help="Rewrite FILE, keeping FILE.bak.")
+    ] = False,
+    diff: Annotated[
+        bool, typer.Option("--diff", help="Print a unified diff instead of writing.")
+    ] = False,
+    add_ids: Annotated[
+        bool, typer.Option("--add-ids", help="Also add missing DOIs to verified entries.")
+    ] = False,
+    force: Annotated[
+        bool, typer.Option("--force", help="Allow -o to overwrite an existing file.")
+    ] = False,
+    quiet: QuietOption = False,
+    offline: OfflineOption = False,
+    no_cache: NoCacheOption = False,
+    sources: SourcesOption = None,
+    mailto: MailtoOption = None,
+    config: ConfigOption = None,
+    timeout: TimeoutOption = None,
+) -> None:
+    """Write a corrected copy of a .bib file: mismatched entries replaced, the rest untouched.
+
+    Example: refaudit fix refs.bib -o refs.fixed.bib
+    """
+    import difflib
+
+    from refaudit.errors import InputError
+    from refaudit.fix import apply_fixes
+
+    modes = [
+        name for name, on in (("-o", output), ("--in-place", in_place), ("--diff", diff)) if on
+    ]
+    if len(modes) != 1:
+        fail(
+            "choose exactly one of -o FILE, --in-place or --diff"
+            + (f" (got {', '.join(modes)})" if modes else ""),
+            hint="refaudit never overwrites a file you did not name",
+        )
+    if file.suffix.lower() != ".bib":
+        fail(f"{file}: fix works on .bib files", hint="run `refaudit check` on other inputs")
+    if not file.is_file():
+        raise InputError("file not found", file=str(file))
+    if output is not None:
+        if output.resolve() == file.resolve():
+            fail("-o names the input file", hint="use --in-place to rewrite it (keeps a .bak)")
+        if output.exists() and not force:
+            fail(f"{output} already exists", hint="pass --force to overwrite it")
+
+    raw = file.read_bytes()
+    text = raw.decode("utf-8", errors="surrogateescape")
+    settings = _settings(
+        config, offline=offline, no_cache=no_cache, sources=sources, mailto=mailto, timeout=timeout
+    )
+    report = _audit([file], settings, all_entries=True, quiet=quiet)
+    outcome = apply_fixes(text, report, add_ids=add_ids)
+    new = outcome.text.encode("utf-8", errors="surrogateescape")
+
+    if diff:
+        lines = difflib.unified_diff(
+            text.splitlines(keepends=True),
+            outcome.text.splitlines(keepends=True),
+            fromfile=str(file),
+            tofile=f"{file} (fixed)",
+        )
+        typer.echo("".join(lines), nl=False)
+    elif in_place:
+        if new != raw:
+            _replace_atomically(file, new)
+    elif output is not None:
+        output.write_bytes(new)
+
+    for change in outcome.changes:
+        fields = f": {', '.join(change.fields)}" if change.fields else ""
+        _note(f"{change.action} {change.key} (line {change.line}){fields}", quiet=quiet)
+    for result, why in outcome.left:
+        _note(f"left {result.reference.key} unchanged: {why}", quiet=quiet)
+    if not outcome.changes:
+        _note("nothing to correct", quiet=quiet)
+    elif in_place:
+        _note(f"rewrote {file} (original kept as {file}.bak)", quiet=quiet)
+
+
+@handle_errors
+def baseline_command(
+    files: Annotated[list[Path], typer.Argument(help="Inputs to audit, as for `check`.")],
+    output: Annotated[
+        Path, typer.Option("--output", "-o", help="Where to write the baseline.")
+    ] = Path(".refaudit-baseline.json"),
+    all_entries: Annotated[
+        bool,
+        typer.Option("--all-entries", help="For .tex input, audit uncited .bib entries too."),
+    ] = False,
+    quiet: QuietOption = False,
+    offline: OfflineOption = False,
+    no_cache: NoCacheOption = False,
+    sources: SourcesOption = None,
+    mailto: MailtoOption = None,
+    config: ConfigOption = None,
+    timeout: TimeoutOption = None,
+) -> None:
+    """Record today's findings so `check --baseline` fails only on new ones.
+
+    Example: refaudit baseline refs.bib -o .refaudit-baseline.json
+    """
+    from refaudit.baseline import build_baseline, write_baseline
+
+    settings = _settings(
+        config, offline=offline, no_cache=no_cache, sources=sources, mailto=mailto, timeout=timeout
+    )
+    report = _audit(files, settings, all_entries=all_entries, quiet=quiet)
+    known = build_baseline(report)
+    write_baseline(known, output)
+    _note(f"wrote {len(known.known)} known finding(s) to {output}", quiet=quiet)
+
+
+@handle_errors
+def config_show_command(
+    output_format: Annotated[
+        str, typer.Option("--format", "-f", help="table or json.", metavar="FORMAT")
+    ] = "table",
+    config: ConfigOption = None,
+) -> None:
+    """Print the effective configuration (secrets masked) and where each value comes from.
+
+    Example: refaudit config show --format json
+    """
+    import json
+
+    from refaudit.config import load_settings, setting_origins
+
+    if output_format not in ("table", "json"):
+        fail(f"unknown format {output_format!r}", hint="choose table or json")
+    settings = load_settings(config_path=config)
+    values = settings.masked()
+    origins = setting_origins(config_path=config)
+    if output_format == "json":
+        data = {"settings": values, "origins": origins}
+        typer.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+        return
+    from rich.table import Table
+
+    from refaudit.cli.common import stdout_console
+
+    table = Table(title="refaudit configuration", title_justify="left")
+    table.add_column("setting", style="bold")
+    table.add_column("value", overflow="fold")
+    table.add_column("from", style="dim")
+    for key, value in values.items():
+        shown = value if isinstance(value, str) else json.dumps(value, default=str)
+        table.add_row(key, shown, origins.get(key, ""))
+    stdout_console().print(table)
+
+
+def _settings(config: Path | None, **flags: Any) -> Any:
+    """Settings from file + env, with only the flags the user actually gave on top."""
+    from refaudit.config import load_settings
+
+    overrides: dict[str, Any] = {
+        "offline": True if flags.pop("offline") else None,
+        "use_cache": False if flags.pop("no_cache") else None,
+        "sources": _source_names(flags.pop("sources")),
+    }
+    overrides.update(flags)
+    if config is not None and not config.is_file():
+        from refaudit.errors import ConfigError
+
+        raise ConfigError(f"{config}: configuration file not found")
+    return load_settings(config_path=config, overrides=overrides)
+
+
+def _source_names(value: str | None) -> list[str] | None:
+    if value is None:
+        return None
+    from refaudit.config import SOURCE_NAMES
+    from refaudit.errors import ConfigError
+
+    names = [name.strip().lower() for name in value.split(",") if name.strip()]
+    unknown = [name for name in names if name not in SOURCE_NAMES]
+    if unknown or not names:
+        raise ConfigError(
+            f"--sources: unknown source(s) {', '.join(unknown) or '(none given)'}",
+            hint=f"known: {', '.join(SOURCE_NAMES)}",
+        )
+    return names
+
+
+def _audit(files: list[Path], settings: Any, *, all_entries: bool, quiet: bool) -> Any:
+    """Run the pipeline, with a progress bar only for a person watching a terminal."""
+    import asyncio
+
+    from refaudit import audit
+    from refaudit.errors import InputError
+
+    for path in files:
+        if not path.exists():
+            raise InputError("file not found", file=str(path))
+        if path.is_dir():
+            raise InputError("is a directory, not a bibliography file", file=str(path))
+    with _progress(quiet) as progress:
+        return asyncio.run(
+            audit.audit_paths(files, settings, all_entries=all_entries, progress=progress)
+        )
+
+
+def _progress(quiet: bool) -> Any:
+    """A context manager yielding a progress callback (None when nobody would see it)."""
+    import contextlib
+    import os
+    import sys
+
+    if quiet or os.environ.get("CI") or not sys.stderr.isatty():
+        return contextlib.nullcontext(None)
+    return _rich_progress()
+
+
+def _rich_progress() -> Any:
+    import contextlib
+
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+    from refaudit.cli.common import stderr_console
+
+    @contextlib.contextmanager
+    def bar() -> Any:
+        with Progress(
+            "checking references",
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=stderr_console(),
+            transient=True,
+        ) as progress:
+            task = progress.add_task("check", total=None)
+
+            def update(done: int, total: int) -> None:
+                progress.update(task, completed=done, total=total)
+
+            yield update
+
+    return bar()
+
+
+def _emit(report: Any, output_format: str, context: Any, output: Path | None) -> None:
+    """Print the report (the table in colour on a terminal) or write it to `output`."""
+    from refaudit.render import render
+
+    if output is None and output_format == "table":
+        from refaudit.cli.common import stdout_console
+        from refaudit.render.table import render_table
+
+        render_table(report, context, stdout_console())
+        return
+    text = render(report, output_format, context)
+    if output is None:
+        typer.echo(text, nl=False)
+        return
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(text, encoding="utf-8")
+    from refaudit.render.table import summary_lines
+
+    _note(f"wrote {output_format} report to {output}", quiet=context.quiet)
+    for line in summary_lines(report, context):
+        _note(line, quiet=context.quiet)
+
+
+def _note(message: str, *, quiet: bool) -> None:
+    """An informational line on stderr (stdout stays machine-readable)."""
+    if not quiet:
+        typer.echo(message, err=True)
+
+
+def _replace_atomically(path: Path, content: bytes) -> None:
+    """Write `content` to `path` via a temp file + os.replace, keeping `path.bak` first."""
+    import os
+    import shutil
+    import tempfile
+
+    shutil.copy2(path, path.with_name(path.name + ".bak"))
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(content)
+        shutil.copymode(path, temporary)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise

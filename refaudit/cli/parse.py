@@ -1,9 +1,103 @@
-"""Placeholder: commands of this group are registered by `register`."""
+"""`refaudit parse`: show what refaudit reads from an input, without asking any source.
+
+Useful to check a .bib/.tex before an audit: which entries come through, with
+which identifiers, and which input problems (bad entries, undefined citations).
+"""
 
 from __future__ import annotations
 
+import enum
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
 import typer
+
+from refaudit.cli.common import handle_errors, stderr_console, stdout_console
+
+
+class ParseFormat(enum.StrEnum):
+    TABLE = "table"
+    JSON = "json"
 
 
 def register(app: typer.Typer) -> None:
-    """Add this module's commands to the app."""
+    """Add `refaudit parse` to the app."""
+    app.command("parse")(parse_command)
+
+
+@handle_errors
+def parse_command(
+    files: Annotated[list[Path], typer.Argument(help=".bib, .tex or .bbl files to read.")],
+    output_format: Annotated[
+        ParseFormat, typer.Option("--format", "-f", help="table or json (on stdout).")
+    ] = ParseFormat.TABLE,
+    all_entries: Annotated[
+        bool, typer.Option("--all-entries", help="For .tex input, keep uncited entries too.")
+    ] = False,
+) -> None:
+    """Parse bibliography files and print the references found (no network).
+
+    Example: refaudit parse paper.tex --format json
+    """
+    from refaudit.models import Bibliography, to_dict
+    from refaudit.parsing import parse_file
+
+    merged = Bibliography(cited_keys=None)
+    for path in files:
+        bibliography = parse_file(path, all_entries=all_entries)
+        merged.references.extend(bibliography.references)
+        merged.problems.extend(bibliography.problems)
+        merged.files.extend(bibliography.files)
+        if bibliography.cited_keys is not None:
+            merged.cited_keys = (merged.cited_keys or []) + bibliography.cited_keys
+    _print_problems(merged)
+    if output_format == ParseFormat.JSON:
+        typer.echo(json.dumps(to_dict(merged), ensure_ascii=False, indent=2))
+    else:
+        _print_table(merged)
+
+
+def _print_problems(bibliography: Any) -> None:
+    console = stderr_console()
+    for problem in bibliography.problems:
+        location = problem.file + (f":{problem.line}" if problem.line else "")
+        key = f" [{problem.key}]" if problem.key else ""
+        console.print(f"{location}{key}: {problem.message}", highlight=False, markup=False)
+
+
+def _print_table(bibliography: Any) -> None:
+    from rich.table import Table
+
+    table = Table(title=f"{len(bibliography.references)} references", title_justify="left")
+    for column in ("key", "type", "line", "year", "first author"):
+        table.add_column(column, overflow="fold")
+    table.add_column("title", ratio=1, overflow="fold")
+    table.add_column("ids", overflow="fold")
+    for reference in bibliography.references:
+        first_author = reference.authors[0].full_family if reference.authors else ""
+        if reference.authors and (len(reference.authors) > 1 or reference.authors_truncated):
+            first_author += " et al."
+        ids = [
+            f"{name}:{value}"
+            for name, value in (
+                ("doi", reference.doi),
+                ("arXiv", reference.arxiv_id),
+                ("pmid", reference.pmid),
+                ("pmcid", reference.pmcid),
+                ("isbn", reference.isbn),
+            )
+            if value
+        ]
+        if not ids and reference.url:
+            ids.append(reference.url)
+        table.add_row(
+            reference.key,
+            reference.entry_type,
+            str(reference.line or ""),
+            str(reference.year or ""),
+            first_author,
+            reference.title or (reference.free_text or "")[:80],
+            " ".join(ids),
+        )
+    stdout_console().print(table)

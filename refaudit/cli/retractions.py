@@ -1,9 +1,394 @@
-"""Placeholder: commands of this group are registered by `register`."""
+"""`refaudit retractions …`: the Retraction Watch snapshot and direct integrity look-ups.
+
+Exit codes of `check`: 0 nothing retracted, 1 a DOI is retracted, withdrawn or
+removed, 2 bad input, 3 some DOI could not be checked (sources failed).
+"""
 
 from __future__ import annotations
 
+import enum
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
 import typer
+
+from refaudit.cli.common import ExitCode, fail, handle_errors, stderr_console, stdout_console
+
+retractions_app = typer.Typer(
+    name="retractions",
+    help="Retraction Watch snapshot and integrity look-ups (retractions, concerns, corrections).",
+    no_args_is_help=True,
+)
+
+
+class OutputFormat(enum.StrEnum):
+    TABLE = "table"
+    JSON = "json"
+
+
+FormatOption = typer.Option(OutputFormat.TABLE, "--format", "-f", help="table or json.")
 
 
 def register(app: typer.Typer) -> None:
     """Add this module's commands to the app."""
+    app.add_typer(retractions_app)
+
+
+def _settings(**overrides: Any) -> Any:
+    from refaudit.config import load_settings
+
+    return load_settings(overrides=overrides)
+
+
+def _emit_json(data: Any) -> None:
+    from refaudit.models import to_dict
+
+    typer.echo(json.dumps(to_dict(data), indent=2, ensure_ascii=False))
+
+
+def _print_table(table: Any, *, credit: bool = True) -> None:
+    """Print a table; `credit` adds the attribution Retraction Watch's CC BY licence asks for."""
+    console = stdout_console()
+    console.print(table)
+    if credit:
+        _print_credit()
+
+
+def _print_credit() -> None:
+    from refaudit.retractions.snapshot import CREDIT
+
+    stdout_console().print(f"[dim]{CREDIT}[/]", highlight=False)
+
+
+@retractions_app.command()
+@handle_errors
+def update(
+    url: str = typer.Option(
+        None, "--url", help="CSV address (default: Crossref Labs, or REFAUDIT_RETRACTIONWATCH_URL)."
+    ),
+    output: OutputFormat = FormatOption,
+) -> None:
+    """Download the Retraction Watch CSV and install it as the local snapshot.
+
+    A failed download or a file that is not the Retraction Watch CSV leaves the
+    previous snapshot in place.
+
+    Example: refaudit retractions update
+    """
+    import asyncio
+
+    from refaudit.retractions import download_snapshot
+
+    settings = _settings()
+    if sys.stderr.isatty() and output is OutputFormat.TABLE:
+        from rich.progress import DownloadColumn, Progress, TransferSpeedColumn
+
+        with Progress(
+            *Progress.get_default_columns(),
+            DownloadColumn(),
+            TransferSpeedColumn(),
+            console=stderr_console(),
+            transient=True,
+        ) as bar:
+            task = bar.add_task("Retraction Watch CSV", total=None)
+
+            def advance(done: int, total: int | None) -> None:
+                bar.update(task, completed=done, total=total)
+
+            report = asyncio.run(download_snapshot(settings, url=url, progress=advance))
+    else:
+        report = asyncio.run(download_snapshot(settings, url=url))
+    if output is OutputFormat.JSON:
+        _emit_json(report)
+        return
+    console = stdout_console()
+    console.print(
+        f"Loaded {report.rows:,} notices ({report.bytes:,} bytes) from {report.source_url}",
+        highlight=False,
+    )
+    if report.repaired_rows:
+        console.print(
+            f"[yellow]{report.repaired_rows} rows had bytes that are not UTF-8;"
+            " they were read as Windows-1252.[/]"
+        )
+    console.print(f"Newest notice: {report.newest_notice_date or 'unknown'}", highlight=False)
+    console.print(f"Snapshot: {report.path}", highlight=False)
+    _print_credit()
+
+
+@retractions_app.command()
+@handle_errors
+def status(output: OutputFormat = FormatOption) -> None:
+    """Show when the snapshot was downloaded, from where, and how many notices it holds."""
+    from refaudit.retractions.lookup import require_snapshot
+
+    snapshot = require_snapshot(_settings())
+    try:
+        info = snapshot.status()
+    finally:
+        snapshot.close()
+    if output is OutputFormat.JSON:
+        _emit_json(info)
+        return
+    from rich.table import Table
+
+    table = Table(show_header=False, title="Retraction Watch snapshot")
+    for label, value in (
+        ("path", info.path),
+        ("downloaded", info.downloaded_at),
+        ("age", f"{info.age_days:.1f} days"),
+        ("source", info.source_url),
+        ("notices", f"{info.rows:,}"),
+        ("repaired rows", str(info.repaired_rows)),
+        ("newest notice", info.newest_notice_date or "unknown"),
+    ):
+        table.add_row(label, value)
+    _print_table(table)
+
+
+@retractions_app.command()
+@handle_errors
+def check(
+    dois: Annotated[
+        list[str] | None, typer.Argument(help="DOIs in any form (URL, doi: prefix, bare).")
+    ] = None,
+    from_file: Annotated[
+        Path | None,
+        typer.Option("--from", help="Read DOIs from a file (any text containing DOIs)."),
+    ] = None,
+    offline: bool = typer.Option(
+        False, "--offline", help="Use the snapshot and the cache only; send no requests."
+    ),
+    output: OutputFormat = FormatOption,
+) -> None:
+    """Check DOIs for retractions, withdrawals, expressions of concern and corrections.
+
+    Exit 1 when a DOI is retracted, withdrawn or removed; 2 on bad input; 3 when a
+    DOI could not be checked because its sources failed.
+
+    Example: refaudit retractions check 10.1016/S0140-6736(97)11096-0
+    """
+    import asyncio
+
+    from refaudit.identifiers import find_dois
+    from refaudit.retractions import check_dois
+
+    inputs = list(dois or [])
+    if from_file is not None:
+        try:
+            text = from_file.read_text(encoding="utf-8", errors="replace")
+        except OSError as exc:
+            fail(f"{from_file}: cannot read: {exc.strerror or exc}")
+        inputs.extend(find_dois(text))
+    if not inputs:
+        fail("no DOIs given", hint="pass DOIs as arguments or --from FILE")
+    settings = _settings(offline=offline or None)
+    screenings = asyncio.run(check_dois(inputs, settings))
+    if output is OutputFormat.JSON:
+        _emit_json(
+            [{**_plain(s), "status": s.status, "withdrawn": s.withdrawn} for s in screenings]
+        )
+    else:
+        _check_table(screenings, offline=settings.offline)
+    if any(not s.valid for s in screenings):
+        raise typer.Exit(int(ExitCode.USAGE))
+    if any(s.withdrawn for s in screenings):
+        raise typer.Exit(int(ExitCode.FLAGGED))
+    if any(s.found is None and not s.notices for s in screenings):
+        raise typer.Exit(int(ExitCode.INCOMPLETE))
+
+
+def _plain(value: Any) -> Any:
+    from refaudit.models import to_dict
+
+    return to_dict(value)
+
+
+_STATUS_STYLE = {
+    "retraction": "bold red",
+    "partial_retraction": "bold red",
+    "withdrawal": "bold red",
+    "removal": "bold red",
+    "expression_of_concern": "yellow",
+    "correction": "cyan",
+    "reinstatement": "cyan",
+    "clean": "green",
+    "unknown": "magenta",
+    "not-found": "magenta",
+    "invalid": "red",
+}
+
+
+def _check_table(screenings: list[Any], *, offline: bool) -> None:
+    from rich.table import Table
+
+    table = Table(title="Integrity check")
+    for column in ("DOI", "status", "notices", "title", "sources"):
+        table.add_column(column, overflow="fold")
+    for screening in screenings:
+        state = screening.status
+        notices = "\n".join(
+            f"{n.kind.value.replace('_', ' ')} {n.date or '(no date)'} {n.notice_doi or ''}".strip()
+            for n in screening.notices
+        )
+        sources = ", ".join(
+            name if st.state in ("answered", "cached") else f"{name} {st.state}: {st.reason}"
+            for name, st in screening.sources.items()
+        )
+        table.add_row(
+            screening.doi or screening.input,
+            f"[{_STATUS_STYLE.get(state, '')}]{state.replace('_', ' ')}[/]",
+            notices or "-",
+            screening.title or "",
+            sources or "-",
+        )
+    _print_table(table, credit=any(_shows_rw(s) for s in screenings))
+    ages = {s.snapshot_age_days for s in screenings if s.snapshot_age_days is not None}
+    console = stdout_console()
+    if ages:
+        console.print(f"Snapshot age: {max(ages):.0f} days", highlight=False)
+    elif offline:
+        console.print("[yellow]Offline and no snapshot: run `refaudit retractions update`.[/]")
+    if any(s.status == "unknown" for s in screenings):
+        console.print("[magenta]unknown[/] = no source could answer; not a clean result.")
+
+
+def _shows_rw(screening: Any) -> bool:
+    return screening.snapshot_age_days is not None or any(
+        n.source == "retraction-watch" for n in screening.notices
+    )
+
+
+def _records_output(records: list[Any], output: OutputFormat, title: str) -> None:
+    if output is OutputFormat.JSON:
+        _emit_json(records)
+        return
+    from rich.table import Table
+
+    table = Table(title=f"{title} ({len(records)})")
+    for column in ("date", "kind", "original DOI", "title", "journal", "notice DOI", "record"):
+        table.add_column(column, overflow="fold")
+    for record in records:
+        table.add_row(
+            record.notice_date or "",
+            record.kind.value.replace("_", " "),
+            record.original_doi or "",
+            record.title,
+            record.journal or "",
+            record.notice_doi or "",
+            record.record_id,
+        )
+    _print_table(table)
+
+
+@retractions_app.command()
+@handle_errors
+def author(
+    name: str = typer.Argument(..., help='"Wakefield", "Wakefield AJ" or "Andrew J Wakefield".'),
+    limit: int = typer.Option(50, "--limit", min=1),
+    output: OutputFormat = FormatOption,
+) -> None:
+    """List snapshot notices on papers by an author.
+
+    Example: refaudit retractions author "Wakefield AJ"
+    """
+    from refaudit.retractions import retractions_by_author
+
+    records = retractions_by_author(name, _settings(), limit=limit)
+    _records_output(records, output, f"Notices for {name}")
+
+
+@retractions_app.command()
+@handle_errors
+def search(
+    query: str = typer.Argument(None, help="Words that must all occur in the title."),
+    journal: str = typer.Option(None, "--journal", help="Part of the journal name."),
+    since: str = typer.Option(None, "--since", help="Notices on or after this date (YYYY-MM-DD)."),
+    kind: str = typer.Option(
+        None, "--type", help="retraction, withdrawal, expression-of-concern, correction, …"
+    ),
+    limit: int = typer.Option(50, "--limit", min=1),
+    output: OutputFormat = FormatOption,
+) -> None:
+    """Search the snapshot by title words, journal, date and notice type.
+
+    Example: refaudit retractions search --journal Lancet --since 2020-01-01 covid
+    """
+    from datetime import date
+
+    from refaudit.retractions import search_retractions
+
+    if since is not None:
+        try:
+            date.fromisoformat(since)
+        except ValueError:
+            fail(f"--since {since!r} is not a date", hint="use YYYY-MM-DD")
+    if not (query or journal or since or kind):
+        fail("give a query or at least one of --journal, --since, --type")
+    records = search_retractions(
+        _settings(), query=query, journal=journal, since=since, nature=kind, limit=limit
+    )
+    _records_output(records, output, "Matching notices")
+
+
+@retractions_app.command()
+@handle_errors
+def recent(
+    days: int = typer.Option(None, "--days", min=1, help="Notices of the last N days."),
+    limit: int = typer.Option(None, "--limit", min=1, help="The N newest notices (default 20)."),
+    output: OutputFormat = FormatOption,
+) -> None:
+    """List the newest notices in the snapshot.
+
+    Example: refaudit retractions recent --days 30
+    """
+    from refaudit.retractions import recent_retractions
+
+    if days is not None and limit is not None:
+        fail("use --days or --limit, not both")
+    records = recent_retractions(_settings(), days=days, limit=limit)
+    _records_output(records, output, "Recent notices")
+
+
+@retractions_app.command()
+@handle_errors
+def record(
+    notice_doi: str = typer.Argument(..., help="DOI of a retraction or other notice."),
+    output: OutputFormat = FormatOption,
+) -> None:
+    """Show one notice: the snapshot's rows, or its Crossref record when not in the snapshot.
+
+    Example: refaudit retractions record 10.1016/S0140-6736(10)60175-4
+    """
+    import asyncio
+
+    from refaudit.retractions import get_notice
+
+    lookup = asyncio.run(get_notice(notice_doi, _settings()))
+    if output is OutputFormat.JSON:
+        _emit_json(lookup)
+    elif lookup.records:
+        _records_output(lookup.records, output, f"Notice {lookup.notice_doi}")
+    else:
+        from rich.table import Table
+
+        table = Table(title=f"Notice {lookup.notice_doi} ({lookup.origin or 'not found'})")
+        for column in ("kind", "date", "about DOI", "label", "source"):
+            table.add_column(column, overflow="fold")
+        for notice in lookup.notices:
+            table.add_row(
+                notice.kind.value.replace("_", " "),
+                notice.date or "",
+                notice.target_doi or "",
+                notice.label or "",
+                notice.source or "",
+            )
+        _print_table(table, credit=any(n.source == "retraction-watch" for n in lookup.notices))
+        if lookup.reason:
+            stdout_console().print(lookup.reason, highlight=False)
+    if lookup.found is None:
+        raise typer.Exit(int(ExitCode.INCOMPLETE))
+    if not lookup.found:
+        raise typer.Exit(int(ExitCode.FLAGGED))

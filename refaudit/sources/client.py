@@ -102,7 +102,8 @@ class _Pool:
                     float(self.limit.burst), self._tokens + (now - self._updated) * self.limit.rps
                 )
                 self._updated = now
-                if self._tokens >= 1:
+                # Tolerate float rounding: a wait shorter than the clock's resolution would spin.
+                if self._tokens >= 1 - 1e-6:
                     self._tokens -= 1
                     return
                 await sleep((1 - self._tokens) / self.limit.rps)

@@ -1,0 +1,288 @@
+"""Writing BibTeX: entries from source records, and corrections of the user's entries.
+
+The one rule: nothing is fabricated. A field appears only when the user wrote it
+and no source contradicts it, or when the matched record gives it. Values that
+come from records are escaped for LaTeX; values the user wrote are kept as
+written (they are already LaTeX).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from refaudit.models import Finding, Person, Reference, Work
+
+_SPECIALS = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+}
+_SPECIAL_PATTERN = re.compile("|".join(re.escape(c) for c in _SPECIALS))
+_WORD = re.compile(r"\S+")
+_KEY_STOPWORDS = frozenset(
+    "a an the on of in for and to with from by at is are towards toward via using".split()
+)
+
+# Work.type (Crossref / CSL vocabulary) → BibTeX entry type.
+_ENTRY_TYPES = {
+    "journal-article": "article",
+    "article": "article",
+    "article-journal": "article",
+    "proceedings-article": "inproceedings",
+    "paper-conference": "inproceedings",
+    "conference": "inproceedings",
+    "book": "book",
+    "monograph": "book",
+    "edited-book": "book",
+    "book-chapter": "incollection",
+    "chapter": "incollection",
+    "thesis": "phdthesis",
+    "dissertation": "phdthesis",
+    "report": "techreport",
+    "preprint": "misc",
+    "posted-content": "misc",
+    "dataset": "misc",
+}
+_VENUE_FIELD = {"article": "journal", "inproceedings": "booktitle", "incollection": "booktitle"}
+
+# Finding codes that mean "this field of the entry is wrong"; info-level style
+# notes (title-form, venue-form, arxiv-version) never rewrite what the user chose.
+_WRONG_FIELD_CODES = frozenset(
+    {
+        "title-mismatch",
+        "title-typo",
+        "author-mismatch",
+        "author-misspelled",
+        "author-order",
+        "placeholder-authors",
+        "year-mismatch",
+        "year-adjacent",
+        "venue-mismatch",
+        "pages-mismatch",
+        "volume-mismatch",
+        "doi-points-elsewhere",
+        "doi-not-registered",
+        "arxiv-points-elsewhere",
+        "arxiv-not-found",
+    }
+)
+_FIELD_BY_CODE = {
+    "placeholder-authors": "author",
+    "doi-points-elsewhere": "doi",
+    "doi-not-registered": "doi",
+    "arxiv-points-elsewhere": "eprint",
+    "arxiv-not-found": "eprint",
+}
+_FIELD_ALIASES = {
+    "authors": "author",
+    "venue": "venue",
+    "journal": "venue",
+    "booktitle": "venue",
+    "arxiv": "eprint",
+    "arxiv_id": "eprint",
+    "number": "number",
+    "issue": "number",
+}
+
+
+def escape_latex(text: str) -> str:
+    """Escape the ten characters LaTeX treats specially; everything else is kept (UTF-8)."""
+    return _SPECIAL_PATTERN.sub(lambda m: _SPECIALS[m.group(0)], text)
+
+
+def protect_title(title: str) -> str:
+    """Escape a title and brace words whose capitals a style must not lower-case.
+
+    Acronyms and mixed case (BERT, ImageNet, GPT-3) are always protected. In a
+    sentence-case title, a capitalised word after the first is a proper noun
+    (Bayesian, Gaussian), so it is protected too; in Title Case nothing tells
+    proper nouns apart, so only the acronyms are.
+    """
+    words = _WORD.findall(title)
+    long_words = [w for w in words if len(w) >= 4 and w[0].isalpha()]
+    sentence_case = (
+        bool(long_words) and sum(w[0].isupper() for w in long_words[1:]) * 2 < len(long_words) - 1
+    )
+
+    def protect(match: re.Match[str]) -> str:
+        lead, word, trail = _split_punctuation(match.group(0))
+        letters = [c for c in word if c.isalpha()]
+        before = title[: match.start()].rstrip()
+        starts_sentence = not before or before[-1] in ":.?!"
+        inner_capital = any(c.isupper() for c in letters[1:])
+        proper_noun = sentence_case and not starts_sentence and letters and letters[0].isupper()
+        core = escape_latex(word)
+        if inner_capital or proper_noun:
+            core = "{" + core + "}"
+        return escape_latex(lead) + core + escape_latex(trail)
+
+    return _WORD.sub(protect, title)
+
+
+def _split_punctuation(token: str) -> tuple[str, str, str]:
+    """`(BERT):` → (`(`, `BERT`, `):`) so braces hug the word, not its punctuation."""
+    match = re.fullmatch(r"([(\[\"'`]*)(.*?)([)\]\"',.:;!?]*)", token)
+    assert match is not None  # the pattern matches any string
+    return match.group(1), match.group(2), match.group(3)
+
+
+def format_person(person: Person) -> str:
+    """`Family, Given` (with particle and suffix); organisations in braces, never split."""
+    if person.is_organisation:
+        return "{" + escape_latex(person.family) + "}"
+    family = escape_latex(person.full_family)
+    if person.suffix:
+        return f"{family}, {escape_latex(person.suffix)}, {escape_latex(person.given)}"
+    return f"{family}, {escape_latex(person.given)}" if person.given else family
+
+
+def format_people(people: list[Person]) -> str:
+    return " and ".join(format_person(person) for person in people)
+
+
+def entry_type_for(work: Work) -> str | None:
+    return _ENTRY_TYPES.get((work.type or "").lower())
+
+
+def make_key(work: Work, existing: set[str]) -> str:
+    """`{family}{year}{firstword}`, ASCII, lower case, made unique with a, b, c…."""
+    family = _ascii_word(work.authors[0].family) if work.authors else ""
+    year = str(work.year) if work.year else ""
+    title_words = [_ascii_word(w) for w in _WORD.findall(work.title or "")]
+    first = next((w for w in title_words if w and w not in _KEY_STOPWORDS), "")
+    base = f"{family}{year}{first}" or "ref"
+    key, suffix = base, 0
+    while key in existing:
+        key = base + _letters(suffix)
+        suffix += 1
+    return key
+
+
+def _letters(index: int) -> str:
+    """0 → a, 25 → z, 26 → aa: suffixes for clashing keys."""
+    text = ""
+    index += 1
+    while index:
+        index, remainder = divmod(index - 1, 26)
+        text = chr(ord("a") + remainder) + text
+    return text
+
+
+def _ascii_word(text: str) -> str:
+    folded = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+    return re.sub(r"[^a-z0-9]", "", folded.lower())
+
+
+def work_fields(work: Work, entry_type: str) -> dict[str, str]:
+    """Every BibTeX field `work` gives, already escaped; absent data stays absent."""
+    fields: dict[str, str] = {}
+    if work.title:
+        title = f"{work.title}: {work.subtitle}" if work.subtitle else work.title
+        fields["title"] = protect_title(title)
+    if work.authors:
+        fields["author"] = format_people(work.authors)
+    if work.venue:
+        fields[_VENUE_FIELD.get(entry_type, "howpublished")] = escape_latex(work.venue)
+    if work.year:
+        fields["year"] = str(work.year)
+    for name, value in (("volume", work.volume), ("number", work.issue)):
+        if value:
+            fields[name] = escape_latex(value)
+    if work.pages:
+        fields["pages"] = escape_latex(re.sub(r"\s*[-\u2013\u2014]+\s*", "--", work.pages))
+    if work.publisher and entry_type in ("book", "incollection", "techreport", "misc"):
+        fields["publisher"] = escape_latex(work.publisher)
+    if work.doi:
+        fields["doi"] = work.doi
+    if work.arxiv_id:
+        fields["eprint"] = work.arxiv_id
+        fields["archiveprefix"] = "arXiv"
+    if work.pmid:
+        fields["pmid"] = work.pmid
+    return fields
+
+
+def format_entry(entry_type: str, key: str, fields: dict[str, str]) -> str:
+    """One entry in the layout refaudit writes: two-space indent, braces, trailing comma."""
+    lines = [f"@{entry_type}{{{key},"]
+    lines += [f"  {name} = {{{value}}}," for name, value in fields.items()]
+    return "\n".join(lines) + "\n}\n"
+
+
+def work_to_entry(work: Work, *, key: str | None = None, entry_type: str | None = None) -> str:
+    """A BibTeX entry describing `work` alone (key made up from it when not given)."""
+    entry_type = entry_type or entry_type_for(work) or "misc"
+    return format_entry(entry_type, key or make_key(work, set()), work_fields(work, entry_type))
+
+
+def corrected_entry(reference: Reference, work: Work, findings: list[Finding]) -> str:
+    """The user's entry with the fields sources contradict replaced, and missing ids added.
+
+    The key, the entry type (unless clearly wrong), the field order and every
+    field no finding contradicts are the user's. Wrong fields take the matched
+    record's value; a contradicted field the record cannot fill is dropped rather
+    than guessed.
+    """
+    entry_type = _corrected_type(reference.entry_type, work)
+    fields = dict(_lower_keys(reference.fields))
+    if entry_type != reference.entry_type.lower():
+        fields = _rename_venue_field(fields, entry_type)
+    from_work = work_fields(work, entry_type)
+    venue_field = _VENUE_FIELD.get(entry_type, "howpublished")
+
+    for finding in findings:
+        if finding.suppressed or finding.code not in _WRONG_FIELD_CODES:
+            continue
+        name = _FIELD_BY_CODE.get(finding.code) or _FIELD_ALIASES.get(
+            (finding.field or "").lower(), (finding.field or "").lower()
+        )
+        if name == "venue":
+            name = next((n for n in ("journal", "booktitle") if n in fields), venue_field)
+            replacement = escape_latex(work.venue) if work.venue else None
+        else:
+            replacement = from_work.get(name)
+        if not name:
+            continue
+        if replacement:
+            fields[name] = replacement
+            if name == "eprint":
+                fields.setdefault("archiveprefix", "arXiv")
+        else:
+            fields.pop(name, None)
+
+    for identifier in ("doi", "eprint", "archiveprefix"):
+        if identifier in from_work and identifier not in fields:
+            fields[identifier] = from_work[identifier]
+    return format_entry(entry_type, reference.key, fields)
+
+
+def _lower_keys(fields: dict[str, str]) -> dict[str, str]:
+    return {name.lower(): value for name, value in fields.items()}
+
+
+def _corrected_type(cited: str, work: Work) -> str:
+    """Keep the user's type unless it contradicts the record (article vs proceedings)."""
+    cited = cited.lower()
+    found = entry_type_for(work)
+    clash = {("article", "inproceedings"), ("inproceedings", "article")}
+    if (cited, found) in clash or (cited == "conference" and found == "article"):
+        return found or cited
+    return cited
+
+
+def _rename_venue_field(fields: dict[str, str], entry_type: str) -> dict[str, str]:
+    target = _VENUE_FIELD.get(entry_type)
+    if not target:
+        return fields
+    renamed: dict[str, str] = {}
+    for name, value in fields.items():
+        renamed[target if name in ("journal", "booktitle") else name] = value
+    return renamed

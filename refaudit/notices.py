@@ -1,0 +1,67 @@
+"""One vocabulary for integrity notices, whoever reports them.
+
+Crossref writes `expression_of_concern`, Retraction Watch "Expression of
+concern", PubMed "Expression of Concern for"; corrections arrive as
+erratum, corrigendum or correction. Every source maps its label through
+`normalize_notice_kind` so the retraction policy sees one `NoticeKind`.
+"""
+
+from __future__ import annotations
+
+import re
+
+from refaudit.models import NoticeKind
+
+_EXACT: dict[str, NoticeKind] = {
+    "retraction": NoticeKind.RETRACTION,
+    "retracted": NoticeKind.RETRACTION,
+    "retracted publication": NoticeKind.RETRACTION,
+    "retraction of publication": NoticeKind.RETRACTION,
+    "partial retraction": NoticeKind.PARTIAL_RETRACTION,
+    "withdrawal": NoticeKind.WITHDRAWAL,
+    "withdrawn": NoticeKind.WITHDRAWAL,
+    "removal": NoticeKind.REMOVAL,
+    "removed": NoticeKind.REMOVAL,
+    "expression of concern": NoticeKind.EXPRESSION_OF_CONCERN,
+    "eoc": NoticeKind.EXPRESSION_OF_CONCERN,
+    "correction": NoticeKind.CORRECTION,
+    "erratum": NoticeKind.CORRECTION,
+    "corrigendum": NoticeKind.CORRECTION,
+    "published erratum": NoticeKind.CORRECTION,
+    "reinstatement": NoticeKind.REINSTATEMENT,
+    "new version": NoticeKind.NEW_VERSION,
+    "new edition": NoticeKind.NEW_VERSION,
+}
+
+# Checked in order: "partial retraction" must win over "retraction",
+# "retraction of an expression of concern" is about the concern, not the paper.
+_KEYWORDS: tuple[tuple[str, NoticeKind], ...] = (
+    ("reinstat", NoticeKind.REINSTATEMENT),
+    ("partial retract", NoticeKind.PARTIAL_RETRACTION),
+    ("concern", NoticeKind.EXPRESSION_OF_CONCERN),
+    ("retract", NoticeKind.RETRACTION),
+    ("withdraw", NoticeKind.WITHDRAWAL),
+    ("remov", NoticeKind.REMOVAL),
+    ("correct", NoticeKind.CORRECTION),
+    ("errat", NoticeKind.CORRECTION),
+    ("corrigend", NoticeKind.CORRECTION),
+    ("new version", NoticeKind.NEW_VERSION),
+    ("new edition", NoticeKind.NEW_VERSION),
+)
+
+
+def normalize_notice_kind(text: str | None) -> NoticeKind:
+    """Map a notice type or label from any source to a `NoticeKind` (OTHER when unknown).
+
+    >>> normalize_notice_kind("Expression-of-Concern")
+    <NoticeKind.EXPRESSION_OF_CONCERN: 'expression_of_concern'>
+    """
+    if not text:
+        return NoticeKind.OTHER
+    words = re.sub(r"[\s_\-]+", " ", text).strip().lower()
+    if words in _EXACT:
+        return _EXACT[words]
+    for keyword, kind in _KEYWORDS:
+        if keyword in words:
+            return kind
+    return NoticeKind.OTHER

@@ -1,0 +1,88 @@
+"""Reading input files: refuse what cannot be a bibliography, decode what can.
+
+Everything that makes a file unusable raises `InputError` naming the file;
+a non-UTF-8 file is still read (as Latin-1) and reported, because old .bib
+files from reference managers are often Latin-1 and otherwise fine.
+"""
+
+from __future__ import annotations
+
+import codecs
+from pathlib import Path
+
+from refaudit.errors import InputError
+from refaudit.models import Bibliography, InputProblem
+
+BIBTEX_SUFFIXES = (".bib", ".bibtex")
+LATEX_SUFFIXES = (".tex", ".ltx")
+BBL_SUFFIXES = (".bbl",)
+SUPPORTED_SUFFIXES = BIBTEX_SUFFIXES + LATEX_SUFFIXES + BBL_SUFFIXES
+
+
+def parse_file(path: Path, *, all_entries: bool = False) -> Bibliography:
+    """Parse a .bib/.bibtex, .tex or .bbl file into references and input problems.
+
+    Raises:
+        InputError: the file is missing, a directory, binary, empty, of an unknown
+            kind, or holds no entries at all.
+    """
+    from refaudit.parsing.bibtex import parse_bibtex
+    from refaudit.parsing.tex import parse_bibitems, parse_latex
+
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix not in SUPPORTED_SUFFIXES:
+        raise InputError(
+            f"unsupported file type {suffix or '(no extension)'!r}",
+            file=str(path),
+            hint=f"refaudit reads {', '.join(SUPPORTED_SUFFIXES)} files",
+        )
+    text, problems = read_text(path)
+    if suffix in LATEX_SUFFIXES:
+        bibliography = parse_latex(path, text, all_entries=all_entries, read_text=read_text)
+    elif suffix in BBL_SUFFIXES:
+        bibliography = Bibliography(
+            references=parse_bibitems(text, file=str(path)), files=[str(path)]
+        )
+        if not bibliography.references:
+            raise InputError("no \\bibitem entries found", file=str(path))
+    else:
+        bibliography = parse_bibtex(text, file=str(path))
+        if not bibliography.references and not any(
+            problem.code == "parse-error" for problem in bibliography.problems
+        ):
+            raise InputError(
+                "no BibTeX entries found", file=str(path), hint="entries look like @article{key, …}"
+            )
+    bibliography.problems[:0] = problems
+    return bibliography
+
+
+def read_text(path: Path) -> tuple[str, list[InputProblem]]:
+    """The decoded text of an input file, plus a problem when it was not UTF-8."""
+    if not path.exists():
+        raise InputError("file not found", file=str(path))
+    if path.is_dir():
+        raise InputError("is a directory, not a file", file=str(path))
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise InputError(f"cannot read file: {error.strerror or error}", file=str(path)) from None
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return data.decode("utf-16"), []
+    if b"\x00" in data:
+        raise InputError("binary file (contains NUL bytes); expected a text file", file=str(path))
+    if not data.strip():
+        raise InputError("file is empty", file=str(path))
+    try:
+        return data.decode("utf-8-sig"), []
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        problem = InputProblem(
+            file=str(path),
+            line=line,
+            message=f"not valid UTF-8 (byte 0x{data[error.start]:02x} on line {line}); "
+            "read as Latin-1 — check accented characters",
+            code="latin1-decoded",
+        )
+        return data.decode("latin-1"), [problem]

@@ -1,0 +1,458 @@
+"""One free-text citation string → a `Reference` with what can be read from it reliably.
+
+`\\bibitem` texts and citation strings handed to the MCP server come in many
+styles. The common ones are recognised by their shape:
+
+    APA        Family, I., & Family, I. (2019). Title. *Venue*, 12(3), 1–9. https://doi.org/…
+    Chicago    Family, Given, and Given Family. 2019. "Title." *Venue* 12 (3): 1–9.
+    IEEE       I. Family and I. Family, "Title," in *Proc. Venue*, vol. 1, pp. 1–9, 2019.
+    Vancouver  Family I, Family I. Title. Venue. 2019;12(3):1-9. doi:…
+    listing    Family, Given, Family, Given. Title. Venue. 2019. 12. 3. 1-9
+
+Anything else (OCR noise, unusual styles) keeps only its identifiers and year:
+a field is left empty rather than guessed, because the verifier searches with
+these fields and a wrong title costs more than a missing one.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from refaudit.identifiers import (
+    arxiv_id_from_doi,
+    find_arxiv_id,
+    find_dois,
+    find_pmcid,
+    find_pmid,
+    normalize_isbn,
+    parse_arxiv_id,
+)
+from refaudit.models import Person, Reference
+from refaudit.parsing.latex import latex_to_text
+from refaudit.parsing.names import parse_person
+from refaudit.parsing.records import latex_url, normalize_pages
+
+# Private-use characters mark where \emph{…}/\textit{…} spans were, through LaTeX decoding.
+EMPH_OPEN = "\ue000"
+EMPH_CLOSE = "\ue001"
+NEWBLOCK = "\ue002"
+_EMPH_COMMAND = re.compile(r"\\(?:emph|textit|textsl|it|em)\s*\{")
+_OLD_EMPH = re.compile(r"\{\\(?:em|it|sl)\s+")
+
+_YEAR = r"(?:1[5-9]\d\d|20\d\d)"
+_QUOTED = re.compile(r"(?:“|``|\"|‘‘)(?P<title>.+?)(?:”|''|\"|’’)")
+_APA = re.compile(
+    rf"^(?P<authors>.+?)\s*\((?P<year>{_YEAR})[a-z]?(?:,\s*[^)]*)?\)\.?\s+(?P<rest>.+)$"
+)
+_INITIALS_GROUP = r"[A-Z]\.(?:\s?-?[A-Z]\.)*"
+_NATURE_NAME = rf"[^\W\d_][\w'’\-]*(?:\s[^\W\d_][\w'’\-]*)*,\s{_INITIALS_GROUP}"
+_NATURE = re.compile(
+    rf"^(?P<authors>{_NATURE_NAME}(?:(?:,\s*|,?\s*&\s*|,?\s+and\s+){_NATURE_NAME})*"
+    rf"(?:,?\s*et\s+al\.)?)\s+(?P<rest>[^(].+?)\s*\((?P<year>{_YEAR})\)\.?$"
+)
+_NATURE_VENUE = re.compile(r"^(?P<venue>[^.\d]+(?:\.[^.\d]+)*?)\s+\d+[A-Z]?\s*,")
+_CHICAGO_HEAD = re.compile(rf"^(?P<authors>.+?)\.?\s+(?P<year>{_YEAR})[a-z]?\.\s*$")
+_LISTING_TAIL = re.compile(
+    rf"\.\s+(?P<venue>[^.]+?)\.\s+(?P<year>{_YEAR})\.\s*(?P<volume>[^.\s]*)\s*\.\s*"
+    r"(?P<number>[^.\s]*)\s*\.\s*(?P<pages>[^.\s]*)\s*\.?\s*$"
+)
+_VANCOUVER_NAME = r"[^\W\d_][\w'’\-]*(?:\s[^\W\d_][\w'’\-]*)?\s(?:[A-Z]{1,3}|(?:[A-Z]\.\s?){1,3})"
+_VANCOUVER = re.compile(
+    rf"^(?P<authors>{_VANCOUVER_NAME}(?:,\s*{_VANCOUVER_NAME})*(?:,?\s*et\s+al)?)\.?\s+(?P<rest>\S.+)$"
+)
+_LOOSE_SENTENCE_END = re.compile(r"(?<=\S\S)[.?!]\s+(?=\S)")
+_SENTENCE_END = re.compile(r"(?<=[^\s.A-Z])[.?!]\s+(?=\S)|(?<=[a-z]{2}[A-Z])\.\s+(?=\S)")
+_APA_VENUE = re.compile(r"^(?P<venue>[^.,]{2,}(?:\.[^.,\d]+)*?),\s*(?:\d|\(|[A-Z]\d)")
+_CHICAGO_VENUE_END = re.compile(r"\s+\d|\s*\(|:|\.\s+https?:|\.\s*$|,")
+_VANCOUVER_VENUE_END = re.compile(rf"\.\s+(?={_YEAR}\b)|\.\s*$|;|,\s*(?:[Vv]ol\b|\d)|\.\s+doi")
+_URL = re.compile(r"https?://[^\s<>\"{}]+")
+_ISBN = re.compile(r"ISBN(?:-1[03])?:?\s*([\dXx][\d\s-]{8,16}[\dXx])")
+_INITIALS = re.compile(r"^(?:[A-Z][a-z]?\.?[\s-]?){1,4}$|^[A-Z]{1,3}$")
+_ET_AL = re.compile(r"(?:,\s*|\s+)et\.?\s*al\.?\s*$", re.IGNORECASE)
+_AND = re.compile(r"\s*(?:,\s*)?(?:\band\b|&)\s*")
+_LOCATOR = (
+    re.compile(r"\bvol\.\s*(?P<volume>[\w-]+)", re.IGNORECASE),
+    re.compile(r"\bno\.\s*(?P<number>[\w-]+)", re.IGNORECASE),
+    re.compile(r"\bpp?\.\s*(?P<pages>\w+(?:\s*[–-]\s*\w+)?)"),
+    re.compile(r"\)\s*:\s*(?P<pages>\w+(?:\s*[–-]\s*\w+)?)"),
+    re.compile(
+        r"^[\s,.;]*(?P<volume>\d+)\s*,\s*(?P<pages>[A-Za-z]?\d+(?:\s*[–-]\s*[A-Za-z]?\d+)?)"
+    ),
+    re.compile(
+        r"^[\s,.;]*(?P<volume>\d+)\s*(?:\((?P<number>[^)]{1,12})\))?\s*[,:]\s*"
+        r"(?P<pages>[A-Za-z]?\d+(?:\s*[–-]\s*[A-Za-z]?\d+)?)"
+    ),
+    re.compile(r"^[\s,.;]*(?P<volume>\d+)\s*(?:\((?P<number>[^)]{1,12})\))?(?=[\s,:;(]|$)"),
+)
+
+
+@dataclass
+class _Parts:
+    """What one style reader found; None means "could not tell"."""
+
+    authors: str | None = None
+    style: str = "unknown"
+    title: str | None = None
+    year: int | None = None
+    venue: str | None = None
+    tail: str = ""
+    locator: dict[str, str] = field(default_factory=dict)
+
+
+def parse_freetext(
+    text: str, *, key: str, file: str | None = None, line: int | None = None
+) -> Reference:
+    """Read one citation string; fields that cannot be read reliably stay None."""
+    marked = _decode(text)
+    plain = _clean(marked)
+    parts = _read_style(marked)
+    reference = Reference(key=key, entry_type="misc", file=file, line=line, free_text=plain)
+    reference.title = _clean(parts.title) if parts.title else None
+    if reference.title and len(reference.title) < 4:
+        reference.title = None
+    reference.venue = _clean_venue(parts.venue) if parts.venue else None
+    if parts.authors:
+        reference.authors, reference.authors_truncated = _read_authors(parts.authors, parts.style)
+    outside_title = plain.replace(reference.title, " ") if reference.title else plain
+    reference.year = parts.year or _fallback_year(outside_title)
+    locator = parts.locator or _read_locator(parts.tail)
+    reference.volume = locator.get("volume") or None
+    reference.number = locator.get("number") or None
+    reference.pages = normalize_pages(locator.get("pages")) if locator.get("pages") else None
+    _add_identifiers(reference, latex_url(text), outside_title)
+    if reference.arxiv_id and reference.venue is None and "arxiv" in plain.lower():
+        reference.entry_type = "misc"
+    elif reference.venue:
+        reference.entry_type = "inproceedings" if _is_proceedings(reference.venue) else "article"
+    return reference
+
+
+def _decode(text: str) -> str:
+    """LaTeX → Unicode, keeping \\emph spans as EMPH_OPEN…EMPH_CLOSE."""
+    marked = _mark_emphasis(text)
+    marked = re.sub(r"\\newblock\b\s*", NEWBLOCK, marked.replace("\\\\", " "))
+    return latex_to_text(marked).replace("``", "“").replace("''", "”")
+
+
+def _mark_emphasis(text: str) -> str:
+    out: list[str] = []
+    index = 0
+    for match in list(_EMPH_COMMAND.finditer(text)) + list(_OLD_EMPH.finditer(text)):
+        if match.start() < index:
+            continue
+        close = _matching_brace(
+            text, match.end() - 1 if text[match.end() - 1] == "{" else match.start()
+        )
+        if close is None:
+            continue
+        out.append(text[index : match.start()])
+        out.append(EMPH_OPEN + "{" + text[match.end() : close] + "}" + EMPH_CLOSE)
+        index = close + 1
+    out.append(text[index:])
+    return "".join(out)
+
+
+def _matching_brace(text: str, open_index: int) -> int | None:
+    depth = 0
+    for index in range(open_index, len(text)):
+        if text[index] == "{" and (index == 0 or text[index - 1] != "\\"):
+            depth += 1
+        elif text[index] == "}" and text[index - 1] != "\\":
+            depth -= 1
+            if depth == 0:
+                return index
+    return None
+
+
+def _clean(value: str) -> str:
+    text = value.replace(EMPH_OPEN, "").replace(EMPH_CLOSE, "").replace(NEWBLOCK, " ")
+    text = re.sub(r"\s+", " ", text).strip()
+    return text.strip(" ,;:").removesuffix(".").strip() if text else ""
+
+
+def _clean_venue(value: str) -> str | None:
+    """Like `_clean`, but an abbreviated last word ("Eng.", "Proc.") keeps its period."""
+    text = re.sub(r"\s+", " ", value.replace(EMPH_OPEN, "").replace(EMPH_CLOSE, "")).strip(" ,;:")
+    if text.endswith(".") and len(text.rsplit(" ", 1)[-1]) > 6:
+        text = text[:-1]
+    return text or None
+
+
+def _read_style(text: str) -> _Parts:
+    """Try each known style; the first whose shape matches wins."""
+    if NEWBLOCK in text:
+        return _read_newblocks(text)
+    quoted = _QUOTED.search(text)
+    if quoted and quoted.start() > 0:
+        return _read_quoted(text, quoted)
+    nature = _NATURE.match(text)
+    if nature:
+        return _read_nature(nature)
+    apa = _APA.match(text)
+    if apa and "“" not in apa.group("authors"):
+        return _read_apa(apa)
+    listing = _LISTING_TAIL.search(text)
+    if listing:
+        parts = _read_listing(text, listing)
+        if parts.title:
+            return parts
+    vancouver = _VANCOUVER.match(text)
+    if vancouver:
+        return _read_vancouver(vancouver)
+    return _Parts()
+
+
+def _read_newblocks(text: str) -> _Parts:
+    """BibTeX-generated items (.bbl): `authors \\newblock title \\newblock venue, year`."""
+    blocks = [block.strip() for block in text.split(NEWBLOCK)]
+    parts = _Parts(authors=blocks[0], style="natural")
+    if len(blocks) < 2:
+        return parts
+    parts.title = blocks[1]
+    rest = " ".join(blocks[2:])
+    years = re.findall(rf"(?<![\d.])({_YEAR})(?![\d])", _without_identifiers(rest))
+    parts.year = int(years[-1]) if years else None
+    if rest.startswith(EMPH_OPEN):
+        end = rest.find(EMPH_CLOSE)
+        parts.venue = rest[1:end] if end > 0 else None
+        parts.tail = rest[end + 1 :] if end > 0 else ""
+    elif rest.lower().startswith("in "):
+        emph = re.search(f"{EMPH_OPEN}(.*?){EMPH_CLOSE}", rest)
+        parts.venue = emph.group(1) if emph else None
+        parts.tail = rest[emph.end() :] if emph else ""
+    return parts
+
+
+def _read_quoted(text: str, quoted: re.Match[str]) -> _Parts:
+    """IEEE and Chicago: the title is the only quoted span."""
+    before = text[: quoted.start()].strip()
+    after = text[quoted.end() :]
+    parts = _Parts(title=quoted.group("title"), tail=after)
+    chicago = _CHICAGO_HEAD.match(before)
+    if chicago:
+        parts.style = "chicago"
+        parts.authors = chicago.group("authors")
+        parts.year = int(chicago.group("year"))
+    else:
+        # Chicago notes style ends the names with a period, IEEE with a comma.
+        parts.style = "chicago" if before.endswith(".") and not _ET_AL.search(before) else "natural"
+        parts.authors = before.rstrip(" ,")
+        years = re.findall(rf"(?<![\d.])({_YEAR})(?![\d])", _without_identifiers(after))
+        parts.year = int(years[-1]) if years else None
+    venue_text = re.sub(r"^[\s,.]*(?:in\s+)?", "", after)
+    if venue_text.startswith(EMPH_OPEN):
+        end = venue_text.find(EMPH_CLOSE)
+        parts.venue = venue_text[1:end] if end > 0 else None
+        parts.tail = venue_text[end + 1 :] if end > 0 else after
+    elif venue_text and not venue_text.lower().startswith(("http", "doi", "arxiv")):
+        end = _CHICAGO_VENUE_END.search(venue_text)
+        parts.venue = venue_text[: end.start()] if end else venue_text
+        parts.tail = venue_text[end.start() :] if end else ""
+    return parts
+
+
+def _read_apa(match: re.Match[str]) -> _Parts:
+    rest = match.group("rest")
+    parts = _Parts(
+        authors=match.group("authors"), style="family-first", year=int(match.group("year"))
+    )
+    emph = rest.find(EMPH_OPEN)
+    if emph == 0:
+        # An italic title right after the year: a book or report, not an article.
+        end = rest.find(EMPH_CLOSE)
+        parts.title = rest[1:end] if end > 0 else None
+        return parts
+    if emph > 0:
+        parts.title = rest[:emph]
+        end = rest.find(EMPH_CLOSE, emph)
+        parts.venue = rest[emph + 1 : end] if end > 0 else None
+        parts.tail = rest[end + 1 :] if end > 0 else ""
+        return parts
+    rest = _URL.sub("", rest).strip()
+    boundaries = [m for m in _SENTENCE_END.finditer(rest)]
+    for boundary in reversed(boundaries):
+        venue = _APA_VENUE.match(rest[boundary.end() :])
+        if venue:
+            parts.title = rest[: boundary.start() + 1]
+            parts.venue = venue.group("venue")
+            parts.tail = rest[boundary.end() + venue.end("venue") :]
+            return parts
+    if len(boundaries) <= 1:
+        parts.title = rest[: boundaries[0].start() + 1] if boundaries else rest
+        parts.venue = rest[boundaries[0].end() :] if boundaries else None
+    return parts
+
+
+def _read_nature(match: re.Match[str]) -> _Parts:
+    """`Family, I. & Family, I. Title. Venue 521, 436–444 (2015).`"""
+    rest = match.group("rest")
+    parts = _Parts(
+        authors=match.group("authors"), style="family-first", year=int(match.group("year"))
+    )
+    emph = rest.find(EMPH_OPEN)
+    if emph > 0:
+        end = rest.find(EMPH_CLOSE, emph)
+        parts.title = rest[:emph]
+        parts.venue = rest[emph + 1 : end] if end > 0 else None
+        parts.tail = rest[end + 1 :] if end > 0 else ""
+        return parts
+    for boundary in reversed(list(_SENTENCE_END.finditer(rest))):
+        venue = _NATURE_VENUE.match(rest[boundary.end() :])
+        if venue:
+            parts.title = rest[: boundary.start() + 1]
+            parts.venue = venue.group("venue")
+            parts.tail = rest[boundary.end() + venue.end("venue") :]
+            break
+    return parts
+
+
+def _read_listing(text: str, match: re.Match[str]) -> _Parts:
+    """`Family, Given, Family, Given. Title. Venue. 2010. 112. 5. 20-26`."""
+    head = text[: match.start()]
+    double = head.find(".. ")
+    if double > 0:
+        authors, title = head[: double + 1], head[double + 3 :]
+    else:
+        end = re.search(r"(?<=[^\W\d_]{2})\.\s+", head)
+        if end is None:
+            return _Parts()
+        authors, title = head[: end.start()], head[end.end() :]
+    return _Parts(
+        authors=authors,
+        style="pairs",
+        title=title,
+        year=int(match.group("year")),
+        venue=match.group("venue"),
+        locator={
+            name: match.group(name) for name in ("volume", "number", "pages") if match.group(name)
+        },
+    )
+
+
+def _read_vancouver(match: re.Match[str]) -> _Parts:
+    rest = match.group("rest")
+    parts = _Parts(authors=match.group("authors"), style="vancouver")
+    boundary = _LOOSE_SENTENCE_END.search(rest)
+    if boundary is None:
+        return parts
+    parts.title = rest[: boundary.start() + 1]
+    after = rest[boundary.end() :]
+    end = _VANCOUVER_VENUE_END.search(after)
+    parts.venue = after[: end.start()] if end else after
+    parts.tail = after[end.start() :] if end else ""
+    year = re.search(
+        rf"(?<![\d.])({_YEAR})(?:\s+[A-Z][a-z]{{2}}(?:\s+\d+)?)?\s*[;:.]", parts.tail + "."
+    )
+    parts.year = int(year.group(1)) if year else None
+    vancouver_locator = re.search(
+        r";\s*(?P<volume>[\w-]+)\s*(?:\((?P<number>[^)]+)\))?\s*:\s*(?P<pages>[\w]+(?:[–-][\w]+)?)",
+        parts.tail,
+    )
+    if vancouver_locator:
+        parts.locator = {k: v for k, v in vancouver_locator.groupdict().items() if v}
+    return parts
+
+
+def _read_locator(tail: str) -> dict[str, str]:
+    """Volume, number and pages from the text after the venue."""
+    text = _clean(_without_identifiers(tail)) if tail else ""
+    found: dict[str, str] = {}
+    for pattern in _LOCATOR:
+        match = pattern.search(text)
+        if match:
+            for name, value in match.groupdict().items():
+                if value and name not in found:
+                    found[name] = value.strip()
+    return found
+
+
+def _read_authors(text: str, style: str) -> tuple[list[Person], bool]:
+    """Names in the order the style writes them; "et al." marks a truncated list."""
+    text = re.sub(r"\s+", " ", text.replace(EMPH_OPEN, "").replace(EMPH_CLOSE, "")).strip(" ,;")
+    truncated = bool(_ET_AL.search(text))
+    text = _ET_AL.sub("", text).strip(" ,")
+    text = re.sub(r"(?<=[^\W\d_]{2})\.$", "", text)
+    if not text or any(char.isdigit() for char in text):
+        return [], truncated
+    if style == "vancouver":
+        people = [_vancouver_person(name) for name in re.split(r",\s*", text) if name.strip()]
+        return [p for p in people if p], truncated
+    if style == "family-first" and "," not in text and " " in text and not _has_initials(text):
+        # "World Health Organization. (2020)." — a group author, not given + family names.
+        return [Person(family=text, is_organisation=True)], truncated
+    chunks = [chunk.strip() for chunk in re.split(r",\s*|\s*&\s*|\s+and\s+", text) if chunk.strip()]
+    chunks = [re.sub(r"^(?:and|&)\s+", "", chunk) for chunk in chunks]
+    if style == "natural":
+        return [parse_person(name) for name in chunks], truncated
+    people: list[Person] = []
+    index = 0
+    while index < len(chunks):
+        # APA and listings invert every name ("Family, I."); Chicago only the first one.
+        inverted = style in ("family-first", "pairs") or not people
+        partner = chunks[index + 1] if index + 1 < len(chunks) else None
+        if inverted and partner and (style == "pairs" or not people or _INITIALS.match(partner)):
+            people.append(parse_person(f"{chunks[index]}, {partner}"))
+            index += 2
+        else:
+            people.append(parse_person(chunks[index]))
+            index += 1
+    return [p for p in people if p.family], truncated
+
+
+def _has_initials(text: str) -> bool:
+    return bool(re.search(r"\b[A-Z]\.", text))
+
+
+def _vancouver_person(name: str) -> Person | None:
+    match = re.match(
+        r"^(?P<family>.+?)\s+(?P<initials>[A-Z]{1,3}|(?:[A-Z]\.\s?){1,3})$", name.strip()
+    )
+    if not match:
+        return Person(family=name.strip()) if name.strip() else None
+    return Person(family=match.group("family"), given=match.group("initials").strip())
+
+
+def _without_identifiers(text: str) -> str:
+    text = _URL.sub(" ", text)
+    return re.sub(r"(?:doi:?\s*)?10\.\d{4,9}/\S+|arXiv:\s*\S+", " ", text, flags=re.IGNORECASE)
+
+
+def _fallback_year(text: str) -> int | None:
+    """The last plausible year outside identifiers and page ranges, preferring "(1995)"."""
+    text = _without_identifiers(text)
+    bracketed = re.findall(rf"\(({_YEAR})[a-z]?\)", text)
+    if bracketed:
+        return int(bracketed[-1])
+    years = re.findall(rf"(?<![\d.–-])({_YEAR})(?![\d–-])", text)
+    return int(years[-1]) if years else None
+
+
+def _add_identifiers(reference: Reference, raw: str, outside_title: str) -> None:
+    text = latex_to_text(raw) if "\\" in raw else raw
+    dois = find_dois(text)
+    reference.doi = dois[0] if dois else None
+    arxiv = find_arxiv_id(text)
+    if arxiv is None and reference.doi:
+        datacite = arxiv_id_from_doi(reference.doi)
+        arxiv = parse_arxiv_id(datacite) if datacite else None
+    if arxiv:
+        reference.arxiv_id, reference.arxiv_version = arxiv
+    reference.pmid = find_pmid(text)
+    reference.pmcid = find_pmcid(text)
+    isbn = _ISBN.search(outside_title)
+    reference.isbn = normalize_isbn(isbn.group(1)) if isbn else None
+    for url in _URL.findall(text):
+        url = url.rstrip(".,;")
+        if not re.search(r"doi\.org/", url, re.IGNORECASE):
+            reference.url = url
+            break
+
+
+def _is_proceedings(venue: str) -> bool:
+    return bool(
+        re.search(r"\b(?:proc\.?|proceedings|conference|conf\.?|workshop|symposium)\b", venue, re.I)
+        or re.search(
+            r"\b(?:ICLR|ICML|NeurIPS|NIPS|CVPR|ICCV|ECCV|ACL|EMNLP|AAAI|IJCAI|KDD)\b", venue
+        )
+    )

@@ -1,0 +1,205 @@
+"""When a run fails: the `--fail-on` vocabulary and the rules behind each word.
+
+A rule matches *findings*, never whole results, so that a baseline can waive
+exactly the findings it already knows and an ignored (suppressed) finding never
+fails a build. Verdicts with no finding of their own (`not_found`,
+`unverified`, `skipped`) get one synthesised by `effective_findings`, so every
+renderer and the baseline see the same list.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from refaudit.errors import ConfigError
+from refaudit.models import SEVERITY_RANK, AuditReport, Finding, Result, Verdict
+
+if TYPE_CHECKING:
+    from refaudit.baseline import Baseline
+
+INTEGRITY_CODES = frozenset(
+    {
+        "retracted",
+        "partially-retracted",
+        "withdrawn",
+        "removed",
+        "expression-of-concern",
+        "corrected",
+        "reinstated",
+    }
+)
+RETRACTION_CODES = frozenset({"retracted", "partially-retracted", "withdrawn", "removed"})
+FINDING_CODES = frozenset(
+    {
+        "not-found",
+        "doi-not-registered",
+        "doi-points-elsewhere",
+        "title-mismatch",
+        "title-typo",
+        "title-form",
+        "author-mismatch",
+        "author-misspelled",
+        "author-order",
+        "placeholder-authors",
+        "year-mismatch",
+        "year-adjacent",
+        "venue-mismatch",
+        "venue-form",
+        "pages-mismatch",
+        "volume-mismatch",
+        "arxiv-not-found",
+        "arxiv-points-elsewhere",
+        "arxiv-version",
+        "published-version-available",
+        "future-date",
+        "doi-available",
+        "unverified",
+        *INTEGRITY_CODES,
+    }
+)
+
+# The synthesised finding for verdicts the pipeline may leave without one.
+_VERDICT_FINDINGS: dict[Verdict, tuple[str, str]] = {
+    Verdict.NOT_FOUND: ("not-found", "error"),
+    Verdict.UNVERIFIED: ("unverified", "warning"),
+    Verdict.SKIPPED: ("skipped", "info"),
+}
+_VERDICT_MESSAGES = {
+    "not-found": "no source knows this reference",
+    "unverified": "no source could check this reference",
+    "skipped": "not checked",
+}
+
+FAIL_ON_CHOICES: dict[str, str] = {
+    "error": "any finding of severity error",
+    "warning": "any finding of severity warning or error",
+    "info": "any finding at all",
+    "flagged": "references refaudit flags (not found, or an error finding)",
+    "not_found": "references no source knows (verdict not_found)",
+    "mismatch": "references whose metadata differs from the record (verdict mismatch)",
+    "unverified": "references no source could check (verdict unverified)",
+    "doi": "DOI errors: doi-not-registered, doi-points-elsewhere",
+    "retracted": "retracted, partially retracted, withdrawn or removed works",
+    "integrity": "any integrity notice of severity warning or error (adds expressions of concern)",
+    "none": "never fail on findings (exit 0 unless --require-verified trips)",
+}
+"""Each word `--fail-on` accepts; any finding code (e.g. `year-mismatch`) is accepted too."""
+
+
+@dataclass(frozen=True)
+class FailRule:
+    """One parsed `--fail-on` word."""
+
+    name: str
+    matches: Callable[[Result, Finding], bool]
+
+
+def effective_findings(result: Result) -> list[Finding]:
+    """The result's findings, plus one standing for its verdict when the pipeline gave none."""
+    synthesised = _VERDICT_FINDINGS.get(result.verdict)
+    if synthesised is None or any(f.code == synthesised[0] for f in result.findings):
+        return list(result.findings)
+    code, severity = synthesised
+    # An ignored entry has every finding suppressed; its verdict's finding follows suit.
+    reasons = {f.suppressed for f in result.findings}
+    inherited = reasons.pop() if len(reasons) == 1 else None
+    skipped = (result.reason or "skipped") if result.verdict == Verdict.SKIPPED else None
+    verdict_finding = Finding(
+        code=code,
+        severity=severity,  # type: ignore[arg-type]
+        message=result.reason or _VERDICT_MESSAGES[code],
+        suppressed=skipped or inherited,
+    )
+    return [verdict_finding, *result.findings]
+
+
+def parse_fail_on(values: Iterable[str]) -> list[str]:
+    """Split comma lists, lower-case, and reject unknown words with the list of choices."""
+    words: list[str] = []
+    for value in values:
+        for word in str(value).split(","):
+            word = word.strip().lower().replace("-", "_")
+            if not word:
+                continue
+            if word not in FAIL_ON_CHOICES and word.replace("_", "-") not in FINDING_CODES:
+                raise ConfigError(
+                    f"unknown --fail-on value {word!r}",
+                    hint=f"use one of {', '.join(FAIL_ON_CHOICES)} or a finding code",
+                )
+            if word not in words:
+                words.append(word)
+    return words
+
+
+def _at_least(severity: str) -> Callable[[Result, Finding], bool]:
+    return lambda _result, finding: SEVERITY_RANK[finding.severity] >= SEVERITY_RANK[severity]
+
+
+def _verdict(verdict: Verdict) -> Callable[[Result, Finding], bool]:
+    """Match the verdict's own finding, or (for mismatch) its warnings and errors."""
+    own_code = _VERDICT_FINDINGS[verdict][0] if verdict in _VERDICT_FINDINGS else None
+
+    def matches(result: Result, finding: Finding) -> bool:
+        if result.verdict != verdict:
+            return False
+        if own_code:
+            return finding.code == own_code
+        return SEVERITY_RANK[finding.severity] >= SEVERITY_RANK["warning"]
+
+    return matches
+
+
+def _rule(word: str) -> FailRule:
+    named: dict[str, Callable[[Result, Finding], bool]] = {
+        "error": _at_least("error"),
+        "warning": _at_least("warning"),
+        "info": _at_least("info"),
+        "flagged": lambda r, f: r.flagged and (f.code == "not-found" or f.severity == "error"),
+        "not_found": _verdict(Verdict.NOT_FOUND),
+        "mismatch": _verdict(Verdict.MISMATCH),
+        "unverified": _verdict(Verdict.UNVERIFIED),
+        "doi": lambda _r, f: f.code.startswith("doi-") and f.severity == "error",
+        "retracted": lambda _r, f: f.code in RETRACTION_CODES,
+        "integrity": lambda _r, f: f.code in INTEGRITY_CODES and f.severity != "info",
+        "none": lambda _r, _f: False,
+    }
+    if word in named:
+        return FailRule(word, named[word])
+    code = word.replace("_", "-")
+    return FailRule(word, lambda _r, f: f.code == code)
+
+
+def failing_findings(
+    result: Result, fail_on: Iterable[str], baseline: Baseline | None = None
+) -> list[Finding]:
+    """The findings of `result` that trip a rule and are neither suppressed nor baselined."""
+    if result.verdict == Verdict.SKIPPED:
+        return []
+    rules = [_rule(word) for word in parse_fail_on(fail_on)]
+    failing = []
+    for finding in effective_findings(result):
+        if finding.suppressed:
+            continue
+        if baseline is not None and baseline.contains(result, finding):
+            continue
+        if any(rule.matches(result, finding) for rule in rules):
+            failing.append(finding)
+    return failing
+
+
+def failing_results(
+    report: AuditReport, fail_on: Iterable[str], baseline: Baseline | None = None
+) -> list[Result]:
+    """The results that make the run fail under `fail_on` (in report order)."""
+    words = parse_fail_on(fail_on)
+    return [result for result in report.results if failing_findings(result, words, baseline)]
+
+
+def unverified_share(report: AuditReport) -> float:
+    """Share of checked (not skipped) references that no source could verify."""
+    checked = [r for r in report.results if r.verdict != Verdict.SKIPPED]
+    if not checked:
+        return 0.0
+    return sum(1 for r in checked if r.verdict == Verdict.UNVERIFIED) / len(checked)

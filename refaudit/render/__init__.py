@@ -1,0 +1,166 @@
+"""Renderers: an AuditReport in, text out. Presentation only — no decisions.
+
+Whether a reference fails the run is the policy's call (`refaudit.policy`);
+renderers receive that answer through `RenderContext` so every format tells
+the same story as the exit code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from refaudit.config import DEFAULT_FAIL_ON
+from refaudit.models import SEVERITY_RANK, AuditReport, Finding, Result, Verdict
+from refaudit.policy import effective_findings, failing_findings
+
+if TYPE_CHECKING:
+    from refaudit.baseline import Baseline
+
+FORMATS = ("table", "json", "markdown", "sarif", "junit", "github")
+VERDICT_LABELS = {
+    Verdict.VERIFIED: "verified",
+    Verdict.MISMATCH: "mismatch",
+    Verdict.NOT_FOUND: "not found",
+    Verdict.UNVERIFIED: "unverified",
+    Verdict.SKIPPED: "skipped",
+}
+
+
+@dataclass
+class RenderContext:
+    """What a renderer needs beyond the report: the fail policy, the baseline, verbosity."""
+
+    fail_on: list[str] = field(default_factory=lambda: list(DEFAULT_FAIL_ON))
+    baseline: Baseline | None = None
+    details: bool = False
+    verbose: bool = False
+    quiet: bool = False
+
+    def is_baselined(self, result: Result, finding: Finding) -> bool:
+        return self.baseline is not None and self.baseline.contains(result, finding)
+
+    def fails(self, result: Result) -> bool:
+        return bool(failing_findings(result, self.fail_on, self.baseline))
+
+
+@dataclass(frozen=True)
+class Row:
+    """One finding of one result, as every renderer walks them."""
+
+    result: Result
+    finding: Finding
+    baselined: bool
+    failing: bool
+
+
+def rows(result: Result, context: RenderContext) -> list[Row]:
+    """The result's findings (verdict findings synthesised), worst first, failing ones marked."""
+    findings = effective_findings(result)
+    if result.verdict == Verdict.SKIPPED:
+        # A skipped entry was skipped on purpose: its findings read as suppressed everywhere.
+        reason = result.reason or "skipped"
+        findings = [f if f.suppressed else replace(f, suppressed=reason) for f in findings]
+    failing = failing_findings(result, context.fail_on, context.baseline)
+    ordered = sorted(findings, key=lambda f: (f.suppressed is not None, -SEVERITY_RANK[f.severity]))
+    return [
+        Row(
+            result,
+            finding,
+            context.is_baselined(result, finding),
+            finding in failing,
+        )
+        for finding in ordered
+    ]
+
+
+def display_path(file: str | None) -> str | None:
+    """A path relative to the working directory when it lies below it (for CI annotations)."""
+    if not file:
+        return None
+    path = Path(file)
+    try:
+        return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return path.as_posix() if not path.is_absolute() else str(path)
+
+
+def location(result: Result) -> str:
+    """`file:line` of the entry (or just the key when the reference came from no file)."""
+    path = display_path(result.reference.file)
+    if not path:
+        return result.reference.key
+    return f"{path}:{result.reference.line}" if result.reference.line else path
+
+
+def finding_source(result: Result, finding: Finding) -> str:
+    """Which source backs the finding; for unverified results, the sources that failed."""
+    if finding.source:
+        return finding.source
+    if result.verdict == Verdict.UNVERIFIED:
+        failed = [name for name, status in result.sources.items() if status.state == "failed"]
+        return ", ".join(failed)
+    return result.matched.source if result.matched else ""
+
+
+def failed_sources_text(result: Result) -> str:
+    """`crossref: timeout; openalex: 503` for the sources that failed on this reference."""
+    return "; ".join(
+        f"{name}: {status.reason}" if status.reason else name
+        for name, status in result.sources.items()
+        if status.state == "failed"
+    )
+
+
+def consulted_sources(report: AuditReport) -> list[str]:
+    """Sources that answered at least once, from the network or the cache."""
+    names = {n for n, count in report.stats.requests.items() if count}
+    names |= {n for n, count in report.stats.cache_hits.items() if count}
+    for result in report.results:
+        names |= {n for n, s in result.sources.items() if s.state in ("answered", "cached")}
+    return sorted(names)
+
+
+def tool_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("refaudit")
+    except PackageNotFoundError:
+        return "0+unknown"
+
+
+def render(report: AuditReport, format: str, context: RenderContext) -> str:
+    """Render `report` as text in one of FORMATS (the table without colour)."""
+    renderer = _renderers().get(format)
+    if renderer is None:
+        raise ValueError(f"unknown format {format!r}; choose from {', '.join(FORMATS)}")
+    return renderer(report, context)
+
+
+def _renderers() -> dict[str, Callable[[AuditReport, RenderContext], str]]:
+    from refaudit.render import github, json, junit, markdown, sarif, table
+
+    return {
+        "table": table.render_table_text,
+        "json": json.render_json,
+        "markdown": markdown.render_markdown,
+        "sarif": sarif.render_sarif,
+        "junit": junit.render_junit,
+        "github": github.render_github,
+    }
+
+
+def report_summary(report: AuditReport, context: RenderContext) -> dict[str, Any]:
+    """The counts every format prints, plus how many references fail the run."""
+    counts = report.counts()
+    return {
+        "total": len(report.results),
+        **{k: counts[k] for k in ("verified", "mismatch", "not_found", "unverified", "skipped")},
+        "retracted": counts["retracted"],
+        "flagged": counts["flagged"],
+        "failing": sum(1 for result in report.results if context.fails(result)),
+        "problems": len(report.problems),
+    }

@@ -1,0 +1,74 @@
+"""GitHub Actions workflow commands: each finding becomes an annotation on its .bib line.
+
+Format: `::error file=refs.bib,line=12,title=refaudit doi-not-registered::message`
+(https://docs.github.com/actions/reference/workflow-commands-for-github-actions).
+Suppressed findings are not annotated; baselined ones are downgraded to notices.
+"""
+
+from __future__ import annotations
+
+from refaudit.models import AuditReport
+from refaudit.render import RenderContext, display_path, rows
+from refaudit.render.table import summary_lines
+
+_COMMANDS = {"error": "error", "warning": "warning", "info": "notice"}
+
+
+def _escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(text: str) -> str:
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def _annotation(
+    command: str, message: str, *, file: str | None, line: int | None, title: str
+) -> str:
+    properties = []
+    if file:
+        properties.append(f"file={_escape_property(file)}")
+        if line:
+            properties.append(f"line={line}")
+    properties.append(f"title={_escape_property(title)}")
+    return f"::{command} {','.join(properties)}::{_escape_data(message)}"
+
+
+def render_github(report: AuditReport, context: RenderContext) -> str:
+    lines = []
+    for result in report.results:
+        reference = result.reference
+        for row in rows(result, context):
+            finding = row.finding
+            if finding.suppressed:
+                continue
+            command = "notice" if row.baselined else _COMMANDS[finding.severity]
+            message = f"{reference.key}: {finding.message}"
+            if finding.cited is not None or finding.found is not None:
+                message += f"\ncited: {finding.cited or '—'}\ncorrect: {finding.found or '—'}"
+            evidence = " ".join(p for p in (finding.source, finding.record) if p)
+            if evidence:
+                message += f"\nsource: {evidence}"
+            if row.baselined:
+                message += "\n(known: in the baseline)"
+            lines.append(
+                _annotation(
+                    command,
+                    message,
+                    file=display_path(reference.file),
+                    line=reference.line,
+                    title=f"refaudit {finding.code}",
+                )
+            )
+    for problem in report.problems:
+        lines.append(
+            _annotation(
+                _COMMANDS.get(problem.severity, "warning"),
+                problem.message,
+                file=display_path(problem.file),
+                line=problem.line,
+                title=f"refaudit {problem.code}",
+            )
+        )
+    lines += summary_lines(report, context)
+    return "\n".join(lines) + "\n"

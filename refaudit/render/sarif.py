@@ -1,0 +1,86 @@
+"""SARIF 2.1.0 for code-scanning dashboards: one result per finding, located at the entry.
+
+Rules are the finding codes; levels follow severity (info → note). Suppressed
+findings are kept, with the reason as an external suppression, and with a
+baseline each result carries `baselineState` (new / unchanged).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from refaudit.baseline import fingerprint
+from refaudit.models import AuditReport
+from refaudit.render import RenderContext, Row, display_path, rows, tool_version
+
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+DOCS = "https://github.com/refaudit/refaudit/blob/main/docs/verdicts.md"
+_LEVELS = {"error": "error", "warning": "warning", "info": "note"}
+
+
+def _rule_name(code: str) -> str:
+    return "".join(part.capitalize() for part in code.split("-"))
+
+
+def render_sarif(report: AuditReport, context: RenderContext) -> str:
+    all_rows = [row for result in report.results for row in rows(result, context)]
+    rules: dict[str, dict[str, Any]] = {}
+    for row in all_rows:
+        rules.setdefault(
+            row.finding.code,
+            {
+                "id": row.finding.code,
+                "name": _rule_name(row.finding.code),
+                "shortDescription": {"text": row.finding.code.replace("-", " ")},
+                "helpUri": f"{DOCS}#{row.finding.code}",
+                "defaultConfiguration": {"level": _LEVELS[row.finding.severity]},
+            },
+        )
+    rule_index = {code: index for index, code in enumerate(rules)}
+    run: dict[str, Any] = {
+        "tool": {
+            "driver": {
+                "name": "refaudit",
+                "version": tool_version(),
+                "informationUri": "https://github.com/refaudit/refaudit",
+                "rules": list(rules.values()),
+            }
+        },
+        "results": [_result(row, rule_index, context) for row in all_rows],
+        "columnKind": "unicodeCodePoints",
+    }
+    document = {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+
+
+def _result(row: Row, rule_index: dict[str, int], context: RenderContext) -> dict[str, Any]:
+    finding, reference = row.finding, row.result.reference
+    text = f"{reference.key}: {finding.message}"
+    if finding.cited is not None or finding.found is not None:
+        text += f" (cited: {finding.cited or '—'}; correct: {finding.found or '—'})"
+    result: dict[str, Any] = {
+        "ruleId": finding.code,
+        "ruleIndex": rule_index[finding.code],
+        "level": _LEVELS[finding.severity],
+        "message": {"text": text},
+        "partialFingerprints": {"refauditFinding/v1": "|".join(fingerprint(row.result, finding))},
+        "properties": {
+            "key": reference.key,
+            "verdict": row.result.verdict.value,
+            "field": finding.field,
+            "source": finding.source,
+            "record": finding.record,
+        },
+    }
+    path = display_path(reference.file)
+    if path:
+        physical: dict[str, Any] = {"artifactLocation": {"uri": path}}
+        if reference.line:
+            physical["region"] = {"startLine": reference.line}
+        result["locations"] = [{"physicalLocation": physical}]
+    if finding.suppressed:
+        result["suppressions"] = [{"kind": "external", "justification": finding.suppressed}]
+    if context.baseline is not None:
+        result["baselineState"] = "unchanged" if row.baselined else "new"
+    return result

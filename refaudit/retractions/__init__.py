@@ -1,0 +1,55 @@
+"""Retraction screening: the Retraction Watch snapshot, notice merging and DOI checks.
+
+The pipeline calls `screen_results` after verification; the CLI's `retractions`
+commands and the MCP server call the lookup functions. See docs/retractions.md.
+"""
+
+from __future__ import annotations
+
+from refaudit.retractions.lookup import (
+    DoiScreening,
+    NoticeLookup,
+    check_dois,
+    get_notice,
+    recent_retractions,
+    retractions_by_author,
+    search_retractions,
+)
+from refaudit.retractions.screen import (
+    FINDING_CODES,
+    collect_notices,
+    findings_for,
+    merge_notices,
+    screen_results,
+    severity_for,
+)
+from refaudit.retractions.snapshot import (
+    CREDIT,
+    RetractionRecord,
+    Snapshot,
+    SnapshotStatus,
+    UpdateReport,
+    download_snapshot,
+)
+
+__all__ = [
+    "CREDIT",
+    "FINDING_CODES",
+    "DoiScreening",
+    "NoticeLookup",
+    "RetractionRecord",
+    "Snapshot",
+    "SnapshotStatus",
+    "UpdateReport",
+    "check_dois",
+    "collect_notices",
+    "download_snapshot",
+    "findings_for",
+    "get_notice",
+    "merge_notices",
+    "recent_retractions",
+    "retractions_by_author",
+    "screen_results",
+    "search_retractions",
+    "severity_for",
+]

@@ -1,0 +1,252 @@
+"""Integrity screening: notices from every source → one chronological list → findings.
+
+Crossref (`updated-by`), OpenAlex (`is_retracted`), PubMed (publication types
+and "Retraction in" links) and the Retraction Watch snapshot often describe the
+same notice. `merge_notices` folds them into one entry per notice, keeping the
+richest fields, and `findings_for` turns each notice into a Finding whose
+severity comes from `settings.retraction_policy`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
+
+from refaudit.config import Settings
+from refaudit.identifiers import normalize_doi
+from refaudit.models import Finding, Notice, NoticeKind, Result, Work
+from refaudit.retractions.snapshot import CREDIT, RetractionRecord
+
+if TYPE_CHECKING:
+    from refaudit.retractions.snapshot import Snapshot
+
+FINDING_CODES: dict[NoticeKind, str] = {
+    NoticeKind.RETRACTION: "retracted",
+    NoticeKind.PARTIAL_RETRACTION: "partially-retracted",
+    NoticeKind.WITHDRAWAL: "withdrawn",
+    NoticeKind.REMOVAL: "removed",
+    NoticeKind.EXPRESSION_OF_CONCERN: "expression-of-concern",
+    NoticeKind.CORRECTION: "corrected",
+    NoticeKind.REINSTATEMENT: "reinstated",
+}
+# Kinds that take a paper out of the record: `check` exits 1 on them.
+WITHDRAWING_KINDS = frozenset(
+    {
+        NoticeKind.RETRACTION,
+        NoticeKind.PARTIAL_RETRACTION,
+        NoticeKind.WITHDRAWAL,
+        NoticeKind.REMOVAL,
+    }
+)
+_HEADLINES: dict[NoticeKind, str] = {
+    NoticeKind.RETRACTION: "Retracted",
+    NoticeKind.PARTIAL_RETRACTION: "Partially retracted",
+    NoticeKind.WITHDRAWAL: "Withdrawn",
+    NoticeKind.REMOVAL: "Removed",
+    NoticeKind.EXPRESSION_OF_CONCERN: "Expression of concern",
+    NoticeKind.CORRECTION: "Corrected",
+    NoticeKind.REINSTATEMENT: "Reinstated",
+}
+# Whose account of a notice wins field by field: the publisher's own, then Retraction Watch.
+_PROVENANCE_ORDER = ("publisher", "retraction-watch", "pubmed", "openalex")
+_COARSE_SOURCES = frozenset({"pubmed", "openalex"})
+
+
+def severity_for(kind: NoticeKind, settings: Settings) -> str:
+    """error | warning | info | ignore; new versions and unknown notices are never flagged."""
+    if kind not in FINDING_CODES:
+        return "ignore"
+    return settings.retraction_policy.get(kind.value, "ignore")
+
+
+def notices_from_work(work: Work) -> list[Notice]:
+    """The notices a source record carries about the work itself (not about its targets)."""
+    own = normalize_doi(work.doi)
+    kept = []
+    for notice in work.notices:
+        target = normalize_doi(notice.target_doi)
+        if target and own and target != own:
+            continue
+        if not notice.reported_by:
+            notice.reported_by = work.source
+        if not notice.source and work.source in _COARSE_SOURCES:
+            notice.source = work.source
+        kept.append(notice)
+    return kept
+
+
+def collect_notices(
+    works: Iterable[Work], records: Iterable[RetractionRecord] = ()
+) -> list[Notice]:
+    """Merge the notices of several source records and snapshot rows about one work.
+
+    OpenAlex's bare `is_retracted` flag becomes a dateless retraction notice only
+    when no source names the retraction itself.
+    """
+    works = list(works)
+    notices: list[Notice] = []
+    for work in works:
+        notices.extend(notices_from_work(work))
+    notices.extend(record.to_notice() for record in records)
+    merged = merge_notices(notices)
+    flaggers = [w for w in works if w.is_retracted and w.source == "openalex"]
+    if flaggers and not any(n.kind in WITHDRAWING_KINDS for n in merged):
+        merged.append(
+            Notice(
+                kind=NoticeKind.RETRACTION,
+                label="is_retracted",
+                source="openalex",
+                reported_by="openalex",
+                record_id=flaggers[0].openalex_id or flaggers[0].source_id,
+            )
+        )
+    return merged
+
+
+def merge_notices(notices: Iterable[Notice]) -> list[Notice]:
+    """One notice per (kind, notice DOI) or (kind, date), richest fields first, oldest first."""
+    merged: list[Notice] = []
+    for notice in sorted(notices, key=_provenance_rank):
+        twin = next((m for m in merged if _same_notice(m, notice)), None)
+        if twin is None:
+            merged.append(_copy(notice))
+        else:
+            _absorb(twin, notice)
+    return sorted(merged, key=lambda n: (n.date is None, n.date or "", n.kind.value))
+
+
+def _provenance_rank(notice: Notice) -> int:
+    source = (notice.source or "").lower()
+    return (
+        _PROVENANCE_ORDER.index(source) if source in _PROVENANCE_ORDER else len(_PROVENANCE_ORDER)
+    )
+
+
+def _same_notice(kept: Notice, other: Notice) -> bool:
+    """Same kind and notice DOI, or same kind and date; `kept` ranks higher in provenance."""
+    doi_kept, doi_other = normalize_doi(kept.notice_doi), normalize_doi(other.notice_doi)
+    if kept.kind != other.kind:
+        # PubMed files withdrawals, removals and Wakefield's 2004 partial retraction alike
+        # under "Retraction in": a DOI-less coarse notice on the date of a precise one is that one.
+        return (
+            other.source in _COARSE_SOURCES
+            and not doi_other
+            and bool(doi_kept)
+            and _dates_agree(kept.date, other.date)
+        )
+    if doi_kept and doi_other:
+        return doi_kept == doi_other
+    if kept.date and other.date:
+        return _dates_agree(kept.date, other.date)
+    # One side knows neither a DOI nor a date shared with the other: it adds nothing new.
+    return not (doi_kept or kept.date) or not (doi_other or other.date)
+
+
+def _dates_agree(a: str | None, b: str | None) -> bool:
+    """ISO dates, either possibly partial ("2010-02" agrees with "2010-02-06")."""
+    return bool(a and b) and (a.startswith(b) or b.startswith(a))
+
+
+def _copy(notice: Notice) -> Notice:
+    return Notice(**{**vars(notice), "notice_doi": normalize_doi(notice.notice_doi)})
+
+
+def _absorb(kept: Notice, other: Notice) -> None:
+    if kept.date and other.date and len(other.date) > len(kept.date):
+        kept.date = other.date if _dates_agree(kept.date, other.date) else kept.date
+    for name in ("notice_doi", "date", "label", "source", "record_id", "reason", "target_doi"):
+        if not getattr(kept, name) and getattr(other, name):
+            value = getattr(other, name)
+            setattr(kept, name, normalize_doi(value) if name == "notice_doi" else value)
+    reporters = [r for r in (kept.reported_by or "").split(", ") if r]
+    for reporter in (other.reported_by or "").split(", "):
+        if reporter and reporter not in reporters:
+            reporters.append(reporter)
+    kept.reported_by = ", ".join(reporters) or None
+
+
+def findings_for(notices: Sequence[Notice], settings: Settings) -> list[Finding]:
+    """One Finding per notice the policy does not ignore, in the notices' order."""
+    findings = []
+    for notice in notices:
+        severity = severity_for(notice.kind, settings)
+        if severity == "ignore":
+            continue
+        findings.append(
+            Finding(
+                code=FINDING_CODES[notice.kind],
+                severity=severity,  # type: ignore[arg-type]
+                message=describe(notice),
+                field=None,
+                found=notice.label,
+                source=notice.reported_by,
+                record=notice.notice_doi or notice.record_id,
+            )
+        )
+    return findings
+
+
+def describe(notice: Notice) -> str:
+    """A one-line account of a notice, crediting Retraction Watch when its data are shown."""
+    parts = [_HEADLINES.get(notice.kind, notice.kind.value.replace("_", " ").capitalize())]
+    parts.append(f"on {notice.date}" if notice.date else "(date unknown)")
+    if notice.notice_doi:
+        parts.append(f"— notice {notice.notice_doi}")
+    if notice.source == "openalex" and not notice.notice_doi:
+        parts.append("— OpenAlex marks the work as retracted; no notice found elsewhere")
+    if notice.reason:
+        parts.append(f"— reason: {notice.reason.strip().rstrip(';')}")
+    text = " ".join(parts)
+    if _from_retraction_watch(notice):
+        text += f" [{CREDIT}]"
+    return text
+
+
+def _from_retraction_watch(notice: Notice) -> bool:
+    return notice.source == "retraction-watch" or "retractionwatch" in (notice.reported_by or "")
+
+
+def screen_results(
+    results: Sequence[Result],
+    records_by_result: Sequence[Sequence[Work]],
+    settings: Settings,
+    *,
+    snapshot: Snapshot | None,
+) -> None:
+    """Attach integrity notices and findings to each result, in place.
+
+    `records_by_result[i]` holds every Work the sources returned for result i's
+    identity. A result without a match, identifiers or snapshot hit is left
+    alone: an unresolved DOI is the verifier's `doi-not-registered`, not "clean".
+    """
+    for result, records in zip(results, records_by_result, strict=True):
+        works = list(records)
+        if result.matched is not None and all(result.matched is not w for w in works):
+            works.insert(0, result.matched)
+        rows = _snapshot_rows(result, snapshot) if snapshot is not None else []
+        notices = collect_notices(works, rows)
+        if not notices and not result.integrity:
+            continue
+        result.integrity = merge_notices([*result.integrity, *notices])
+        present = {(f.code, f.record) for f in result.findings}
+        for finding in findings_for(result.integrity, settings):
+            if (finding.code, finding.record) not in present:
+                result.findings.append(finding)
+
+
+def _snapshot_rows(result: Result, snapshot: Snapshot) -> list[RetractionRecord]:
+    """Snapshot rows by DOI and PMID (the match's, else the cited ones), else by title + year."""
+    matched, reference = result.matched, result.reference
+    doi = normalize_doi(matched.doi if matched and matched.doi else reference.doi)
+    pmid = matched.pmid if matched and matched.pmid else reference.pmid
+    rows: list[RetractionRecord] = []
+    if doi:
+        rows.extend(snapshot.lookup_doi(doi))
+    if pmid:
+        rows.extend(r for r in snapshot.lookup_pmid(pmid) if r not in rows)
+    if rows or doi or pmid or reference.arxiv_id:
+        return rows
+    # No identifier anywhere: an exact normalised title with a year one apart at most.
+    title = matched.title if matched and matched.title else reference.title
+    year = matched.year if matched and matched.year else reference.year
+    return snapshot.lookup_title(title, year) if title else []

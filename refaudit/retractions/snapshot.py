@@ -1,0 +1,635 @@
+"""A local copy of the Retraction Watch database, kept in SQLite.
+
+Crossref Labs publishes the whole Retraction Watch database as one CSV
+(https://api.labs.crossref.org/data/retractionwatch, also mirrored in the
+`retraction-watch-data` Git repositories). `download_snapshot` streams it to a
+temporary file, repairs undecodable bytes, checks the header, loads it into a
+new SQLite file and only then swaps it in with `os.replace`, so a failed or
+truncated download never destroys the previous snapshot. `Snapshot` answers the
+questions screening and the CLI ask: by DOI, PMID, title, author, date.
+
+The data are CC BY 4.0; every output that shows them carries `CREDIT`.
+"""
+
+from __future__ import annotations
+
+import codecs
+import csv
+import os
+import re
+import shutil
+import sqlite3
+import tempfile
+import unicodedata
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+from typing import IO, TYPE_CHECKING
+
+from refaudit.config import Settings
+from refaudit.errors import SourceUnavailable, UnexpectedResponse
+from refaudit.identifiers import normalize_doi
+from refaudit.models import Notice, NoticeKind
+from refaudit.notices import normalize_notice_kind
+
+if TYPE_CHECKING:
+    import httpx
+
+NAME = "retractionwatch"
+FILENAME = "retractionwatch.sqlite3"
+CREDIT = "Retraction Watch (The Center for Scientific Integrity) data via Crossref, CC BY 4.0"
+
+# The real header, in order; the real file also ends every line with a comma (an unnamed column).
+COLUMNS: tuple[str, ...] = (
+    "Record ID",
+    "Title",
+    "Subject",
+    "Institution",
+    "Journal",
+    "Publisher",
+    "Country",
+    "Author",
+    "URLS",
+    "ArticleType",
+    "RetractionDate",
+    "RetractionDOI",
+    "RetractionPubMedID",
+    "OriginalPaperDate",
+    "OriginalPaperDOI",
+    "OriginalPaperPubMedID",
+    "RetractionNature",
+    "Reason",
+    "Paywalled",
+    "Notes",
+)
+
+_SCHEMA = """
+CREATE TABLE notices (
+    record_id TEXT, title TEXT, subject TEXT, institution TEXT, journal TEXT, publisher TEXT,
+    country TEXT, authors TEXT, urls TEXT, article_type TEXT, notice_date TEXT, notice_doi TEXT,
+    notice_pmid TEXT, original_date TEXT, original_doi TEXT, original_pmid TEXT, nature TEXT,
+    kind TEXT, reason TEXT, paywalled TEXT, notes TEXT, title_key TEXT, original_year INTEGER,
+    journal_key TEXT
+);
+CREATE TABLE authors (notice INTEGER, family_key TEXT, name_key TEXT);
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
+"""
+_INDEXES = """
+CREATE INDEX notices_original_doi ON notices (original_doi);
+CREATE INDEX notices_original_pmid ON notices (original_pmid);
+CREATE INDEX notices_notice_doi ON notices (notice_doi);
+CREATE INDEX notices_title_key ON notices (title_key);
+CREATE INDEX notices_journal_key ON notices (journal_key);
+CREATE INDEX notices_notice_date ON notices (notice_date);
+CREATE INDEX authors_family_key ON authors (family_key);
+"""
+_RW_DATE = re.compile(r"^\s*(\d{1,2})/(\d{1,2})/(\d{4})")
+_NON_WORD = re.compile(r"[\W_]+")
+_TAGS = re.compile(r"<[^>]+>")
+
+
+@dataclass
+class RetractionRecord:
+    """One row of the Retraction Watch database, with ISO dates and a normalised kind."""
+
+    record_id: str
+    kind: NoticeKind
+    nature: str
+    title: str
+    journal: str | None
+    publisher: str | None
+    authors: list[str]
+    notice_date: str | None
+    notice_doi: str | None
+    notice_pmid: str | None
+    original_date: str | None
+    original_doi: str | None
+    original_pmid: str | None
+    reason: str | None
+    subject: str | None = None
+    institution: str | None = None
+    country: str | None = None
+    urls: list[str] | None = None
+    article_type: str | None = None
+    paywalled: str | None = None
+    notes: str | None = None
+
+    def to_notice(self) -> Notice:
+        return Notice(
+            kind=self.kind,
+            notice_doi=self.notice_doi,
+            date=self.notice_date,
+            label=self.nature,
+            source="retraction-watch",
+            reported_by=f"{NAME} snapshot",
+            record_id=self.record_id,
+            reason=self.reason,
+            target_doi=self.original_doi,
+        )
+
+
+@dataclass
+class SnapshotStatus:
+    """What `refaudit retractions status` shows."""
+
+    path: str
+    downloaded_at: str
+    source_url: str
+    rows: int
+    repaired_rows: int
+    newest_notice_date: str | None
+    age_days: float
+
+
+def snapshot_path(settings: Settings) -> Path:
+    return settings.resolved_data_dir() / FILENAME
+
+
+class Snapshot:
+    """Read-only queries over a loaded snapshot. Open it with `Snapshot.open(settings)`."""
+
+    def __init__(self, path: Path, *, now: Callable[[], datetime] | None = None) -> None:
+        self.path = path
+        self._now = now or (lambda: datetime.now(UTC))
+        self._db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
+        self._db.row_factory = sqlite3.Row
+        self._meta = {row["key"]: row["value"] for row in self._db.execute("SELECT * FROM meta")}
+
+    @classmethod
+    def open(cls, settings: Settings) -> Snapshot | None:
+        """The snapshot in the data directory, or None when none was downloaded yet."""
+        path = snapshot_path(settings)
+        if not path.is_file():
+            return None
+        try:
+            return cls(path)
+        except sqlite3.DatabaseError:
+            return None
+
+    def close(self) -> None:
+        self._db.close()
+
+    @property
+    def age_days(self) -> float:
+        """Days since the download, so offline results can say how stale they may be."""
+        downloaded = datetime.fromisoformat(self._meta["downloaded_at"])
+        return max(0.0, (self._now() - downloaded).total_seconds() / 86400)
+
+    def status(self) -> SnapshotStatus:
+        return SnapshotStatus(
+            path=str(self.path),
+            downloaded_at=self._meta["downloaded_at"],
+            source_url=self._meta["source_url"],
+            rows=int(self._meta["rows"]),
+            repaired_rows=int(self._meta["repaired_rows"]),
+            newest_notice_date=self._meta.get("newest_notice_date") or None,
+            age_days=round(self.age_days, 2),
+        )
+
+    def lookup_doi(self, doi: str) -> list[RetractionRecord]:
+        """Notices about the paper with this DOI (any spelling normalize_doi accepts)."""
+        canonical = normalize_doi(doi)
+        if not canonical:
+            return []
+        return self._select("original_doi = ?", (canonical,))
+
+    def lookup_pmid(self, pmid: str) -> list[RetractionRecord]:
+        value = str(pmid).strip()
+        if not value.isdigit() or int(value) == 0:
+            return []
+        return self._select("original_pmid = ?", (str(int(value)),))
+
+    def lookup_title(self, title: str, year: int | None = None) -> list[RetractionRecord]:
+        """Exact match on the normalised title; the year, when given, must agree within one."""
+        key = title_key(title)
+        if len(key) < 12:
+            return []
+        if year is None:
+            return self._select("title_key = ?", (key,))
+        return self._select(
+            "title_key = ? AND (original_year IS NULL OR ABS(original_year - ?) <= 1)",
+            (key, year),
+        )
+
+    def by_author(self, name: str, limit: int = 50) -> list[RetractionRecord]:
+        """Notices on papers with an author of this name ("Wakefield", "Wakefield AJ", …)."""
+        family, initial = _split_name(name)
+        if not family:
+            return []
+        rows = self._db.execute(
+            "SELECT DISTINCT notice, name_key FROM authors WHERE family_key = ?", (family,)
+        ).fetchall()
+        wanted = [
+            row["notice"] for row in rows if not initial or row["name_key"].startswith(initial)
+        ]
+        if not wanted:
+            return []
+        marks = ",".join("?" * len(wanted))
+        return self._select(f"rowid IN ({marks})", tuple(wanted), limit=limit)
+
+    def search(
+        self,
+        query: str | None = None,
+        *,
+        journal: str | None = None,
+        since: str | None = None,
+        nature: str | None = None,
+        limit: int = 50,
+    ) -> list[RetractionRecord]:
+        """Every word of `query` in the title; journal substring; notices on or after `since`."""
+        clauses: list[str] = []
+        args: list[object] = []
+        for word in title_key(query or "").split():
+            clauses.append("(' ' || title_key || ' ') LIKE ?")
+            args.append(f"% {word} %")
+        if journal:
+            clauses.append("journal_key LIKE ?")
+            args.append(f"%{title_key(journal)}%")
+        if since:
+            clauses.append("notice_date >= ?")
+            args.append(since)
+        if nature:
+            clauses.append("kind = ?")
+            args.append(normalize_notice_kind(nature).value)
+        return self._select(" AND ".join(clauses) or "1", tuple(args), limit=limit)
+
+    def recent(
+        self, *, days: int | None = None, limit: int | None = None, today: date | None = None
+    ) -> list[RetractionRecord]:
+        """The newest notices: those of the last `days` days, or the `limit` latest."""
+        if days is not None:
+            start = (today or self._now().date()) - timedelta(days=days)
+            return self._select("notice_date >= ?", (start.isoformat(),), limit=limit)
+        return self._select("notice_date IS NOT NULL", (), limit=limit or 20)
+
+    def record(self, notice_doi: str) -> list[RetractionRecord]:
+        """The rows of one notice (a notice may concern several papers)."""
+        canonical = normalize_doi(notice_doi)
+        if not canonical:
+            return []
+        return self._select("notice_doi = ?", (canonical,))
+
+    def _select(
+        self, where: str, args: tuple[object, ...], *, limit: int | None = None
+    ) -> list[RetractionRecord]:
+        sql = f"SELECT * FROM notices WHERE {where} ORDER BY notice_date DESC, record_id"
+        if limit:
+            sql += f" LIMIT {int(limit)}"
+        return [_record_from_row(row) for row in self._db.execute(sql, args)]
+
+
+def _record_from_row(row: sqlite3.Row) -> RetractionRecord:
+    return RetractionRecord(
+        record_id=row["record_id"],
+        kind=NoticeKind(row["kind"]),
+        nature=row["nature"],
+        title=row["title"],
+        journal=row["journal"] or None,
+        publisher=row["publisher"] or None,
+        authors=[a for a in (row["authors"] or "").split(";") if a.strip()],
+        notice_date=row["notice_date"],
+        notice_doi=row["notice_doi"],
+        notice_pmid=row["notice_pmid"],
+        original_date=row["original_date"],
+        original_doi=row["original_doi"],
+        original_pmid=row["original_pmid"],
+        reason=row["reason"] or None,
+        subject=row["subject"] or None,
+        institution=row["institution"] or None,
+        country=row["country"] or None,
+        urls=[u for u in (row["urls"] or "").split(";") if u.strip()] or None,
+        article_type=row["article_type"] or None,
+        paywalled=row["paywalled"] or None,
+        notes=row["notes"] or None,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Normalisation of CSV values
+
+
+def title_key(text: str | None) -> str:
+    """Lower-case, accent-folded, markup-free words: the key titles are compared on."""
+    if not text:
+        return ""
+    plain = _TAGS.sub(" ", text)
+    folded = unicodedata.normalize("NFKD", plain)
+    folded = "".join(ch for ch in folded if not unicodedata.combining(ch))
+    return " ".join(_NON_WORD.sub(" ", folded.lower()).split())
+
+
+def rw_date(value: str | None) -> str | None:
+    """Retraction Watch's `3/6/2004 0:00` as ISO `2004-03-06` (None when blank or unreadable)."""
+    match = _RW_DATE.match(value or "")
+    if not match:
+        return None
+    month, day, year = (int(part) for part in match.groups())
+    try:
+        return date(year, month, day).isoformat()
+    except ValueError:
+        return None
+
+
+def rw_pmid(value: str | None) -> str | None:
+    """PubMed ids; Retraction Watch writes 0 for "none"."""
+    text = (value or "").strip()
+    return str(int(text)) if text.isdigit() and int(text) else None
+
+
+def rw_doi(value: str | None) -> str | None:
+    """DOIs; Retraction Watch writes `unavailable` (or leaves blank) when there is none."""
+    return normalize_doi(value)
+
+
+def rw_kind(nature: str | None, reason: str | None) -> NoticeKind:
+    """RetractionNature, refined by the reasons Retraction Watch uses for removals and withdrawals.
+
+    The database has four natures (Retraction, Correction, Expression of concern,
+    Reinstatement); removed and withdrawn papers are retractions whose reasons say
+    "Removed" or "Withdrawn …".
+    """
+    kind = normalize_notice_kind(nature)
+    if kind is NoticeKind.RETRACTION and reason:
+        reasons = {part.strip().lstrip("+").lower() for part in reason.split(";")}
+        if "removed" in reasons:
+            return NoticeKind.REMOVAL
+        if any(part.startswith("withdrawn") for part in reasons):
+            return NoticeKind.WITHDRAWAL
+    return kind
+
+
+def _split_name(name: str) -> tuple[str, str]:
+    """(family key, first initial) of "Wakefield", "Wakefield, A.", "Wakefield AJ"."""
+    if "," in name:
+        family, given = name.split(",", 1)
+    else:
+        words = name.split()
+        if not words:
+            return "", ""
+        if len(words) > 1 and words[-1].isupper() and len(words[-1]) <= 3:
+            family, given = " ".join(words[:-1]), words[-1]
+        else:
+            family, given = words[-1], " ".join(words[:-1])
+    return title_key(family).replace(" ", ""), title_key(given)[:1]
+
+
+# ---------------------------------------------------------------------------------------------
+# Loading
+
+
+@dataclass
+class LoadReport:
+    rows: int
+    repaired_rows: int
+    newest_notice_date: str | None
+
+
+def _repairing_lines(binary: IO[bytes], repaired: set[int]) -> Iterator[str]:
+    """Decode line by line; bytes that are not UTF-8 are read as Windows-1252 and noted."""
+    for number, raw in enumerate(binary, start=1):
+        if number == 1:
+            raw = raw.removeprefix(codecs.BOM_UTF8)
+        try:
+            yield raw.decode("utf-8")
+        except UnicodeDecodeError:
+            repaired.add(number)
+            yield raw.decode("utf-8", errors="refaudit-cp1252")
+
+
+def _cp1252_fallback(error: UnicodeError) -> tuple[str, int]:
+    if not isinstance(error, UnicodeDecodeError):
+        raise error
+    bad = error.object[error.start : error.end]
+    return bad.decode("cp1252", errors="replace"), error.end
+
+
+codecs.register_error("refaudit-cp1252", _cp1252_fallback)
+
+
+def load_csv(
+    csv_path: Path,
+    db_path: Path,
+    *,
+    source_url: str,
+    downloaded_at: datetime | None = None,
+) -> LoadReport:
+    """Validate a Retraction Watch CSV and write it as a fresh SQLite database at `db_path`.
+
+    Raises UnexpectedResponse when the file is not the Retraction Watch CSV.
+    """
+    repaired_lines: set[int] = set()
+    repaired_rows = 0
+    newest: str | None = None
+    count = 0
+    db_path.unlink(missing_ok=True)
+    db = sqlite3.connect(db_path)
+    try:
+        # A staging file, swapped in only when complete: no journal or fsync needed while loading.
+        db.execute("PRAGMA journal_mode = OFF")
+        db.execute("PRAGMA synchronous = OFF")
+        db.executescript(_SCHEMA)
+        with csv_path.open("rb") as binary:
+            reader = csv.reader(_repairing_lines(binary, repaired_lines))
+            _check_header(next(reader, None), source_url)
+            first_line = reader.line_num + 1
+            for values in reader:
+                if not any(v.strip() for v in values):
+                    first_line = reader.line_num + 1
+                    continue
+                row = dict(zip(COLUMNS, (v.strip() for v in values), strict=False))
+                if any(n in repaired_lines for n in range(first_line, reader.line_num + 1)):
+                    repaired_rows += 1
+                first_line = reader.line_num + 1
+                notice_date = _insert(db, row)
+                count += 1
+                if notice_date and (newest is None or notice_date > newest):
+                    newest = notice_date
+        if count == 0:
+            raise UnexpectedResponse(NAME, "the CSV has a header but no rows", url=source_url)
+        db.executescript(_INDEXES)
+        meta = {
+            "downloaded_at": (downloaded_at or datetime.now(UTC)).isoformat(),
+            "source_url": source_url,
+            "rows": str(count),
+            "repaired_rows": str(repaired_rows),
+            "newest_notice_date": newest or "",
+        }
+        db.executemany("INSERT INTO meta VALUES (?, ?)", meta.items())
+        db.commit()
+    finally:
+        db.close()
+    return LoadReport(count, repaired_rows, newest)
+
+
+def _check_header(header: list[str] | None, url: str) -> None:
+    names = [name.strip() for name in header or []]
+    while names and not names[-1]:
+        names.pop()
+    if tuple(names) != COLUMNS:
+        missing = [c for c in COLUMNS if c not in names]
+        detail = f"missing columns: {', '.join(missing)}" if missing else "columns out of order"
+        shown = ",".join(names[:4])[:80] or "empty file"
+        raise UnexpectedResponse(
+            NAME, f"not the Retraction Watch CSV ({detail}; header starts {shown!r})", url=url
+        )
+
+
+def _insert(db: sqlite3.Connection, row: dict[str, str]) -> str | None:
+    nature = row.get("RetractionNature", "")
+    reason = row.get("Reason") or None
+    original_date = rw_date(row.get("OriginalPaperDate"))
+    notice_date = rw_date(row.get("RetractionDate"))
+    title = row.get("Title", "")
+    authors = row.get("Author", "")
+    cursor = db.execute(
+        "INSERT INTO notices VALUES (" + ",".join("?" * 24) + ")",
+        (
+            row.get("Record ID", ""),
+            title,
+            row.get("Subject"),
+            row.get("Institution"),
+            row.get("Journal"),
+            row.get("Publisher"),
+            row.get("Country"),
+            authors,
+            row.get("URLS"),
+            row.get("ArticleType"),
+            notice_date,
+            rw_doi(row.get("RetractionDOI")),
+            rw_pmid(row.get("RetractionPubMedID")),
+            original_date,
+            rw_doi(row.get("OriginalPaperDOI")),
+            rw_pmid(row.get("OriginalPaperPubMedID")),
+            nature,
+            rw_kind(nature, reason).value,
+            reason,
+            row.get("Paywalled"),
+            row.get("Notes"),
+            title_key(title),
+            int(original_date[:4]) if original_date else None,
+            title_key(row.get("Journal")),
+        ),
+    )
+    author_rows = []
+    for author in authors.split(";"):
+        family, _ = _split_name(author)
+        if family:
+            author_rows.append((cursor.lastrowid, family, title_key(author)))
+    db.executemany("INSERT INTO authors VALUES (?, ?, ?)", author_rows)
+    return notice_date
+
+
+# ---------------------------------------------------------------------------------------------
+# Download
+
+
+Progress = Callable[[int, int | None], None]
+"""Called as progress(bytes_received, total_bytes_or_None) while downloading."""
+
+
+@dataclass
+class UpdateReport:
+    source_url: str
+    rows: int
+    repaired_rows: int
+    newest_notice_date: str | None
+    bytes: int
+    path: str
+
+
+def download_url(settings: Settings, url: str | None = None) -> tuple[str, dict[str, str]]:
+    """The CSV address and its query parameters (Crossref Labs asks callers for a mailto)."""
+    chosen = (url or settings.base_urls.get(NAME) or "").rstrip("/")
+    params = {}
+    if settings.mailto and chosen.endswith("/data/retractionwatch"):
+        params["mailto"] = settings.mailto
+    return chosen, params
+
+
+async def download_snapshot(
+    settings: Settings,
+    *,
+    url: str | None = None,
+    transport: httpx.AsyncBaseTransport | None = None,
+    progress: Progress | None = None,
+) -> UpdateReport:
+    """Download, validate and install a new snapshot; the old one stays on any failure.
+
+    Raises SourceUnavailable (network, HTTP error) or UnexpectedResponse (not the CSV).
+    """
+    source_url, params = download_url(settings, url)
+    target = snapshot_path(settings)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=target.parent, prefix=".rw-") as work:
+        csv_path = Path(work) / "retractionwatch.csv"
+        local = _local_file(source_url)
+        if local is not None:
+            shutil.copyfile(local, csv_path)
+            received = csv_path.stat().st_size
+        else:
+            received = await _download(settings, source_url, params, csv_path, transport, progress)
+        staged = Path(work) / FILENAME
+        loaded = load_csv(csv_path, staged, source_url=source_url)
+        with staged.open("rb") as written:
+            os.fsync(written.fileno())
+        os.replace(staged, target)
+    return UpdateReport(
+        source_url=source_url,
+        rows=loaded.rows,
+        repaired_rows=loaded.repaired_rows,
+        newest_notice_date=loaded.newest_notice_date,
+        bytes=received,
+        path=str(target),
+    )
+
+
+def _local_file(source: str) -> Path | None:
+    """A CSV the user already has (`file://…` or a plain path) is installed without HTTP."""
+    if source.startswith("file://"):
+        return Path(source.removeprefix("file://"))
+    if "://" not in source:
+        path = Path(source).expanduser()
+        if not path.is_file():
+            raise UnexpectedResponse(NAME, f"{source}: no such file", url=source)
+        return path
+    return None
+
+
+async def _download(
+    settings: Settings,
+    source_url: str,
+    params: dict[str, str],
+    csv_path: Path,
+    transport: httpx.AsyncBaseTransport | None,
+    progress: Progress | None,
+) -> int:
+    """Stream the CSV to `csv_path`; returns the bytes received."""
+    import httpx
+
+    from refaudit.sources.client import user_agent
+
+    try:
+        async with httpx.AsyncClient(
+            transport=transport,
+            timeout=httpx.Timeout(max(settings.timeout, 60.0), connect=10.0),
+            headers={"User-Agent": user_agent(settings)},
+            follow_redirects=True,
+        ) as client:
+            async with client.stream("GET", source_url, params=params) as response:
+                if response.status_code != 200:
+                    raise SourceUnavailable(
+                        NAME, f"HTTP {response.status_code} for the CSV", url=source_url
+                    )
+                length = response.headers.get("content-length")
+                total = int(length) if length and length.isdigit() else None
+                with csv_path.open("wb") as out:
+                    async for chunk in response.aiter_bytes():
+                        out.write(chunk)
+                        if progress:
+                            progress(response.num_bytes_downloaded, total)
+                return response.num_bytes_downloaded
+    except httpx.HTTPError as exc:
+        raise SourceUnavailable(
+            NAME, f"download failed: {exc or type(exc).__name__}", url=source_url
+        ) from exc

@@ -1,0 +1,1175 @@
+"""The MCP server: refaudit's pipeline as tools an agent can call before it cites.
+
+Every tool is a thin layer over the functions the CLI uses (`audit_references`,
+`audit_bibliography`, `refaudit.discovery`, `refaudit.retractions`): it checks
+its arguments, calls one pipeline function and turns the refaudit records into
+typed results, so hosts get an output schema for each tool. Problems the
+calling model can fix come back as `ToolError` with the message the CLI would
+print; an upstream outage is an `unverified` verdict or an explicit status,
+never a crashed server. Only `refaudit serve` imports this module, which keeps
+`mcp` out of every other command.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import logging
+import socket
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.prompts.base import UserMessage
+from mcp.server.transport_security import TransportSecuritySettings
+from mcp.types import ToolAnnotations
+from pydantic import BaseModel, Field
+
+from refaudit.config import OTHER_ENDPOINTS, Settings
+from refaudit.errors import RefauditError
+from refaudit.models import (
+    AuditReport,
+    Finding,
+    InputProblem,
+    Notice,
+    NoticeKind,
+    Reference,
+    Result,
+    RunStats,
+    SourceStatus,
+    Verdict,
+    Work,
+)
+from refaudit.retractions.snapshot import CREDIT, RetractionRecord
+
+if TYPE_CHECKING:
+    import httpx
+    from starlette.types import ASGIApp, Receive, Scope, Send
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+SERVER_NAME = "refaudit"
+MCP_PATH = "/mcp"
+RETRACTING_KINDS = frozenset({NoticeKind.RETRACTION, NoticeKind.WITHDRAWAL, NoticeKind.REMOVAL})
+
+# Every tool only reads: it never changes the user's files or any upstream record.
+OFFLINE_TOOL = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
+UPSTREAM_TOOL = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=True)
+
+INSTRUCTIONS = """\
+refaudit checks scholarly references against Crossref, OpenAlex, Semantic Scholar, arXiv,
+DataCite, PubMed and DBLP, and screens them for retractions. Verify every reference before
+you cite it (verify_reference, verify_bibliography) and never invent a field refaudit did not
+return. Verdicts: verified, mismatch (found, but fields differ: see discrepancies), not_found
+(the sources answered and none knows the work), unverified (a source failed: NOT evidence
+that the work does not exist), skipped (ignored by configuration)."""
+
+
+# ---------------------------------------------------------------------------
+# Typed results (the output schemas hosts see)
+
+
+class CitedReference(BaseModel):
+    """How refaudit understood the citation it was given."""
+
+    key: str
+    title: str | None = None
+    authors: list[str] = Field(default_factory=list)
+    year: int | None = None
+    venue: str | None = None
+    doi: str | None = None
+    arxiv_id: str | None = None
+    pmid: str | None = None
+    url: str | None = None
+
+
+class Discrepancy(BaseModel):
+    """One finding: which field, what was cited, what a source says instead."""
+
+    code: str = Field(description="kebab-case finding code, e.g. year-mismatch")
+    severity: Literal["error", "warning", "info"]
+    message: str
+    field: str | None = None
+    cited: str | None = Field(None, description="the value in the citation")
+    correct: str | None = Field(None, description="the value the source records")
+    source: str | None = None
+    record: str | None = Field(None, description="the source's record id (the evidence)")
+    suppressed: str | None = Field(None, description="why this finding does not count, if so")
+
+
+class WorkRecord(BaseModel):
+    """A work as the sources describe it (merged from several when `found_in` lists them)."""
+
+    source: str
+    source_id: str | None = None
+    url: str | None = None
+    type: str | None = None
+    title: str | None = None
+    authors: list[str] = Field(default_factory=list)
+    year: int | None = None
+    date: str | None = None
+    venue: str | None = None
+    publisher: str | None = None
+    volume: str | None = None
+    issue: str | None = None
+    pages: str | None = None
+    doi: str | None = None
+    arxiv_id: str | None = None
+    pmid: str | None = None
+    ids: dict[str, str] = Field(default_factory=dict, description="every identifier known")
+    citation_count: int | None = None
+    is_retracted: bool | None = None
+    published_version_doi: str | None = None
+    abstract: str | None = None
+    found_in: list[str] = Field(default_factory=list, description="sources that have this work")
+    score: float | None = Field(None, description="search relevance (higher is better)")
+    notices: list[IntegrityNotice] = Field(default_factory=list)
+
+
+class IntegrityNotice(BaseModel):
+    """A retraction, withdrawal, expression of concern, correction, … on the work."""
+
+    kind: str
+    notice_doi: str | None = None
+    date: str | None = None
+    label: str | None = None
+    source: str | None = None
+    reported_by: str | None = None
+    record_id: str | None = None
+    reason: str | None = None
+    target_doi: str | None = None
+
+
+class SourceConsulted(BaseModel):
+    """How one source took part: answered, failed (with why), cached or not asked."""
+
+    source: str
+    state: Literal["answered", "failed", "not_asked", "cached"]
+    reason: str | None = None
+
+
+class ReferenceVerdict(BaseModel):
+    """The verdict on one reference, with all the evidence behind it."""
+
+    key: str
+    verdict: Literal["verified", "mismatch", "not_found", "unverified", "skipped"]
+    confidence: float
+    flagged: bool = Field(description="not found, or an error the fail policy counts")
+    reason: str | None = Field(None, description="why, for unverified and skipped verdicts")
+    cited: CitedReference
+    discrepancies: list[Discrepancy] = Field(default_factory=list)
+    matched: WorkRecord | None = None
+    sources: list[SourceConsulted] = Field(default_factory=list)
+    retracted: bool = Field(description="a retraction, withdrawal or removal notice applies")
+    retraction_flags: list[IntegrityNotice] = Field(default_factory=list)
+    corrected_bibtex: str | None = None
+
+
+class InputProblemReport(BaseModel):
+    """Something wrong with the input itself (an unparsable entry, a bad DOI field)."""
+
+    file: str
+    message: str
+    line: int | None = None
+    key: str | None = None
+    severity: Literal["error", "warning", "info"]
+    code: str
+
+
+class BibliographySummary(BaseModel):
+    total: int
+    counts: dict[str, int] = Field(description="entries per verdict, plus retracted and flagged")
+    flagged_keys: list[str]
+    input_problems: list[InputProblemReport]
+    files: list[str]
+    offline: bool
+
+
+class BibliographyAudit(BaseModel):
+    """Per-entry verdicts and a summary for a whole bibliography."""
+
+    summary: BibliographySummary
+    entries: list[ReferenceVerdict]
+
+
+class SearchResults(BaseModel):
+    """Merged search hits, best first, and how each source took part."""
+
+    status: Literal["ok", "unverified"] = Field(
+        description="unverified: no source could answer (not evidence that nothing exists)"
+    )
+    message: str
+    works: list[WorkRecord]
+    sources: list[SourceConsulted]
+
+
+class BibtexResult(BaseModel):
+    """BibTeX for one requested identifier, or why there is none."""
+
+    identifier: str
+    status: Literal["ok", "not_found", "unverified", "invalid"]
+    bibtex: str | None = None
+    key: str | None = None
+    source: str | None = Field(None, description="crossref/datacite (their own BibTeX) or record")
+    message: str = ""
+    work: WorkRecord | None = None
+
+
+class BibtexResults(BaseModel):
+    entries: list[BibtexResult]
+    bibtex: str = Field(description="every entry found, ready to paste into a .bib file")
+
+
+class FieldProvenance(BaseModel):
+    """Which source gave a field of the merged record, and what disagreeing sources say."""
+
+    field: str
+    value: str
+    source: str
+    others: dict[str, str] = Field(default_factory=dict)
+
+
+class PaperDetailsResult(BaseModel):
+    """One work in full: merged record, each source's record, notices, citation graph."""
+
+    identifier: str
+    status: Literal["ok", "not_found", "unverified", "invalid"]
+    message: str = ""
+    work: WorkRecord | None = None
+    records: dict[str, WorkRecord] = Field(default_factory=dict)
+    fields: list[FieldProvenance] = Field(default_factory=list)
+    notices: list[IntegrityNotice] = Field(default_factory=list)
+    references: list[WorkRecord] = Field(default_factory=list)
+    citations: list[WorkRecord] = Field(default_factory=list)
+    sources: list[SourceConsulted] = Field(default_factory=list)
+
+
+class DoiIntegrity(BaseModel):
+    """What is known about one DOI's integrity, and which sources were asked."""
+
+    input: str
+    doi: str | None = None
+    status: str = Field(
+        description="invalid | retraction | partial_retraction | removal | withdrawal | "
+        "expression_of_concern | correction | reinstatement | clean | not-found | "
+        "unknown (sources failed: not evidence of anything)"
+    )
+    withdrawn: bool = Field(description="retracted, partially retracted, withdrawn or removed")
+    found: bool | None = Field(None, description="null when no source could answer")
+    title: str | None = None
+    notices: list[IntegrityNotice] = Field(default_factory=list)
+    sources: list[SourceConsulted] = Field(default_factory=list)
+    snapshot_age_days: float | None = None
+
+
+class RetractionCheck(BaseModel):
+    results: list[DoiIntegrity]
+    credit: str
+
+
+class RetractionList(BaseModel):
+    """Rows of the local Retraction Watch snapshot."""
+
+    records: list[RetractionRecord]
+    credit: str
+
+
+class NoticeDetails(BaseModel):
+    """One integrity notice and the papers it concerns."""
+
+    notice_doi: str
+    found: bool | None = Field(description="null when the answer is unknown (source failed)")
+    notices: list[IntegrityNotice] = Field(default_factory=list)
+    records: list[RetractionRecord] = Field(default_factory=list)
+    origin: str | None = None
+    reason: str | None = None
+    credit: str
+
+
+# ---------------------------------------------------------------------------
+# Process-wide state
+
+
+@dataclass
+class SourceHealth:
+    """What this server process has seen of one source so far."""
+
+    last_state: str = "not used yet"
+    last_reason: str | None = None
+    last_seen: str | None = None
+    requests: int = 0
+    cache_hits: int = 0
+    rate_limited: int = 0
+    failures: int = 0
+
+
+@dataclass
+class ServerState:
+    """Shared by every session of one server process (and yielded by its lifespan)."""
+
+    settings: Settings
+    root: Path | None
+    transport: httpx.AsyncBaseTransport | None
+    health: dict[str, SourceHealth] = field(default_factory=dict)
+
+    def record_report(self, report: AuditReport) -> None:
+        """Fold one run's per-source outcome and cost into the process-wide view."""
+        self.record_statuses([result.sources for result in report.results])
+        self.record_stats(report.stats)
+
+    def record_statuses(self, runs: list[Mapping[str, SourceStatus]]) -> None:
+        """A source is failing if it failed anywhere in this run, ok if it answered."""
+        now = datetime.now(UTC).isoformat(timespec="seconds")
+        failed: dict[str, str | None] = {}
+        used: set[str] = set()
+        for statuses in runs:
+            for name, status in statuses.items():
+                if status.state == "failed":
+                    failed.setdefault(name, status.reason)
+                elif status.state in ("answered", "cached"):
+                    used.add(name)
+        for name in used | set(failed):
+            health = self.health.setdefault(name, SourceHealth())
+            health.last_seen = now
+            if name in failed:
+                health.last_state, health.last_reason = "failing", failed[name]
+            else:
+                health.last_state, health.last_reason = "ok", None
+
+    def record_stats(self, stats: RunStats) -> None:
+        """Add one run's request, cache-hit, rate-limit and failure counts."""
+        for counter, attribute in (
+            (stats.requests, "requests"),
+            (stats.cache_hits, "cache_hits"),
+            (stats.rate_limited, "rate_limited"),
+            (stats.failures, "failures"),
+        ):
+            for name, count in counter.items():
+                health = self.health.setdefault(name, SourceHealth())
+                setattr(health, attribute, getattr(health, attribute) + count)
+
+
+# ---------------------------------------------------------------------------
+# Records → typed results
+
+
+def _cited(reference: Reference) -> CitedReference:
+    return CitedReference(
+        key=reference.key,
+        title=reference.title,
+        authors=[person.display() for person in reference.authors],
+        year=reference.year,
+        venue=reference.venue,
+        doi=reference.doi,
+        arxiv_id=reference.arxiv_id,
+        pmid=reference.pmid,
+        url=reference.url,
+    )
+
+
+def _discrepancy(finding: Finding) -> Discrepancy:
+    return Discrepancy(
+        code=finding.code,
+        severity=finding.severity,
+        message=finding.message,
+        field=finding.field,
+        cited=finding.cited,
+        correct=finding.found,
+        source=finding.source,
+        record=finding.record,
+        suppressed=finding.suppressed,
+    )
+
+
+def work_record(work: Work) -> WorkRecord:
+    return WorkRecord(
+        source=work.source,
+        source_id=work.source_id,
+        url=work.url,
+        type=work.type,
+        title=work.title,
+        authors=[person.display() for person in work.authors],
+        year=work.year,
+        date=work.date,
+        venue=work.venue,
+        publisher=work.publisher,
+        volume=work.volume,
+        issue=work.issue,
+        pages=work.pages,
+        doi=work.doi,
+        arxiv_id=work.arxiv_id,
+        pmid=work.pmid,
+        ids=work.ids(),
+        citation_count=work.citation_count,
+        is_retracted=work.is_retracted,
+        published_version_doi=work.published_version_doi,
+        abstract=work.abstract,
+        found_in=work.found_in,
+        score=work.score,
+        notices=[_notice(notice) for notice in work.notices],
+    )
+
+
+def _notice(notice: Notice) -> IntegrityNotice:
+    return IntegrityNotice(
+        kind=notice.kind.value,
+        notice_doi=notice.notice_doi,
+        date=notice.date,
+        label=notice.label,
+        source=notice.source,
+        reported_by=notice.reported_by,
+        record_id=notice.record_id,
+        reason=notice.reason,
+        target_doi=notice.target_doi,
+    )
+
+
+def reference_verdict(result: Result) -> ReferenceVerdict:
+    """One `Result` as the typed verdict tools return (findings as the renderers list them)."""
+    from refaudit.policy import effective_findings
+
+    return ReferenceVerdict(
+        key=result.reference.key,
+        verdict=result.verdict.value,
+        confidence=result.confidence,
+        flagged=result.flagged,
+        reason=result.reason,
+        cited=_cited(result.reference),
+        discrepancies=[_discrepancy(finding) for finding in effective_findings(result)],
+        matched=work_record(result.matched) if result.matched else None,
+        sources=_sources(result.sources),
+        retracted=any(notice.kind in RETRACTING_KINDS for notice in result.integrity),
+        retraction_flags=[_notice(notice) for notice in result.integrity],
+        corrected_bibtex=result.corrected_bibtex,
+    )
+
+
+def _sources(statuses: Mapping[str, SourceStatus]) -> list[SourceConsulted]:
+    return [
+        SourceConsulted(source=name, state=status.state, reason=status.reason)
+        for name, status in statuses.items()
+    ]
+
+
+def _input_problem(problem: InputProblem) -> InputProblemReport:
+    return InputProblemReport(
+        file=problem.file,
+        message=problem.message,
+        line=problem.line,
+        key=problem.key,
+        severity=problem.severity,
+        code=problem.code,
+    )
+
+
+def bibliography_audit(report: AuditReport) -> BibliographyAudit:
+    """A whole `AuditReport` as the typed result of `verify_bibliography`."""
+    return BibliographyAudit(
+        summary=BibliographySummary(
+            total=len(report.results),
+            counts=report.counts(),
+            flagged_keys=[result.reference.key for result in report.results if result.flagged],
+            input_problems=[_input_problem(problem) for problem in report.problems],
+            files=report.files,
+            offline=report.offline,
+        ),
+        entries=[reference_verdict(result) for result in report.results],
+    )
+
+
+# ---------------------------------------------------------------------------
+# Arguments → Reference
+
+
+def citation_reference(
+    *,
+    citation: str | None,
+    title: str | None,
+    authors: list[str] | None,
+    year: int | None,
+    venue: str | None,
+    doi: str | None,
+    arxiv_id: str | None,
+    pmid: str | None,
+    url: str | None,
+) -> Reference:
+    """A Reference from free text and/or fields; explicit fields win over parsed text."""
+    from refaudit.identifiers import normalize_doi, parse_arxiv_id
+    from refaudit.parsing import parse_freetext
+    from refaudit.parsing.names import parse_names
+
+    if not (citation and citation.strip()) and not any((title, doi, arxiv_id, pmid)):
+        raise ToolError("give either a citation string or at least a title, doi, arxiv_id or pmid")
+    if citation and citation.strip():
+        reference = parse_freetext(citation.strip(), key="citation")
+    else:
+        reference = Reference(key="citation", entry_type="article" if venue else "misc")
+    if title:
+        reference.title = title.strip()
+        reference.fields["title"] = reference.title
+    if authors:
+        people = []
+        for name in authors:
+            parsed, _ = parse_names(name)
+            people.extend(parsed)
+        reference.authors, reference.authors_truncated = people, False
+        reference.fields["author"] = " and ".join(authors)
+    if year is not None:
+        reference.year = year
+        reference.fields["year"] = str(year)
+    if venue:
+        reference.venue = venue.strip()
+        reference.fields["journal"] = reference.venue
+    if doi:
+        reference.doi = normalize_doi(doi)
+        if reference.doi is None:
+            raise ToolError(
+                f"doi {doi!r} is not a DOI (expected something like 10.1038/nature14539)"
+            )
+        reference.fields["doi"] = reference.doi
+    if arxiv_id:
+        parsed_arxiv = parse_arxiv_id(arxiv_id)
+        if parsed_arxiv is None:
+            raise ToolError(f"arxiv_id {arxiv_id!r} is not an arXiv identifier (e.g. 1706.03762)")
+        reference.arxiv_id, reference.arxiv_version = parsed_arxiv
+        reference.fields["eprint"] = arxiv_id.strip()
+        reference.fields["archiveprefix"] = "arXiv"
+    if pmid:
+        if not pmid.strip().isdigit():
+            raise ToolError(f"pmid {pmid!r} is not a PubMed id (digits only)")
+        reference.pmid = pmid.strip()
+        reference.fields["pmid"] = reference.pmid
+    if url:
+        reference.url = url.strip()
+        reference.fields["url"] = reference.url
+    return reference
+
+
+def resolve_inside(root: Path | None, requested: str) -> Path:
+    """The file `requested` names, refused unless it lies inside `root`."""
+    if root is None:
+        raise ToolError(
+            "reading files is disabled: pass the BibTeX text as `bibtex`, "
+            "or start the server with --root DIR to allow paths inside DIR"
+        )
+    base = root.resolve()
+    candidate = (base / requested).resolve()
+    if not candidate.is_relative_to(base):
+        raise ToolError(f"{requested}: outside the allowed root {base}")
+    if not candidate.is_file():
+        raise ToolError(f"{requested}: no such file under {base}")
+    return candidate
+
+
+async def _pipeline(call: Awaitable[T]) -> T:
+    """Await a pipeline call, turning refaudit's errors into the CLI's message."""
+    try:
+        return await call
+    except RefauditError as exc:
+        message = f"{exc.message} (hint: {exc.hint})" if exc.hint else exc.message
+        raise ToolError(message) from exc
+
+
+# ---------------------------------------------------------------------------
+# The server
+
+
+def build_server(
+    settings: Settings,
+    *,
+    transport: httpx.AsyncBaseTransport | None = None,
+    root: Path | None = None,
+) -> MCPServer[ServerState]:
+    """An MCPServer whose tools run the pipeline with `settings` (and `transport`, for tests).
+
+    `root` is the only directory `verify_bibliography` may read files from; without it the
+    tool accepts BibTeX text only.
+    """
+    state = ServerState(settings=settings, root=root, transport=transport)
+
+    @asynccontextmanager
+    async def lifespan(_: MCPServer[ServerState]) -> AsyncIterator[ServerState]:
+        log.info("refaudit MCP server: sources %s", ", ".join(settings.sources))
+        yield state
+
+    server: MCPServer[ServerState] = MCPServer(
+        SERVER_NAME,
+        title="refaudit",
+        instructions=INSTRUCTIONS,
+        version=_version(),
+        lifespan=lifespan,
+    )
+    _add_audit_tools(server, state)
+    _add_discovery_tools(server, state)
+    _add_retraction_tools(server, state)
+    _add_resources(server, state)
+    _add_prompts(server)
+    return server
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("refaudit")
+    except PackageNotFoundError:
+        return "dev"
+
+
+def _add_audit_tools(server: MCPServer[ServerState], state: ServerState) -> None:
+    from refaudit.audit import audit_bibliography, audit_paths, audit_references
+
+    @server.tool(title="Verify one reference", annotations=UPSTREAM_TOOL)
+    async def verify_reference(
+        citation: Annotated[
+            str | None, Field(description="the whole citation as free text, in any common style")
+        ] = None,
+        title: str | None = None,
+        authors: Annotated[
+            list[str] | None,
+            Field(description='one string per author: "Given Family" or "Family, Given"'),
+        ] = None,
+        year: Annotated[int | None, Field(ge=1000, le=2999)] = None,
+        venue: Annotated[str | None, Field(description="journal, conference or book")] = None,
+        doi: str | None = None,
+        arxiv_id: str | None = None,
+        pmid: str | None = None,
+        url: str | None = None,
+    ) -> ReferenceVerdict:
+        """Check one citation against the scholarly sources and screen it for retractions.
+
+        Give the citation as free text (`citation`), as fields, or both (fields win).
+        Returns the verdict, its confidence, every discrepancy with the correct value and
+        the source that says so, the matched record, which sources answered, retraction
+        notices, and a corrected BibTeX entry.
+        """
+        reference = citation_reference(
+            citation=citation,
+            title=title,
+            authors=authors,
+            year=year,
+            venue=venue,
+            doi=doi,
+            arxiv_id=arxiv_id,
+            pmid=pmid,
+            url=url,
+        )
+        report = await _pipeline(
+            audit_references([reference], state.settings, transport=state.transport)
+        )
+        state.record_report(report)
+        return reference_verdict(report.results[0])
+
+    @server.tool(title="Verify a bibliography", annotations=UPSTREAM_TOOL)
+    async def verify_bibliography(
+        bibtex: Annotated[str | None, Field(description="BibTeX text of the entries")] = None,
+        path: Annotated[
+            str | None,
+            Field(
+                description="a .bib/.tex/.bbl file inside the server's --root directory "
+                "(refused when the server has no root)"
+            ),
+        ] = None,
+    ) -> BibliographyAudit:
+        """Check every entry of a bibliography; per-entry verdicts plus a summary.
+
+        Pass BibTeX text, or a path the server is allowed to read. The summary counts
+        verdicts, lists the flagged keys and the problems met while parsing.
+        """
+        from refaudit.parsing import parse_bibtex
+
+        if (bibtex is None) == (path is None):
+            raise ToolError("give exactly one of `bibtex` (text) or `path`")
+        if path is not None:
+            file = resolve_inside(state.root, path)
+            report = await _pipeline(audit_paths([file], state.settings, transport=state.transport))
+        else:
+            bibliography = parse_bibtex(bibtex or "")
+            report = await _pipeline(
+                audit_bibliography(bibliography, state.settings, transport=state.transport)
+            )
+        state.record_report(report)
+        return bibliography_audit(report)
+
+
+SourceName = Literal[
+    "crossref", "openalex", "semanticscholar", "arxiv", "datacite", "pubmed", "dblp"
+]
+
+
+def _add_discovery_tools(server: MCPServer[ServerState], state: ServerState) -> None:
+    from refaudit import discovery
+
+    settings = state.settings
+
+    @server.tool(title="Search for references", annotations=UPSTREAM_TOOL)
+    async def search_references(
+        query: Annotated[str, Field(min_length=1, description="title words, authors, topic")],
+        year_from: int | None = None,
+        year_to: int | None = None,
+        sources: Annotated[
+            list[SourceName] | None, Field(description="sources to ask (default: all enabled)")
+        ] = None,
+        limit: Annotated[int, Field(ge=1, le=50)] = 10,
+    ) -> SearchResults:
+        """Find works in the scholarly databases; merged across sources, best first.
+
+        Use it to find the real work behind a citation refaudit could not find, or to find
+        something to cite. Every hit is a database record, never a guess.
+        """
+        outcome = await _pipeline(
+            discovery.search_works(
+                query,
+                settings,
+                year_from=year_from,
+                year_to=year_to,
+                sources=list(sources) if sources else None,
+                limit=limit,
+                transport=state.transport,
+            )
+        )
+        state.record_statuses([outcome.sources])
+        return SearchResults(
+            status=outcome.status,
+            message=outcome.message,
+            works=[work_record(work) for work in outcome.works],
+            sources=_sources(outcome.sources),
+        )
+
+    @server.tool(title="Get BibTeX", annotations=UPSTREAM_TOOL)
+    async def get_bibtex(
+        identifiers: Annotated[
+            list[str],
+            Field(
+                min_length=1,
+                max_length=50,
+                description="DOIs, arXiv ids, PMIDs, S2/OpenAlex ids or exact titles",
+            ),
+        ],
+    ) -> BibtexResults:
+        """BibTeX for each identifier, from the databases (the DOI agency's own when it has it).
+
+        A title only gives BibTeX when a database has a work with that title; keys are
+        unique across the list.
+        """
+        entries = await _pipeline(
+            discovery.bibtex_entries(identifiers, settings, transport=state.transport)
+        )
+        return BibtexResults(
+            entries=[
+                BibtexResult(
+                    identifier=entry.identifier,
+                    status=entry.status,
+                    bibtex=entry.bibtex,
+                    key=entry.key,
+                    source=entry.source,
+                    message=entry.message,
+                    work=work_record(entry.work) if entry.work else None,
+                )
+                for entry in entries
+            ],
+            bibtex="\n".join(entry.bibtex.strip() + "\n" for entry in entries if entry.bibtex),
+        )
+
+    @server.tool(title="Paper details", annotations=UPSTREAM_TOOL)
+    async def paper_details(
+        identifier: Annotated[
+            str, Field(min_length=1, description="DOI, arXiv id, PMID, S2/OpenAlex id or title")
+        ],
+        references: Annotated[bool, Field(description="also list the works it cites")] = False,
+        citations: Annotated[bool, Field(description="also list works citing it")] = False,
+        limit: Annotated[int, Field(ge=1, le=100, description="per citation list")] = 20,
+    ) -> PaperDetailsResult:
+        """One work in full: the merged record with each field's source, every source's own
+        record, integrity notices and, on request, its references and citations."""
+        details = await _pipeline(
+            discovery.paper_details(
+                identifier,
+                settings,
+                references=references,
+                citations=citations,
+                limit=limit,
+                transport=state.transport,
+            )
+        )
+        state.record_statuses([details.sources])
+        return PaperDetailsResult(
+            identifier=details.identifier,
+            status=details.status,
+            message=details.message,
+            work=work_record(details.work) if details.work else None,
+            records={name: work_record(work) for name, work in details.records.items()},
+            fields=[
+                FieldProvenance(
+                    field=origin.field,
+                    value=origin.value,
+                    source=origin.source,
+                    others=origin.others,
+                )
+                for origin in details.fields
+            ],
+            notices=[_notice(notice) for notice in details.notices],
+            references=[work_record(work) for work in details.references],
+            citations=[work_record(work) for work in details.citations],
+            sources=_sources(details.sources),
+        )
+
+
+def _add_retraction_tools(server: MCPServer[ServerState], state: ServerState) -> None:
+    import anyio
+
+    from refaudit import retractions
+
+    settings = state.settings
+
+    @server.tool(title="Check DOIs for retractions", annotations=UPSTREAM_TOOL)
+    async def check_retractions(
+        dois: Annotated[list[str], Field(min_length=1, max_length=500)],
+    ) -> RetractionCheck:
+        """Screen DOIs for retractions, withdrawals, expressions of concern and corrections.
+
+        Asks Crossref, OpenAlex and the local Retraction Watch snapshot. One answer per DOI,
+        in order; `unknown` means the sources failed, never that the DOI is clean.
+        """
+        stats = RunStats()
+        screenings = await _pipeline(
+            retractions.check_dois(dois, settings, transport=state.transport, stats=stats)
+        )
+        state.record_statuses([screening.sources for screening in screenings])
+        state.record_stats(stats)
+        return RetractionCheck(
+            results=[
+                DoiIntegrity(
+                    input=screening.input,
+                    doi=screening.doi,
+                    status=screening.status,
+                    withdrawn=screening.withdrawn,
+                    found=screening.found,
+                    title=screening.title,
+                    notices=[_notice(notice) for notice in screening.notices],
+                    sources=_sources(screening.sources),
+                    snapshot_age_days=screening.snapshot_age_days,
+                )
+                for screening in screenings
+            ],
+            credit=CREDIT,
+        )
+
+    @server.tool(title="Retractions by author", annotations=OFFLINE_TOOL)
+    async def retractions_by_author(
+        name: Annotated[str, Field(min_length=2, description='"Wakefield", "Wakefield AJ", …')],
+        limit: Annotated[int, Field(ge=1, le=500)] = 50,
+    ) -> RetractionList:
+        """Retraction Watch notices on papers by this author (from the local snapshot)."""
+        records = await _pipeline(
+            anyio.to_thread.run_sync(
+                lambda: retractions.retractions_by_author(name, settings, limit=limit)
+            )
+        )
+        return RetractionList(records=records, credit=CREDIT)
+
+    @server.tool(title="Recent retractions", annotations=OFFLINE_TOOL)
+    async def recent_retractions(
+        days: Annotated[int | None, Field(ge=1, description="notices of the last N days")] = None,
+        limit: Annotated[int | None, Field(ge=1, le=500)] = None,
+    ) -> RetractionList:
+        """The newest Retraction Watch notices (the last `days` days, or the `limit` latest)."""
+        records = await _pipeline(
+            anyio.to_thread.run_sync(
+                lambda: retractions.recent_retractions(settings, days=days, limit=limit)
+            )
+        )
+        return RetractionList(records=records, credit=CREDIT)
+
+    @server.tool(title="Search retractions", annotations=OFFLINE_TOOL)
+    async def search_retractions(
+        query: Annotated[str | None, Field(description="words of the paper's title")] = None,
+        journal: str | None = None,
+        since: Annotated[
+            str | None, Field(description="earliest notice date, ISO (2020-01-31)")
+        ] = None,
+        nature: Annotated[
+            str | None, Field(description="Retraction, Expression of concern, Correction, …")
+        ] = None,
+        limit: Annotated[int, Field(ge=1, le=500)] = 50,
+    ) -> RetractionList:
+        """Search the Retraction Watch snapshot by title words, journal, date and kind."""
+        if not any((query, journal, since, nature)):
+            raise ToolError("give at least one of query, journal, since or nature")
+        records = await _pipeline(
+            anyio.to_thread.run_sync(
+                lambda: retractions.search_retractions(
+                    settings, query=query, journal=journal, since=since, nature=nature, limit=limit
+                )
+            )
+        )
+        return RetractionList(records=records, credit=CREDIT)
+
+    @server.tool(title="Get an integrity notice", annotations=UPSTREAM_TOOL)
+    async def get_notice(
+        notice_doi: Annotated[str, Field(description="DOI of the retraction/correction notice")],
+    ) -> NoticeDetails:
+        """A retraction or correction notice by its DOI, and the papers it concerns."""
+        lookup = await _pipeline(
+            retractions.get_notice(notice_doi, settings, transport=state.transport)
+        )
+        return NoticeDetails(
+            notice_doi=lookup.notice_doi,
+            found=lookup.found,
+            notices=[_notice(notice) for notice in lookup.notices],
+            records=lookup.records,
+            origin=lookup.origin,
+            reason=lookup.reason,
+            credit=CREDIT,
+        )
+
+
+def _add_resources(server: MCPServer[ServerState], state: ServerState) -> None:
+    @server.resource(
+        "refaudit://sources",
+        name="sources",
+        title="Sources refaudit consults",
+        mime_type="application/json",
+    )
+    def sources() -> dict[str, Any]:
+        """Each source: enabled?, base URL, rate limits and the health this process has seen."""
+        return sources_overview(state)
+
+    @server.resource(
+        "refaudit://policy",
+        name="policy",
+        title="What refaudit counts as an error",
+        mime_type="application/json",
+    )
+    def policy() -> dict[str, Any]:
+        """Verdicts, the fail policy, the retraction policy and the finding codes."""
+        return policy_overview(state.settings)
+
+
+def sources_overview(state: ServerState) -> dict[str, Any]:
+    """The `refaudit://sources` document."""
+    import importlib
+
+    from refaudit.sources import SOURCE_CLASSES, rate_limits_for
+
+    settings = state.settings
+    entries = []
+    for name, target in SOURCE_CLASSES.items():
+        module = importlib.import_module(target.split(":")[0])
+        health = state.health.get(name, SourceHealth())
+        entries.append(
+            {
+                "name": name,
+                "enabled": name in settings.sources,
+                "base_url": settings.base_urls.get(name),
+                "api_key_configured": settings.api_key(name) is not None,
+                "rate_limits": {
+                    pool: {"rps": limit.rps, "burst": limit.burst, "concurrency": limit.concurrency}
+                    for pool, limit in rate_limits_for(module, settings).items()
+                },
+                "health": {
+                    "state": health.last_state,
+                    "reason": health.last_reason,
+                    "last_seen": health.last_seen,
+                    "requests": health.requests,
+                    "cache_hits": health.cache_hits,
+                    "rate_limited": health.rate_limited,
+                    "failures": health.failures,
+                },
+            }
+        )
+    return {
+        "offline": settings.offline,
+        "cache": settings.use_cache,
+        "mailto_configured": settings.mailto is not None,
+        "sources": entries,
+        "endpoints": {name: settings.base_urls.get(name) for name in OTHER_ENDPOINTS},
+    }
+
+
+VERDICT_MEANINGS: Mapping[str, str] = {
+    Verdict.VERIFIED.value: "a source has the work and the cited fields agree",
+    Verdict.MISMATCH.value: "the work exists but some cited fields differ (see discrepancies)",
+    Verdict.NOT_FOUND.value: "every source answered and none knows the work: likely fabricated",
+    Verdict.UNVERIFIED.value: (
+        "a source failed (outage, rate limit, offline cache miss): no conclusion either way; "
+        "this is NOT not_found"
+    ),
+    Verdict.SKIPPED.value: "ignored by configuration (the reason says why)",
+}
+
+
+def policy_overview(settings: Settings) -> dict[str, Any]:
+    """The `refaudit://policy` document: the same vocabulary `refaudit check --fail-on` uses."""
+    from refaudit.policy import FAIL_ON_CHOICES, FINDING_CODES, INTEGRITY_CODES, RETRACTION_CODES
+
+    return {
+        "verdicts": dict(VERDICT_MEANINGS),
+        "severities": {
+            "error": "the citation is wrong or unusable",
+            "warning": "probably a mistake worth fixing",
+            "info": "cosmetic or informative (a better form, a newer version)",
+        },
+        "flagged": "a reference is flagged when it is not_found or has an unsuppressed error",
+        "fail_on": {
+            word: FAIL_ON_CHOICES.get(word) or f"findings with code {word.replace('_', '-')}"
+            for word in settings.fail_on
+        },
+        "fail_on_choices": dict(FAIL_ON_CHOICES),
+        "retraction_policy": dict(settings.retraction_policy),
+        "finding_codes": sorted(FINDING_CODES | {"skipped"}),
+        "integrity_codes": sorted(INTEGRITY_CODES),
+        "retraction_codes": sorted(RETRACTION_CODES),
+    }
+
+
+VERIFY_BEFORE_CITING = """\
+Before you cite anything, verify it with refaudit.
+
+1. Check every reference you intend to cite: verify_reference for one citation (free text or
+   fields), verify_bibliography for a whole .bib. Do not rely on memory for titles, authors,
+   years, venues or DOIs.
+2. Read the verdict:
+   - verified: safe to cite; prefer the matched record's fields and corrected_bibtex.
+   - mismatch: the work exists but the citation is wrong somewhere. Fix each discrepancy
+     using its `correct` value and name the `source` it came from.
+   - not_found: every source answered and none knows the work. Do not cite it; it may be
+     fabricated. Search (search_references) for the work you meant.
+   - unverified: a source failed or was unreachable. This is NOT evidence the work is
+     missing; say it could not be checked, and retry later.
+   - skipped: the user's configuration ignores this reference.
+3. If retracted is true (or retraction_flags lists a retraction, withdrawal or removal), do not
+   cite the work as support; mention the notice if you discuss it. Expressions of concern
+   and corrections are worth mentioning too.
+4. Never invent a DOI, page range or author. Use get_bibtex for the exact entry, and quote
+   only fields refaudit returned.
+"""
+
+
+def _add_prompts(server: MCPServer[ServerState]) -> None:
+    @server.prompt(name="verify-before-citing", title="Verify references before citing")
+    def verify_before_citing(
+        citations: Annotated[
+            str | None, Field(description="references you are about to cite (optional)")
+        ] = None,
+    ) -> list[UserMessage]:
+        """How to check every reference before citing it, and how to read the verdicts."""
+        text = VERIFY_BEFORE_CITING
+        if citations:
+            text += f"\nThe references to check now:\n\n{citations}\n"
+        return [UserMessage(text)]
+
+
+# ---------------------------------------------------------------------------
+# Streamable HTTP
+
+
+def is_loopback(host: str) -> bool:
+    """True for localhost and loopback addresses: the only binds allowed without a token."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _host_form(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+def transport_security(
+    host: str, port: int, extra_hosts: tuple[str, ...] = ()
+) -> TransportSecuritySettings:
+    """Host/Origin checks against DNS rebinding: only the names this bind answers to."""
+    names = [host, *extra_hosts]
+    if is_loopback(host):
+        names += ["127.0.0.1", "localhost", "::1"]
+    if host in ("0.0.0.0", "::"):
+        names += ["127.0.0.1", "localhost", "::1", socket.gethostname(), socket.getfqdn()]
+    hosts = list(dict.fromkeys(_host_form(name, port) for name in names))
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=hosts,
+        allowed_origins=[f"http://{entry}" for entry in hosts]
+        + [f"https://{entry}" for entry in hosts],
+    )
+
+
+class BearerTokenMiddleware:
+    """Answers 401 to any HTTP request without `Authorization: Bearer <token>`."""
+
+    def __init__(self, app: ASGIApp, token: str) -> None:
+        self.app = app
+        self._expected = f"Bearer {token}".encode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and not self._authorised(scope):
+            from starlette.responses import JSONResponse
+
+            response = JSONResponse(
+                {"error": "unauthorized", "message": "missing or wrong bearer token"},
+                status_code=401,
+                headers={"WWW-Authenticate": 'Bearer realm="refaudit"'},
+            )
+            await response(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+    def _authorised(self, scope: Scope) -> bool:
+        for name, value in scope.get("headers", ()):
+            if name.lower() == b"authorization":
+                return hmac.compare_digest(value, self._expected)
+        return False
+
+
+def http_app(
+    server: MCPServer[ServerState],
+    *,
+    host: str,
+    port: int,
+    token: str | None,
+    extra_hosts: tuple[str, ...] = (),
+) -> ASGIApp:
+    """The streamable-HTTP ASGI app at /mcp, with Host/Origin checks and the optional token."""
+    app: ASGIApp = server.streamable_http_app(
+        streamable_http_path=MCP_PATH,
+        transport_security=transport_security(host, port, extra_hosts),
+        host=host,
+    )
+    return BearerTokenMiddleware(app, token) if token else app
+
+
+def bind_socket(host: str, port: int) -> socket.socket:
+    """A listening socket, bound before serving so port 0 and bind errors surface early."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+        sock.listen(128)
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+async def serve_http(app: ASGIApp, sock: socket.socket, announce: Callable[[str], None]) -> None:
+    """Serve `app` on the bound socket with uvicorn (its logs go to stderr).
+
+    `announce` gets the URL once the socket accepts connections, so a caller waiting
+    for that line never races the server.
+    """
+    import uvicorn
+
+    config = uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False)
+    host, port = sock.getsockname()[:2]
+    announce(f"http://{_host_form(host, port)}{MCP_PATH}")
+    await uvicorn.Server(config).serve(sockets=[sock])

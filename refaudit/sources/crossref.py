@@ -1,0 +1,288 @@
+"""Crossref REST API: the registry of record for most journal and conference DOIs.
+
+API docs: https://api.crossref.org/swagger-ui/index.html and
+https://www.crossref.org/documentation/retrieve-metadata/rest-api/
+
+What refaudit asks:
+- DOI lookups, batched as `GET /works?filter=doi:A,doi:B,…&rows=N` (BATCH_SIZE DOIs
+  keep the URL well under 4 KB). A DOI containing a comma cannot go into a filter
+  (commas separate filter clauses), so it is fetched alone with `GET /works/{doi}`.
+- Bibliographic search: `GET /works?query.bibliographic=<title authors year>&rows=N`
+  with `select` so answers stay small.
+- `updated-by` / `update-to`: publisher and Retraction Watch notices (retractions,
+  corrections, expressions of concern).
+- BibTeX by content negotiation: `GET /works/{doi}/transform/application/x-bibtex`.
+
+Rate limits (since December 2025): anonymous callers get 5 requests/s for single
+records and 1 request/s for list queries, one at a time; callers who identify
+themselves with `mailto` (the "polite" pool) get 10/s single, 3/s lists, 3 in flight.
+Etiquette: set `mailto` (REFAUDIT_MAILTO); it is sent as a parameter and in the
+User-Agent. Crossref Metadata Plus tokens (CROSSREF_PLUS_API_TOKEN) go in the
+`Crossref-Plus-API-Token` header.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import quote
+
+from refaudit.config import Settings
+from refaudit.errors import UnexpectedResponse
+from refaudit.identifiers import normalize_doi
+from refaudit.models import Notice, NoticeKind, Person, Work
+from refaudit.notices import normalize_notice_kind
+from refaudit.sources.base import SearchQuery, Source
+from refaudit.sources.client import RateLimit, SourceClient
+from refaudit.sources.mapping import (
+    as_int,
+    chunked,
+    first_text,
+    iso_date,
+    normalize_orcid,
+    strip_markup,
+    unique,
+)
+
+NAME = "crossref"
+BATCH_SIZE = 40
+RATE_LIMIT = RateLimit(rps=5, burst=1, concurrency=1)
+
+#: Fields refaudit reads; `select` keeps list answers a few KB per item.
+SELECT_FIELDS = (
+    "DOI",
+    "type",
+    "title",
+    "subtitle",
+    "author",
+    "issued",
+    "published",
+    "published-print",
+    "published-online",
+    "container-title",
+    "short-container-title",
+    "publisher",
+    "volume",
+    "issue",
+    "page",
+    "ISBN",
+    "URL",
+    "is-referenced-by-count",
+    "updated-by",
+    "update-to",
+    "score",
+)
+_DATE_FIELDS = ("issued", "published-print", "published-online", "published")
+_RETRACTING = (NoticeKind.RETRACTION, NoticeKind.WITHDRAWAL, NoticeKind.REMOVAL)
+
+
+def rate_limits(settings: Settings) -> dict[str, RateLimit]:
+    """Crossref's published pools: "default" for /works/{doi}, "list" for /works?…."""
+    if settings.api_key(NAME):
+        return {
+            "default": RateLimit(rps=50, burst=10, concurrency=10),
+            "list": RateLimit(rps=50, burst=10, concurrency=10),
+        }
+    if settings.mailto:
+        return {
+            "default": RateLimit(rps=10, burst=3, concurrency=3),
+            "list": RateLimit(rps=3, burst=1, concurrency=3),
+        }
+    return {"default": RATE_LIMIT, "list": RateLimit(rps=1, burst=1, concurrency=1)}
+
+
+class CrossrefSource(Source):
+    """DOI lookups, bibliographic search and notices from api.crossref.org."""
+
+    name = NAME
+    capabilities = frozenset({"doi", "search"})
+
+    def __init__(self, client: SourceClient, settings: Settings) -> None:
+        self._client = client
+        self._mailto = settings.mailto
+        token = settings.api_key(NAME)
+        self._headers = {"Crossref-Plus-API-Token": f"Bearer {token}"} if token else None
+
+    async def lookup_dois(self, dois: list[str]) -> dict[str, Work]:
+        wanted = unique([normalize_doi(doi) for doi in dois])
+        found: dict[str, Work] = {}
+        for doi in (d for d in wanted if "," in d):
+            work = await self._fetch_single(doi)
+            if work is not None:
+                found[doi] = work
+        for batch in chunked([d for d in wanted if "," not in d], BATCH_SIZE):
+            found.update(await self._fetch_batch(batch))
+        return found
+
+    async def search(self, query: SearchQuery) -> list[Work]:
+        text = query.text()
+        if not text:
+            return []
+        params: list[tuple[str, Any]] = [
+            ("query.bibliographic", text),
+            ("rows", max(1, query.limit)),
+            ("select", ",".join(SELECT_FIELDS)),
+        ]
+        filters = []
+        if query.year_from:
+            filters.append(f"from-pub-date:{query.year_from}")
+        if query.year_to:
+            filters.append(f"until-pub-date:{query.year_to}")
+        if filters:
+            params.append(("filter", ",".join(filters)))
+        fetched = await self._client.get(
+            "/works", self._with_mailto(params), headers=self._headers, ttl="search", pool="list"
+        )
+        return [to_work(item) for item in _items(fetched.json(), fetched.url)]
+
+    async def fetch_bibtex(self, doi: str) -> str | None:
+        """Crossref's own BibTeX for `doi`, or None when Crossref does not know it."""
+        canonical = normalize_doi(doi)
+        if not canonical:
+            return None
+        fetched = await self._client.get(
+            f"/works/{quote(canonical, safe='/')}/transform/application/x-bibtex",
+            self._with_mailto([]),
+            headers=self._headers,
+        )
+        return fetched.text if fetched.status == 200 else None
+
+    async def _fetch_single(self, doi: str) -> Work | None:
+        fetched = await self._client.get(
+            f"/works/{quote(doi, safe='/')}",
+            self._with_mailto([]),
+            headers=self._headers,
+            ttl="integrity",
+        )
+        if fetched.status == 404:
+            return None
+        body = fetched.json()
+        message = body.get("message") if isinstance(body, dict) else None
+        if not isinstance(message, dict):
+            raise UnexpectedResponse(NAME, "work answer without a message object", url=fetched.url)
+        return to_work(message)
+
+    async def _fetch_batch(self, batch: list[str]) -> dict[str, Work]:
+        params: list[tuple[str, Any]] = [
+            ("filter", ",".join(f"doi:{doi}" for doi in batch)),
+            ("rows", len(batch)),
+            ("select", ",".join(SELECT_FIELDS)),
+        ]
+        fetched = await self._client.get(
+            "/works",
+            self._with_mailto(params),
+            headers=self._headers,
+            ttl="integrity",
+            pool="list",
+        )
+        wanted = set(batch)
+        found: dict[str, Work] = {}
+        for item in _items(fetched.json(), fetched.url):
+            work = to_work(item)
+            if work.doi in wanted:
+                found[work.doi] = work
+        return found
+
+    def _with_mailto(self, params: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
+        return [*params, ("mailto", self._mailto)] if self._mailto else params
+
+
+def _items(body: Any, url: str) -> list[dict[str, Any]]:
+    message = body.get("message") if isinstance(body, dict) else None
+    items = message.get("items") if isinstance(message, dict) else None
+    if not isinstance(items, list):
+        raise UnexpectedResponse(NAME, "work list without message.items", url=url)
+    return [item for item in items if isinstance(item, dict)]
+
+
+def to_work(item: dict[str, Any]) -> Work:
+    """A Crossref work object (the `message` of /works/{doi}, or a list item) as a Work."""
+    doi = normalize_doi(first_text(item.get("DOI")))
+    if not doi:
+        raise UnexpectedResponse(NAME, "work without a DOI")
+    raw_title = first_text(item.get("title"))
+    year, month, day = _first_date(item)
+    notices = [_notice(entry, target=doi) for entry in _dicts(item.get("updated-by"))]
+    notices += [
+        _notice(entry, target=normalize_doi(first_text(entry.get("DOI"))), notice_doi=doi)
+        for entry in _dicts(item.get("update-to"))
+    ]
+    retracting = [n for n in notices if n.target_doi == doi and n.kind in _RETRACTING]
+    return Work(
+        source=NAME,
+        source_id=doi,
+        url=first_text(item.get("URL")) or f"https://doi.org/{doi}",
+        type=first_text(item.get("type")),
+        title=strip_markup(raw_title),
+        raw_title=raw_title,
+        subtitle=strip_markup(first_text(item.get("subtitle"))),
+        authors=[_person(author) for author in _dicts(item.get("author"))],
+        year=year,
+        date=iso_date(year, month, day),
+        venue=strip_markup(first_text(item.get("container-title"))),
+        venue_short=strip_markup(first_text(item.get("short-container-title"))),
+        publisher=first_text(item.get("publisher")),
+        volume=first_text(item.get("volume")),
+        issue=first_text(item.get("issue")),
+        pages=first_text(item.get("page")),
+        doi=doi,
+        isbn=unique([first_text(v) for v in _list(item.get("ISBN"))]),
+        citation_count=as_int(item.get("is-referenced-by-count")),
+        is_retracted=True if retracting else None,
+        notices=notices,
+        score=item.get("score") if isinstance(item.get("score"), (int, float)) else None,
+    )
+
+
+def _person(author: dict[str, Any]) -> Person:
+    orcid = normalize_orcid(author.get("ORCID"))
+    family = first_text(author.get("family"))
+    name = first_text(author.get("name"))
+    if not family and name:
+        return Person(family=name, is_organisation=True, orcid=orcid)
+    return Person(
+        family=family or "",
+        given=first_text(author.get("given")) or "",
+        suffix=first_text(author.get("suffix")) or "",
+        orcid=orcid,
+    )
+
+
+def _first_date(item: dict[str, Any]) -> tuple[int | None, int | None, int | None]:
+    for name in _DATE_FIELDS:
+        parts = _date_parts(item.get(name))
+        if parts[0]:
+            return parts
+    return None, None, None
+
+
+def _date_parts(value: Any) -> tuple[int | None, int | None, int | None]:
+    """Crossref's `{"date-parts": [[2019, 5]]}`, any part possibly missing or null."""
+    rows = value.get("date-parts") if isinstance(value, dict) else None
+    first = rows[0] if isinstance(rows, list) and rows and isinstance(rows[0], list) else []
+    parts = [as_int(part) for part in first[:3]] + [None, None, None]
+    return parts[0], parts[1], parts[2]
+
+
+def _notice(entry: dict[str, Any], *, target: str | None, notice_doi: str | None = None) -> Notice:
+    label = first_text(entry.get("label"))
+    year, month, day = _date_parts(entry.get("updated"))
+    return Notice(
+        kind=normalize_notice_kind(first_text(entry.get("type")) or label),
+        notice_doi=notice_doi or normalize_doi(first_text(entry.get("DOI"))),
+        date=iso_date(year, month, day),
+        label=label,
+        source=first_text(entry.get("source")),
+        reported_by=NAME,
+        record_id=first_text(entry.get("record-id")),
+        target_doi=target,
+    )
+
+
+def _list(value: Any) -> list[Any]:
+    if isinstance(value, list):
+        return value
+    return [] if value is None else [value]
+
+
+def _dicts(value: Any) -> list[dict[str, Any]]:
+    return [entry for entry in _list(value) if isinstance(entry, dict)]

@@ -1,0 +1,274 @@
+"""`refaudit check`, `fix`, `baseline`: exit codes, output formats, and never clobbering files.
+
+Most tests replace the pipeline (`refaudit.audit.audit_paths`) with a fake that
+returns a hand-made report; the subprocess tests run the real command line, one
+of them against the real pipeline offline with nothing cached.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import jsonschema
+import pytest
+from report_samples import BIB_TEXT, sample_report
+from typer.testing import CliRunner
+
+from refaudit import audit
+from refaudit.cli import app
+from refaudit.cli.check import fill_optional_value
+from refaudit.render.json import load_schema
+
+runner = CliRunner()
+PIPELINE_CALLS: list[dict] = []
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def bib(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """refs.bib in the working directory, audited by a fake pipeline returning sample_report()."""
+    path = tmp_path / "refs.bib"
+    path.write_text(BIB_TEXT, encoding="utf-8")
+    PIPELINE_CALLS.clear()
+
+    async def fake_audit_paths(
+        paths, settings, *, all_entries=False, transport=None, progress=None
+    ):
+        PIPELINE_CALLS.append({"paths": paths, "settings": settings, "all_entries": all_entries})
+        if progress:
+            progress(6, 6)
+        return sample_report()
+
+    monkeypatch.setattr(audit, "audit_paths", fake_audit_paths)
+    monkeypatch.setenv("CI", "true")
+    return path
+
+
+def run(*args: str):
+    return runner.invoke(app, list(args))
+
+
+def test_default_policy_fails_on_not_found_and_retracted(bib: Path) -> None:
+    result = run("check", str(bib))
+    assert result.exit_code == 1
+    assert "smith2021quantum" in result.output
+    assert "2 reference(s) fail" in result.output
+
+
+def test_fail_on_none_exits_zero_and_fail_on_is_validated(bib: Path) -> None:
+    assert run("check", str(bib), "--fail-on", "none").exit_code == 0
+    bad = run("check", str(bib), "--fail-on", "sometimes")
+    assert bad.exit_code == 2
+    assert "unknown --fail-on value 'sometimes'" in bad.output
+    assert "Traceback" not in bad.output
+
+
+def test_flags_reach_the_settings_and_the_pipeline(bib: Path) -> None:
+    run(
+        "check", str(bib), "--offline", "--no-cache", "--sources", "crossref,dblp",
+        "--mailto", "me@example.org", "--timeout", "5", "--all-entries", "--fail-on", "none",
+    )  # fmt: skip
+    call = PIPELINE_CALLS[-1]
+    settings = call["settings"]
+    assert (settings.offline, settings.use_cache, settings.sources) == (
+        True,
+        False,
+        ["crossref", "dblp"],
+    )
+    assert (settings.mailto, settings.timeout, call["all_entries"]) == ("me@example.org", 5.0, True)
+
+
+def test_unknown_source_is_a_usage_error(bib: Path) -> None:
+    result = run("check", str(bib), "--sources", "google")
+    assert result.exit_code == 2
+    assert "unknown source(s) google" in result.output
+
+
+def test_missing_input_is_exit_2_with_a_one_line_message(bib: Path) -> None:
+    result = run("check", "nope.bib")
+    assert result.exit_code == 2
+    assert "nope.bib: file not found" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_require_verified_exits_3_when_too_much_is_unverified(bib: Path) -> None:
+    assert run("check", str(bib), "--fail-on", "none", "--require-verified").exit_code == 3
+    assert run("check", str(bib), "--fail-on", "none", "--require-verified", "0.5").exit_code == 0
+    assert run("check", "--require-verified", str(bib), "--fail-on", "none").exit_code == 3
+    assert run("check", str(bib), "--require-verified", "0.5").exit_code == 1, "1 wins over 3"
+
+
+def test_bare_require_verified_gets_the_default_fraction() -> None:
+    assert fill_optional_value(["--require-verified", "a.bib"]) == [
+        "--require-verified=0.1",
+        "a.bib",
+    ]
+    assert fill_optional_value(["--require-verified", "0.3"]) == ["--require-verified", "0.3"]
+    assert fill_optional_value(["--", "--require-verified"]) == ["--", "--require-verified"]
+
+
+def test_json_output_validates_against_the_schema(bib: Path) -> None:
+    result = run("check", str(bib), "--format", "json")
+    assert result.exit_code == 1
+    data = json.loads(result.stdout)
+    jsonschema.Draft202012Validator(load_schema()).validate(data)
+
+
+def test_output_file_gets_the_report_and_stderr_a_summary(bib: Path, tmp_path: Path) -> None:
+    target = tmp_path / "out" / "report.sarif"
+    result = run("check", str(bib), "--format", "sarif", "--output", str(target))
+    assert result.exit_code == 1
+    assert json.loads(target.read_text())["version"] == "2.1.0"
+    assert "wrote sarif report" in result.stderr
+
+
+@pytest.mark.parametrize("output_format", ["junit", "github", "markdown", "table"])
+def test_every_format_renders(bib: Path, output_format: str) -> None:
+    result = run("check", str(bib), "--format", output_format)
+    assert result.exit_code == 1
+    if output_format == "junit":
+        assert ET.fromstring(result.stdout).get("failures") == "2"
+    elif output_format == "github":
+        assert "::error file=refs.bib,line=21," in result.stdout
+    else:
+        assert "smith2021quantum" in result.stdout
+
+
+def test_unknown_format_is_a_usage_error(bib: Path) -> None:
+    result = run("check", str(bib), "--format", "pdf")
+    assert result.exit_code == 2 and "unknown format 'pdf'" in result.output
+
+
+def test_baseline_then_check_passes_until_a_new_finding_appears(
+    bib: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    baseline = tmp_path / ".refaudit-baseline.json"
+    assert run("baseline", str(bib)).exit_code == 0
+    assert baseline.is_file()
+    result = run("check", str(bib), "--baseline", str(baseline), "--fail-on", "warning")
+    assert result.exit_code == 0
+    assert "[baseline]" in result.output
+
+    changed = sample_report()
+    changed.results[3].reference.doi = "10.1016/s0140-6736(97)00000-0"
+
+    async def new_finding(paths, settings, **kwargs):
+        return changed
+
+    monkeypatch.setattr(audit, "audit_paths", new_finding)
+    assert run("check", str(bib), "--baseline", str(baseline)).exit_code == 1
+
+
+def test_fix_writes_a_new_file_and_reports_what_changed(bib: Path, tmp_path: Path) -> None:
+    target = tmp_path / "refs.fixed.bib"
+    result = run("fix", str(bib), "-o", str(target))
+    assert result.exit_code == 0, result.output
+    assert "year = {2015}" in target.read_text()
+    assert bib.read_text() == BIB_TEXT
+    assert "corrected lecun2015deep (line 11)" in result.stderr
+    assert "left smith2021quantum unchanged: not found" in result.stderr
+    assert PIPELINE_CALLS[-1]["all_entries"] is True
+
+
+def test_fix_refuses_to_overwrite_without_force(bib: Path, tmp_path: Path) -> None:
+    target = tmp_path / "exists.bib"
+    target.write_text("mine")
+    result = run("fix", str(bib), "-o", str(target))
+    assert result.exit_code == 2 and "already exists" in result.output
+    assert target.read_text() == "mine"
+    assert run("fix", str(bib), "-o", str(target), "--force").exit_code == 0
+    assert "year = {2015}" in target.read_text()
+
+
+def test_fix_needs_an_explicit_destination(bib: Path) -> None:
+    result = run("fix", str(bib))
+    assert result.exit_code == 2
+    assert "choose exactly one of -o FILE, --in-place or --diff" in result.output
+    assert run("fix", str(bib), "-o", str(bib)).exit_code == 2
+    assert bib.read_text() == BIB_TEXT
+
+
+def test_fix_in_place_keeps_a_backup(bib: Path) -> None:
+    result = run("fix", str(bib), "--in-place")
+    assert result.exit_code == 0
+    assert (bib.parent / "refs.bib.bak").read_text() == BIB_TEXT
+    assert "year = {2015}" in bib.read_text()
+    assert not [p for p in bib.parent.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_fix_diff_prints_a_unified_diff_and_writes_nothing(bib: Path) -> None:
+    result = run("fix", str(bib), "--diff", "--add-ids")
+    assert result.exit_code == 0
+    assert "-\tyear = {2016}," in result.stdout
+    assert "+\tyear = {2015}," in result.stdout
+    assert "+  doi = {10.5555/3295222.3295349}," in result.stdout
+    assert bib.read_text() == BIB_TEXT
+    assert not (bib.parent / "refs.bib.bak").exists()
+
+
+def _subprocess(args: list[str], cwd: Path, code: str | None = None) -> subprocess.CompletedProcess:
+    env = {**os.environ, "CI": "true", "REFAUDIT_SIMULATOR_URL": "http://127.0.0.1:9"}
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO / "tests"), env.get("PYTHONPATH", "")])
+    command = (
+        [sys.executable, "-c", code, *args] if code else [sys.executable, "-m", "refaudit", *args]
+    )
+    return subprocess.run(
+        command,
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=120,
+    )
+
+
+PATCHED_MAIN = """
+import sys
+from report_samples import sample_report
+from refaudit import audit
+
+async def fake(paths, settings, **kwargs):
+    return sample_report()
+
+audit.audit_paths = fake
+sys.argv[0] = "refaudit"
+from refaudit.cli import main
+main()
+"""
+
+
+def test_subprocess_exit_codes_and_machine_output_on_stdout(tmp_path: Path) -> None:
+    (tmp_path / "refs.bib").write_text(BIB_TEXT)
+    flagged = _subprocess(["check", "refs.bib", "--format", "github"], tmp_path, PATCHED_MAIN)
+    assert flagged.returncode == 1, flagged.stderr
+    assert flagged.stdout.startswith("::error file=refs.bib,line=11,")
+    assert "\r" not in flagged.stderr, "no progress bar when CI is set"
+    clean = _subprocess(["check", "refs.bib", "--fail-on", "none"], tmp_path, PATCHED_MAIN)
+    assert clean.returncode == 0
+
+
+def test_subprocess_missing_file_is_exit_2_without_traceback(tmp_path: Path) -> None:
+    result = _subprocess(["check", "missing.bib"], tmp_path)
+    assert result.returncode == 2
+    assert "missing.bib: file not found" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_real_pipeline_offline_with_empty_cache_reports_unverified_never_not_found(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "refs.bib").write_text(BIB_TEXT)
+    result = _subprocess(
+        ["check", "refs.bib", "--offline", "--format", "json", "--fail-on", "not_found"], tmp_path
+    )
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    jsonschema.Draft202012Validator(load_schema()).validate(data)
+    assert data["summary"]["not_found"] == 0
+    assert {r["verdict"] for r in data["results"]} <= {"unverified", "skipped"}

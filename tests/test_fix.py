@@ -1,0 +1,154 @@
+"""BibTeX writing and `apply_fixes`: only what is wrong is replaced; other bytes are kept."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+from report_samples import BIB_TEXT, sample_report
+
+from refaudit.bibtex import (
+    corrected_entry,
+    escape_latex,
+    make_key,
+    protect_title,
+    work_to_entry,
+)
+from refaudit.fix import apply_fixes, scan_entries
+from refaudit.models import Finding, Person, Reference, Work
+
+
+def corrected_lecun() -> str:
+    mismatch = sample_report().results[1]
+    return corrected_entry(mismatch.reference, mismatch.matched, mismatch.findings)
+
+
+def test_escape_latex_escapes_every_special_character() -> None:
+    assert escape_latex("R&D 100% $5 #1 a_b {x} ~ ^ \\") == (
+        r"R\&D 100\% \$5 \#1 a\_b \{x\} \textasciitilde{} \textasciicircum{} \textbackslash{}"
+    )
+
+
+@pytest.mark.parametrize(
+    ("title", "expected"),
+    [
+        ("BERT: Pre-training of deep transformers", "{BERT}: Pre-training of deep transformers"),
+        ("Training ImageNet in one hour", "Training {ImageNet} in one hour"),
+        (
+            "Variational inference for Bayesian networks",
+            "Variational inference for {Bayesian} networks",
+        ),
+        ("Attention Is All You Need", "Attention Is All You Need"),
+        ("Scaling GPT-3 to 100% of tasks", "Scaling {GPT-3} to 100\\% of tasks"),
+    ],
+)
+def test_titles_protect_acronyms_and_proper_nouns(title: str, expected: str) -> None:
+    assert protect_title(title) == expected
+
+
+def test_corrected_entry_keeps_key_type_and_uncontradicted_fields() -> None:
+    entry = corrected_lecun()
+    assert entry.startswith("@article{lecun2015deep,\n")
+    assert "  year = {2015}," in entry
+    assert "  pages = {436--444}," in entry
+    assert "  note = {A review}," in entry, "a field no source contradicts is kept"
+    assert "  doi = {10.1038/nature14539}," in entry, "a missing identifier is added"
+    assert "title = {Deep Learning}" in entry, "title-form differences are the user's choice"
+    assert "number" not in entry, "nothing the user did not write is added except identifiers"
+
+
+def test_corrected_entry_fixes_a_clearly_wrong_entry_type() -> None:
+    reference = Reference(
+        key="k", entry_type="article", fields={"title": "X", "journal": "Proc. NeurIPS"}
+    )
+    work = Work(source="dblp", type="proceedings-article", title="X", venue="NeurIPS")
+    entry = corrected_entry(reference, work, [])
+    assert entry.startswith("@inproceedings{k,")
+    assert "booktitle = {Proc. NeurIPS}" in entry and "journal" not in entry
+
+
+def test_a_wrong_doi_with_no_replacement_is_dropped_not_guessed() -> None:
+    reference = Reference(
+        key="k", fields={"title": "X", "doi": "10.9999/bogus"}, doi="10.9999/bogus"
+    )
+    finding = Finding("doi-not-registered", "error", "no such DOI", field="doi")
+    entry = corrected_entry(reference, Work(source="openalex", title="X"), [finding])
+    assert "doi" not in entry
+
+
+def test_work_to_entry_writes_only_fields_the_record_gives() -> None:
+    work = Work(
+        source="crossref",
+        type="journal-article",
+        title="Deep learning",
+        authors=[Person("LeCun", "Yann"), Person("Waals", "J. D.", particle="van der")],
+        year=2015,
+        venue="Nature & Science",
+        doi="10.1038/nature14539",
+    )
+    assert work_to_entry(work) == (
+        "@article{lecun2015deep,\n"
+        "  title = {Deep learning},\n"
+        "  author = {LeCun, Yann and van der Waals, J. D.},\n"
+        "  journal = {Nature \\& Science},\n"
+        "  year = {2015},\n"
+        "  doi = {10.1038/nature14539},\n"
+        "}\n"
+    )
+
+
+def test_make_key_is_ascii_skips_stopwords_and_is_unique() -> None:
+    work = Work(
+        source="x", title="The Ünïcode Problem", authors=[Person("Gödel", "Kurt")], year=1931
+    )
+    assert make_key(work, set()) == "godel1931unicode"
+    assert make_key(work, {"godel1931unicode", "godel1931unicodea"}) == "godel1931unicodeb"
+
+
+def test_scanner_skips_comments_strings_and_percent_lines() -> None:
+    text = "% @article{commented,}\n@comment{x}\n@string{a = {b}}\n@book(k1, title={A {B}})\n"
+    assert [(s.key, s.line) for s in scan_entries(text)] == [("k1", 4)]
+
+
+def test_fix_replaces_only_the_mismatched_entry_and_keeps_every_other_byte() -> None:
+    outcome = apply_fixes(BIB_TEXT, sample_report())
+    start = BIB_TEXT.index("@article{lecun2015deep")
+    end = BIB_TEXT.index("@article{smith2021quantum")
+    assert outcome.text.startswith(BIB_TEXT[:start])
+    assert outcome.text.endswith(BIB_TEXT[BIB_TEXT.index("}\n", start) + 1 :])
+    assert BIB_TEXT[start:end] not in outcome.text
+    assert "\tyear = {2015}," in outcome.text, "the entry keeps its own (tab) indentation"
+    assert [(c.key, c.action, c.fields) for c in outcome.changes] == [
+        ("lecun2015deep", "corrected", ("doi", "pages", "year"))
+    ]
+    assert outcome.text.count("@") == BIB_TEXT.count("@")
+
+
+def test_unconfirmed_entries_are_left_alone_and_listed() -> None:
+    outcome = apply_fixes(BIB_TEXT, sample_report())
+    assert [(r.reference.key, why) for r, why in outcome.left] == [
+        ("smith2021quantum", "not found"),
+        ("offline2020", "unverified"),
+    ]
+    assert "@article{smith2021quantum,\n  title = {Quantum Gravity" in outcome.text
+
+
+def test_add_ids_inserts_a_doi_line_into_verified_entries_only_where_missing() -> None:
+    outcome = apply_fixes(BIB_TEXT, sample_report(), add_ids=True)
+    assert "  year      = {2017},\n  doi = {10.5555/3295222.3295349},\n}" in outcome.text
+    assert outcome.text.count("doi = {10.1016/S0140-6736(97)11096-0}") == 1
+    assert ("vaswani2017attention", "added-ids") in [(c.key, c.action) for c in outcome.changes]
+
+
+def test_windows_line_endings_survive_a_fix() -> None:
+    crlf = BIB_TEXT.replace("\n", "\r\n")
+    outcome = apply_fixes(crlf, sample_report())
+    untouched = crlf[: crlf.index("@article{lecun2015deep")]
+    assert outcome.text.startswith(untouched)
+    assert outcome.text.endswith(crlf[crlf.index("@article{smith2021quantum") - 4 :])
+
+
+def test_nothing_changes_when_no_entry_is_corrected() -> None:
+    report = copy.deepcopy(sample_report())
+    report.results = [report.results[0], report.results[2]]
+    assert apply_fixes(BIB_TEXT, report).text == BIB_TEXT

@@ -1,0 +1,890 @@
+"""Field comparisons: what counts as the same title, author list, year, venue and pages."""
+
+from __future__ import annotations
+
+import pytest
+
+from refaudit.match import (
+    candidate_score,
+    compare_authors,
+    compare_pages,
+    compare_titles,
+    compare_venues,
+    compare_volume,
+    compare_years,
+    is_preprint_venue,
+    is_same_work,
+    normalize_text,
+    title_tokens,
+)
+from refaudit.models import Person, Reference, Work
+
+
+def people(*names: str) -> list[Person]:
+    """ "Family, Given" strings (particle before a "|") → Persons, like the parser makes."""
+    persons = []
+    for name in names:
+        particle, _, rest = name.rpartition("|")
+        family, _, given = rest.partition(",")
+        persons.append(Person(family=family.strip(), given=given.strip(), particle=particle))
+    return persons
+
+
+# --- normalisation ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("Schrödinger’s Cat", "schrodingers cat"),
+        ("Straße und Ørsted, Łódź, Æsir", "strasse und orsted lodz aesir"),
+        ("Pre-training — fine-tuning/evaluation", "pre training fine tuning evaluation"),
+        ("Cats &amp; Dogs", "cats and dogs"),
+        ("Cats \\& Dogs", "cats and dogs"),
+        ("The <i>E. coli</i> CO<sub>2</sub> budget", "the e coli co2 budget"),
+        ('Sch\\"{o}dinger and Erd\\H{o}s', "schodinger and erdos"),
+        ("{BERT}: {P}re-training", "bert pre training"),
+        ("\\emph{Deep} learning with $\\alpha$-divergence", "deep learning with alpha divergence"),
+        ("360$^{\\circ}$ images and 360$^\u2218$ images", "360 images and 360 images"),
+        ("in $\\mathbb{R}^N$ versus in ℝ^N", "in rn versus in rn"),
+        (
+            "Evidence for the<mml:math><mml:mn>2</mml:mn><mml:mi>π</mml:mi></mml:math>Decay",
+            "evidence for the 2 pi decay",
+        ),
+        ("  spaced \n  out  ", "spaced out"),
+        ("", ""),
+    ],
+    ids=[
+        "accents",
+        "special-letters",
+        "dashes-slashes",
+        "html-entity",
+        "latex-ampersand",
+        "html-tags",
+        "latex-accents",
+        "braces",
+        "latex-commands-greek",
+        "degree-symbol",
+        "blackboard-bold",
+        "mathml",
+        "whitespace",
+        "empty",
+    ],
+)
+def test_normalize_text_gives_one_spelling_per_title(raw: str, expected: str) -> None:
+    assert normalize_text(raw) == expected
+
+
+def test_title_tokens_are_the_normalised_words() -> None:
+    assert title_tokens("Attention Is All You Need!") == ["attention", "is", "all", "you", "need"]
+
+
+# --- titles ------------------------------------------------------------------------
+
+TITLE_CASES = [
+    # (cited, found, found_subtitle, kind)
+    (
+        "Deep Residual Learning for Image Recognition",
+        "Deep residual learning for image recognition",
+        None,
+        "exact",
+    ),
+    (
+        "Deep Residual Learning for Image Recogniton",
+        "Deep Residual Learning for Image Recognition",
+        None,
+        "typo",
+    ),
+    (
+        "Deep Residual Learning for Image Classification",
+        "Deep Residual Learning for Image Recognition",
+        None,
+        "different",
+    ),
+    (
+        "Neural Sparse Representation for Image Resotration",
+        "Neural Sparse Representation for Image Restoration",
+        None,
+        "typo",
+    ),
+    (
+        "On the Saturation Effect of Kernel Ridge Regrsesion",
+        "On the Saturation Effect of Kernel Ridge Regression",
+        None,
+        "typo",
+    ),
+    (
+        "Convolutional Netwroks for Biomedical Image Segmentation",
+        "Convolutional Networks for Biomedical Image Segmentation",
+        None,
+        "typo",
+    ),
+    (
+        "A Kernel Perspective of Skip Connections in Convolutional Models",
+        "A Kernel Perspective of Skip Connections in Convolutional Networks",
+        None,
+        "different",
+    ),
+    (
+        "Mixing Predictions towards Online Metric Algorithms",
+        "Mixing Predictions for Online Metric Algorithms",
+        None,
+        "different",
+    ),
+    (
+        "Self-Consistency Improves Chain of Thought Inference in Language Models",
+        "Self-Consistency Improves Chain of Thought Reasoning in Language Models",
+        None,
+        "different",
+    ),
+    (
+        "Revisiting Locally Supervised Learning: Neural ODEs and Their Numerical Solution",
+        "Revisiting Locally Supervised Learning: An Alternative to End-to-End Training",
+        None,
+        "different",
+    ),
+    (
+        "Learning Transferable Visual Models From Natural Language Supervision",
+        "Learning Transferable Visual Models From Natural Language",
+        None,
+        "different",
+    ),
+    (
+        "Learning Deep Features in Regression",
+        "Learning Deep Features in Instrumental Variable Regression",
+        None,
+        "different",
+    ),
+    (
+        "Colour constancy in the visual cortex of the macaque",
+        "Color constancy in visual cortex of the macaque",
+        None,
+        "minor",
+    ),
+    (
+        "Modelling the behaviour of three-dimensional optimisers",
+        "Modeling the behavior of 3-dimensional optimizers",
+        None,
+        "minor",
+    ),
+    (
+        "Graph neural network for molecule generation",
+        "Graph Neural Networks for Molecule Generation",
+        None,
+        "minor",
+    ),
+    ("Pretraining transformers", "Pre-training transformers", None, "minor"),
+    (
+        "Augmenting Online Algorithms with ε-Accurate Predictions",
+        "Augmenting Online Algorithms with $varepsilon$-Accurate Predictions",
+        None,
+        "minor",
+    ),
+    ("BERT", "BERT: Pre-training of Deep Bidirectional Transformers", None, "different"),
+    (
+        "Scaling laws for neural language models",
+        "Scaling laws for neural language models: an empirical study",
+        None,
+        "subtitle",
+    ),
+    (
+        "Proteomics of the human brain: a quantitative atlas",
+        "Proteomics of the human brain",
+        None,
+        "subtitle",
+    ),
+    (
+        "Surface ices and the atmospheric composition of Pluto",
+        "Surface ices and the atmospheric composition of Pluto",
+        "New data from 1992",
+        "exact",
+    ),
+    (
+        "Surface ices and the atmospheric composition of Pluto: new data from 1992",
+        "Surface ices and the atmospheric composition of Pluto",
+        "New data from 1992",
+        "exact",
+    ),
+    ("Wellbeing in later life - a longitudinal view", "Wellbeing in later life", None, "subtitle"),
+    (
+        "Intracranial V. cholerae sialidase protects against excitotoxic neurodegeneration",
+        "Intracranial V. cholerae Sialidase Protects against Excitotoxic Neurodegeneration",
+        None,
+        "exact",
+    ),
+    (
+        "Predicting deleterious amino acid substitutions in human proteins with",
+        "Predicting deleterious amino acid substitutions in human proteins with sequence data",
+        None,
+        "truncated",
+    ),
+    (
+        "Genome sequence of",
+        "Genome sequence of the malaria parasite Plasmodium falciparum",
+        None,
+        "different",
+    ),
+    ("Deep Learning", "Deep Leaning", None, "different"),
+    ("A 3D model of the heart", "A 2D model of the heart", None, "different"),
+    (
+        "Parallel implementation of algorithms towards finding connected components in graphs",
+        "Parallel implementation of algorithms for finding connected components in graphs",
+        None,
+        "different",
+    ),
+    (
+        "Comment réduire les effets négatifs du travail de nuit sur la santé?",
+        "Comment Reduire Les Effets Negatifs Du Travail De Nuit Sur La Sante",
+        None,
+        "exact",
+    ),
+    (
+        "Die Entstehung der Kontinente und Ozeane",
+        "Die Entstehung der Kontinente und Ozeane",
+        None,
+        "exact",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("cited", "found", "found_subtitle", "kind"),
+    TITLE_CASES,
+    ids=[
+        "case-only",
+        "typo-deletion",
+        "word-replaced",
+        "typo-transposition",
+        "typo-double",
+        "typo-netwroks",
+        "near-miss-models",
+        "near-miss-preposition",
+        "near-miss-reasoning",
+        "chimeric",
+        "word-added-at-end",
+        "words-dropped-in-middle",
+        "british-and-articles",
+        "british-numbers",
+        "plural",
+        "hyphenation",
+        "varepsilon",
+        "short-title-needs-more",
+        "found-has-subtitle",
+        "cited-has-subtitle",
+        "separate-subtitle-field",
+        "with-separate-subtitle",
+        "dash-subtitle",
+        "abbreviation-dot-in-title",
+        "truncated",
+        "short-prefix-not-truncated",
+        "short-title-no-typo",
+        "digit-changed",
+        "towards-for",
+        "french-accents",
+        "german",
+    ],
+)
+def test_compare_titles_classifies_the_difference(
+    cited: str, found: str, found_subtitle: str | None, kind: str
+) -> None:
+    assert compare_titles(cited, found, found_subtitle).kind == kind
+
+
+def test_changed_words_name_the_replaced_word() -> None:
+    result = compare_titles(
+        "Deep Residual Learning for Image Classification",
+        "Deep Residual Learning for Image Recognition",
+    )
+    assert result.changed_words == (("classification", "recognition"),)
+
+
+def test_typo_reports_the_misspelt_word_and_scores_high() -> None:
+    result = compare_titles("Attenton Is All You Need", "Attention Is All You Need")
+    assert result.kind == "typo"
+    assert result.changed_words == (("attenton", "attention"),)
+    assert result.score > 0.9
+
+
+def test_different_title_scores_below_accepted_ones() -> None:
+    exact = compare_titles("Graph Attention Networks", "Graph Attention Networks")
+    chimeric = compare_titles(
+        "Graph Attention Networks for Protein Folding", "Graph Attention Networks"
+    )
+    unrelated = compare_titles("Graph Attention Networks", "Wind power and grid stability")
+    assert exact.score == 1.0
+    assert unrelated.score < 0.5 < chimeric.score < exact.score
+
+
+def test_empty_title_is_different() -> None:
+    assert compare_titles("", "Something").kind == "different"
+
+
+# --- authors -----------------------------------------------------------------------
+
+AUTHOR_CASES = [
+    # (cited, found, truncated, kind)
+    (
+        people("Vaswani, Ashish", "Shazeer, Noam"),
+        people("Vaswani, Ashish", "Shazeer, Noam"),
+        False,
+        "exact",
+    ),
+    (people("Vaswani, A.", "Shazeer, N."), people("Vaswani, Ashish", "Shazeer, Noam"), False, "ok"),
+    (people("Sartre, J.-P."), people("Sartre, Jean-Paul"), False, "ok"),
+    (
+        people("van der|Maaten, Laurens", "Hinton, Geoffrey"),
+        people("Maaten, Laurens van der", "Hinton, Geoffrey"),
+        False,
+        "ok",
+    ),
+    (
+        people("Van Der Maaten, L.", "Hinton, G."),
+        people("van der|Maaten, Laurens", "Hinton, Geoffrey"),
+        False,
+        "ok",
+    ),
+    (people("de|Freitas, Nando"), people("Freitas, Nando de"), False, "ok"),
+    (
+        people("Le Cun, Yann", "Bengio, Yoshua"),
+        people("LeCun, Yann", "Bengio, Yoshua"),
+        False,
+        "ok",
+    ),
+    (people("Müller, Klaus-Robert"), people("Muller, K.-R."), False, "ok"),
+    (
+        people("Wang, Xiaogang", "Tang, Xiaoou"),
+        people("Xiaogang, Wang", "Xiaoou, Tang"),
+        False,
+        "ok",
+    ),
+    (people("Zhang, Wei"), [Person(family="", given="Wei Zhang")], False, "exact"),
+    (
+        [Person(family="ATLAS Collaboration", is_organisation=True)],
+        [Person(family="The ATLAS Collaboration", is_organisation=True)],
+        False,
+        "ok",
+    ),
+    (
+        people("Guo, Wan-Qian"),
+        people("Guo, Wan-Qian", "Ren, Nan-Qi", "Wang, Xiang-Jing"),
+        True,
+        "truncated_ok",
+    ),
+    (
+        people("Shazeer, Noam", "Vaswani, Ashish"),
+        people("Vaswani, Ashish", "Shazeer, Noam"),
+        False,
+        "minor",
+    ),
+    (
+        people("Schmidthuber, Jürgen", "Hochreiter, Sepp"),
+        people("Schmidhuber, Jürgen", "Hochreiter, Sepp"),
+        False,
+        "minor",
+    ),
+    (
+        people("Xu, Liyuan", "Chen, Yutian"),
+        people(
+            "Xu, Liyuan",
+            "Chen, Yutian",
+            "Srinivasan, Siddarth",
+            "de|Freitas, Nando",
+            "Doucet, Arnaud",
+            "Gretton, Arthur",
+        ),
+        False,
+        "different",
+    ),
+    (
+        people(*[f"Author{n}, A." for n in "abcde"]),
+        people(*[f"Author{n}, A." for n in "abcdefghijklmnop"]),
+        False,
+        "minor",
+    ),
+    (
+        people("Kim, Hye-youn", "Jung, Inchan", "Lim, Youn-kyung"),
+        people("Ng, Pauline C.", "Henikoff, Steven"),
+        False,
+        "different",
+    ),
+    (
+        people("Mendes, C.", "Lastname, F.", "Martin, L."),
+        people("Mendes, C.", "Martin, L."),
+        False,
+        "different",
+    ),
+    (people("Doe, John"), people("Smith, John"), False, "different"),
+    (people("Bengio, Yoshua", "Hinton, Geoffrey"), people("Bengio, Yoshua"), False, "different"),
+    (people("Vaswani, Ashish"), [], False, "unknown"),
+]
+
+
+@pytest.mark.parametrize(
+    ("cited", "found", "truncated", "kind"),
+    AUTHOR_CASES,
+    ids=[
+        "identical",
+        "initials",
+        "hyphenated-initials",
+        "particle-in-field-or-given",
+        "particle-capitalised",
+        "particle-de",
+        "le-cun-spacing",
+        "umlaut-and-initials",
+        "chinese-family-given-swapped",
+        "whole-name-in-given",
+        "organisation",
+        "et-al-prefix",
+        "order-changed",
+        "misspelt-family",
+        "partial-list-no-et-al",
+        "long-list-first-authors",
+        "swapped-authors",
+        "placeholder",
+        "john-doe",
+        "added-author",
+        "found-has-no-authors",
+    ],
+)
+def test_compare_authors_classifies_the_difference(
+    cited: list[Person], found: list[Person], truncated: bool, kind: str
+) -> None:
+    assert compare_authors(cited, found, cited_truncated=truncated).kind == kind
+
+
+def test_partial_author_list_names_the_missing_authors() -> None:
+    result = compare_authors(
+        people("Xue, Zhenghai", "Peng, Zhenghao"),
+        people("Xue, Zhenghai", "Peng, Zhenghao", "Li, Quanyi", "Liu, Yunhan", "Zhou, Bolei"),
+    )
+    assert result.kind == "different"
+    assert result.missing == ("Li", "Liu", "Zhou")
+    assert result.extra == ()
+    assert result.first_author_ok
+
+
+def test_swapped_authors_are_reported_as_extra_and_missing() -> None:
+    result = compare_authors(
+        people("Deng, Xiang", "Xiao, Yun"), people("Halpern, Daniel", "Kehne, Gregory")
+    )
+    assert result.extra == ("Deng", "Xiao")
+    assert result.missing == ("Halpern", "Kehne")
+    assert result.matched == 0
+    assert not result.first_author_ok
+
+
+def test_misspelt_family_is_paired_with_the_right_name() -> None:
+    result = compare_authors(
+        people("Hochreiter, Sepp", "Schmidthuber, Jürgen"),
+        people("Hochreiter, Sepp", "Schmidhuber, Jürgen"),
+    )
+    assert result.misspelled == (("Schmidthuber", "Schmidhuber"),)
+    assert result.matched == 2
+
+
+def test_same_family_names_pair_by_initials() -> None:
+    result = compare_authors(
+        people("Kim, Youngdong", "Kim, Byungjai"), people("Kim, Byungjai", "Kim, Youngdong")
+    )
+    assert result.kind == "minor"
+    assert result.order_changed
+
+
+def test_truncated_list_does_not_report_missing_authors() -> None:
+    result = compare_authors(
+        people("Guo, W."), people("Guo, Wan-Qian", "Ren, Nan-Qi"), cited_truncated=True
+    )
+    assert result.missing == ()
+    assert result.score == 1.0
+
+
+@pytest.mark.parametrize(
+    "placeholder",
+    ["Doe, Jane", "Author, A.", "Anonymous", "Lastname, Firstname", "Last, First"],
+)
+def test_placeholder_names_are_flagged(placeholder: str) -> None:
+    result = compare_authors(people("Smith, J.", placeholder), people("Smith, John", "Jones, K."))
+    assert result.placeholder
+    assert result.kind == "different"
+
+
+def test_real_people_called_doe_or_smith_are_not_placeholders() -> None:
+    result = compare_authors(
+        people("Doe, Mary-Ann", "Smith, J."), people("Doe, Mary-Ann", "Smith, John")
+    )
+    assert not result.placeholder
+    assert result.kind == "ok"
+
+
+# --- years -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("cited", "found", "other_years", "kind", "delta"),
+    [
+        (2017, 2017, (), "exact", 0),
+        (2018, 2017, (), "adjacent", 1),
+        (2016, 2017, (), "adjacent", -1),
+        (2021, 2017, (), "different", 4),
+        (2015, 2017, (2015,), "adjacent", -2),
+        (None, 2017, (), "unknown", None),
+        (2017, None, (), "unknown", None),
+    ],
+    ids=[
+        "same",
+        "print-after-online",
+        "preprint-year",
+        "wrong",
+        "other-source-year",
+        "not-cited",
+        "not-found",
+    ],
+)
+def test_compare_years(
+    cited: int | None,
+    found: int | None,
+    other_years: tuple[int, ...],
+    kind: str,
+    delta: int | None,
+) -> None:
+    result = compare_years(cited, found, other_years=other_years)
+    assert (result.kind, result.delta) == (kind, delta)
+
+
+# --- venues ------------------------------------------------------------------------
+
+VENUE_CASES = [
+    # (cited, found, found_short, kind)
+    ("Nature", "Nature", None, "same"),
+    ("The Lancet", "Lancet", None, "same"),
+    ("J. Mach. Learn. Res.", "Journal of Machine Learning Research", None, "abbreviation"),
+    ("Phys. Rev. Lett.", "Physical Review Letters", None, "abbreviation"),
+    (
+        "Proc. Natl. Acad. Sci. U.S.A.",
+        "Proceedings of the National Academy of Sciences",
+        None,
+        "abbreviation",
+    ),
+    ("Int J Hydrogen Energy", "International Journal of Hydrogen Energy", None, "same"),
+    (
+        "IEEE Trans. Pattern Anal. Mach. Intell.",
+        "IEEE Transactions on Pattern Analysis and Machine Intelligence",
+        None,
+        "abbreviation",
+    ),
+    ("Sci. & Technol. Stud.", "Science &amp; Technology Studies", None, "abbreviation"),
+    ("Physical Review Letters", "Physical Review Letters", "Phys. Rev. Lett.", "same"),
+    (
+        "ICML",
+        "Proceedings of the 38th International Conference on Machine Learning",
+        None,
+        "acronym",
+    ),
+    (
+        "International Conference on Machine Learning",
+        "Proceedings of the 38th International Conference on Machine Learning",
+        None,
+        "same",
+    ),
+    (
+        "CVPR",
+        "2022 IEEE/CVF Conference on Computer Vision and Pattern Recognition (CVPR)",
+        None,
+        "acronym",
+    ),
+    (
+        "NIPS",
+        "Advances in Neural Information Processing Systems 33 (NeurIPS 2020)",
+        None,
+        "acronym",
+    ),
+    (
+        "Proc. of ICLR",
+        "9th International Conference on Learning Representations, ICLR 2021",
+        None,
+        "acronym",
+    ),
+    (
+        "Advances in Neural Information Processing Systems",
+        "Advances in Neural Information Processing Systems 33 (NeurIPS 2020)",
+        None,
+        "same",
+    ),
+    (
+        "PNAS",
+        "Proceedings of the National Academy of Sciences of the United States of America",
+        None,
+        "acronym",
+    ),
+    ("arXiv preprint arXiv:1706.03762", "arXiv (Cornell University)", None, "preprint"),
+    ("CoRR", "Advances in Neural Information Processing Systems", None, "preprint"),
+    (
+        "Physical Review D",
+        "Physical Review D: Particles, Fields, Gravitation, and Cosmology",
+        None,
+        "same",
+    ),
+    ("Bioinformatics", "Bioinformatics (Oxford, England)", None, "same"),
+    ("Lecture Notes in Computer Science", "Computer Vision - ECCV 2018", None, "compatible"),
+    ("Nature", "Nature Communications", None, "different"),
+    ("Nature", "Science", None, "different"),
+    (
+        "ICML",
+        "Advances in Neural Information Processing Systems 33 (NeurIPS 2020)",
+        None,
+        "different",
+    ),
+    (
+        "UAI",
+        "Proceedings of the 38th International Conference on Machine Learning",
+        None,
+        "different",
+    ),
+    ("Journal of Applied Physics", "Applied Physics Letters", None, "different"),
+    (
+        "Transportation Research Part C",
+        "Transportation Research Part D: Transport and Environment",
+        None,
+        "different",
+    ),
+    (
+        "Proteins: Structure, Function, Bioinformatics",
+        "Drug discovery today. Technologies",
+        None,
+        "different",
+    ),
+    (
+        "Annual Meeting on Reward Learning and Alignment",
+        "11th International Conference on Learning Representations, ICLR 2023",
+        None,
+        "different",
+    ),
+    ("Journal of Behavioural Economics", "Journal of Behavioral Economics", None, "same"),
+    ("Journal of Behavioral Ecnoomics", "Journal of Behavioral Economics", None, "compatible"),
+    (None, "Nature", None, "unknown"),
+]
+
+
+@pytest.mark.parametrize(
+    ("cited", "found", "found_short", "kind"),
+    VENUE_CASES,
+    ids=[
+        "identical",
+        "article",
+        "iso4-jmlr",
+        "iso4-prl",
+        "iso4-pnas",
+        "pubmed-style",
+        "iso4-tpami",
+        "abbreviation-with-entity",
+        "same-with-short",
+        "icml-acronym",
+        "icml-proceedings",
+        "cvpr-parenthesised",
+        "nips-neurips",
+        "proc-of-iclr",
+        "neurips-full",
+        "pnas-long",
+        "arxiv-both",
+        "corr-for-published",
+        "journal-section",
+        "pubmed-place",
+        "lncs-series",
+        "nature-communications",
+        "nature-science",
+        "icml-neurips",
+        "uai-icml",
+        "applied-physics",
+        "transportation-parts",
+        "unrelated-journals",
+        "invented-venue",
+        "spelling-variant",
+        "misspelt-venue",
+        "not-cited",
+    ],
+)
+def test_compare_venues_classifies_the_difference(
+    cited: str | None, found: str, found_short: str | None, kind: str
+) -> None:
+    assert compare_venues(cited, found, found_short=found_short).kind == kind
+
+
+@pytest.mark.parametrize(
+    ("found", "found_type"),
+    [(None, "preprint"), ("arXiv (Cornell University)", None), ("bioRxiv", "posted-content")],
+    ids=["no-venue-preprint-type", "arxiv-venue", "biorxiv"],
+)
+def test_venue_cited_as_published_for_a_preprint_record_is_left_to_the_engine(
+    found: str | None, found_type: str | None
+) -> None:
+    result = compare_venues("NeurIPS", found, found_type=found_type)
+    assert result.kind == "compatible"
+    assert result.found_preprint and not result.cited_preprint
+
+
+@pytest.mark.parametrize(
+    ("venue", "expected"),
+    [
+        ("arXiv preprint arXiv:2106.09685", True),
+        ("CoRR", True),
+        ("bioRxiv", True),
+        ("SSRN Electronic Journal", True),
+        ("Nature", False),
+        ("Proceedings of ICML", False),
+        (None, False),
+    ],
+    ids=["arxiv", "corr", "biorxiv", "ssrn", "journal", "conference", "none"],
+)
+def test_is_preprint_venue(venue: str | None, expected: bool) -> None:
+    assert is_preprint_venue(venue) is expected
+
+
+def test_preprint_cited_for_published_work() -> None:
+    result = compare_venues("arXiv preprint arXiv:2106.09685", "ICLR", found_type="proceedings")
+    assert result.kind == "preprint"
+    assert result.cited_preprint and not result.found_preprint
+
+
+# --- pages and volume -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("cited", "found", "expected"),
+    [
+        ("123-130", "123--130", True),
+        ("123–30", "123-130", True),
+        ("pp. 123-130", "123", True),
+        ("e1001", "e1001", True),
+        ("E1001", "e1001", True),
+        ("124-130", "123-130", False),
+        ("0249", "249-275", True),
+        (None, "123", None),
+        ("no--no", "123", None),
+    ],
+    ids=[
+        "double-dash",
+        "short-range",
+        "pp-prefix",
+        "article-number",
+        "article-case",
+        "other-page",
+        "leading-zero",
+        "not-cited",
+        "placeholder-pages",
+    ],
+)
+def test_compare_pages_uses_the_first_page(
+    cited: str | None, found: str, expected: bool | None
+) -> None:
+    assert compare_pages(cited, found) is expected
+
+
+@pytest.mark.parametrize(
+    ("cited", "found", "expected"),
+    [("33", "33", True), ("Vol. 33", "33", True), ("34", "33", False), (None, "33", None)],
+    ids=["same", "prefixed", "other", "not-cited"],
+)
+def test_compare_volume(cited: str | None, found: str, expected: bool | None) -> None:
+    assert compare_volume(cited, found) is expected
+
+
+# --- whole records -------------------------------------------------------------
+
+
+def _reference(**fields: object) -> Reference:
+    return Reference(key="ref", **fields)  # type: ignore[arg-type]
+
+
+ATTENTION = Work(
+    source="crossref",
+    title="Attention is All you Need",
+    authors=people("Vaswani, Ashish", "Shazeer, Noam", "Parmar, Niki"),
+    year=2017,
+    venue="Advances in Neural Information Processing Systems 30",
+    doi="10.5555/3295222.3295349",
+)
+
+
+def test_candidate_score_ranks_the_cited_work_first() -> None:
+    reference = _reference(
+        title="Attention Is All You Need",
+        authors=people("Vaswani, A."),
+        authors_truncated=True,
+        year=2017,
+        venue="NeurIPS",
+    )
+    similar = Work(
+        source="openalex",
+        title="Attention Is Not All You Need",
+        authors=people("Dong, Yihe"),
+        year=2021,
+        venue="ICML",
+    )
+    assert candidate_score(reference, ATTENTION) > 0.95
+    assert candidate_score(reference, similar) < 0.7
+
+
+def test_candidate_score_with_title_only_uses_the_title() -> None:
+    reference = _reference(title="Attention Is All You Need")
+    assert candidate_score(reference, ATTENTION) == 1.0
+    assert candidate_score(_reference(), ATTENTION) == 0.0
+
+
+@pytest.mark.parametrize(
+    ("other", "expected"),
+    [
+        (Work(source="s2", doi="10.5555/3295222.3295349", title="Different"), True),
+        (
+            Work(
+                source="openalex",
+                title="Attention is all you need.",
+                year=2018,
+                authors=people("Vaswani, A."),
+            ),
+            True,
+        ),
+        (
+            Work(
+                source="openalex",
+                title="Attention is all you need",
+                year=2021,
+                authors=people("Vaswani, A."),
+            ),
+            False,
+        ),
+        (
+            Work(
+                source="openalex",
+                title="Attention is all you need",
+                year=2017,
+                authors=people("Jones, B."),
+            ),
+            False,
+        ),
+        (
+            Work(
+                source="arxiv",
+                title="Attention is all you need",
+                year=2017,
+                doi="10.48550/arXiv.1706.03762",
+            ),
+            False,
+        ),
+    ],
+    ids=[
+        "shared-doi",
+        "same-title-adjacent-year",
+        "far-year",
+        "other-first-author",
+        "preprint-doi-differs",
+    ],
+)
+def test_is_same_work(other: Work, expected: bool) -> None:
+    assert is_same_work(ATTENTION, other) is expected
+
+
+def test_is_same_work_by_arxiv_id_or_pmid_when_dois_do_not_conflict() -> None:
+    published = Work(source="s2", title="A", arxiv_id="1706.03762")
+    preprint = Work(source="arxiv", title="B", arxiv_id="1706.03762")
+    assert is_same_work(published, preprint)
+    assert is_same_work(Work(source="pubmed", pmid="123"), Work(source="crossref", pmid="123"))

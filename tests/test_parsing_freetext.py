@@ -1,0 +1,269 @@
+"""Free-text citations: each common style gives title, authors, year, venue and identifiers."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from refaudit.parsing import parse_freetext
+from tests.conftest import shared_path
+
+
+def test_apa_with_doi_url() -> None:
+    ref = parse_freetext(
+        r"Piazza, E., Carni, J. D., \& Kelly, J. (1983). Group psychotherapy for anorexia nervosa. "
+        r"\emph{Journal of the American Academy of Child Psychiatry}, \emph{22}(3), 276–278. "
+        r"https://doi.org/10.1016/s0002-7138(09)60377-0",
+        key="piazza",
+        file="paper.tex",
+        line=12,
+    )
+    assert ref.title == "Group psychotherapy for anorexia nervosa"
+    assert [p.family for p in ref.authors] == ["Piazza", "Carni", "Kelly"]
+    assert ref.authors[1].given == "J. D."
+    assert (ref.year, ref.venue) == (1983, "Journal of the American Academy of Child Psychiatry")
+    assert (ref.volume, ref.number, ref.pages) == ("22", "3", "276-278")
+    assert ref.doi == "10.1016/s0002-7138(09)60377-0"
+    assert (ref.key, ref.file, ref.line) == ("piazza", "paper.tex", 12)
+    assert ref.free_text is not None and "\\emph" not in ref.free_text
+
+
+def test_apa_without_italics_finds_the_venue_before_the_volume() -> None:
+    ref = parse_freetext(
+        "Albano, V. G., Busetto, L., & Zanotti, V. (2006). C–C bond formation by cyanide addition "
+        "to dinuclear vinyliminium complexes. Journal of Organometallic Chemistry, "
+        "691(20), 4234–4243.",
+        key="k",
+    )
+    assert ref.title == "C–C bond formation by cyanide addition to dinuclear vinyliminium complexes"
+    assert ref.venue == "Journal of Organometallic Chemistry"
+    assert (ref.volume, ref.number, ref.pages) == ("691", "20", "4234-4243")
+
+
+def test_chicago_author_date_with_quoted_title() -> None:
+    ref = parse_freetext(
+        "Rifi, Mouna, Mohamed Hibti, and Rushed Kanawati. 2018. ``A Complex Network Analysis "
+        "Approach for Risk Increase Factor Prediction in Nuclear Power Plants.'' "
+        "\\emph{Proceedings "
+        "of the 3rd International Conference on Complexity}.",
+        key="k",
+    )
+    assert ref.title == (
+        "A Complex Network Analysis Approach for Risk Increase Factor Prediction "
+        "in Nuclear Power Plants"
+    )
+    assert [(p.given, p.family) for p in ref.authors] == [
+        ("Mouna", "Rifi"),
+        ("Mohamed", "Hibti"),
+        ("Rushed", "Kanawati"),
+    ]
+    assert ref.year == 2018
+    assert ref.venue == "Proceedings of the 3rd International Conference on Complexity"
+
+
+def test_chicago_with_curly_quotes_and_plain_venue() -> None:
+    ref = parse_freetext(
+        "Manderscheid, Markus, Carmen Pereda-Fernández, and Josef Pfeilschifter. 2002. “Cyclic AMP "
+        "Increases Rat Inhibitor of Apoptosis Protein (RIAP1) mRNA in Renal Mesangial Cells.” "
+        "Kidney "
+        "International 61 (3) (March): 797–803.",
+        key="k",
+    )
+    assert ref.title.startswith("Cyclic AMP Increases Rat Inhibitor")
+    assert ref.venue == "Kidney International"
+    assert (ref.year, ref.volume, ref.number, ref.pages) == (2002, "61", "3", "797-803")
+    assert ref.authors[1].family == "Pereda-Fernández"
+
+
+def test_chicago_notes_style_without_year_after_the_authors() -> None:
+    ref = parse_freetext(
+        r"LeCun, Yann, Yoshua Bengio, and Geoffrey Hinton. ``Deep Learning.'' \emph{Nature} 521, "
+        r"no. 7553 (2015): 436--44.",
+        key="k",
+    )
+    assert [p.family for p in ref.authors] == ["LeCun", "Bengio", "Hinton"]
+    assert (ref.title, ref.year, ref.venue, ref.pages) == (
+        "Deep Learning",
+        2015,
+        "Nature",
+        "436-44",
+    )
+
+
+def test_ieee_with_particle_and_doi() -> None:
+    ref = parse_freetext(
+        r"H.~Taher, D.~Schreurs, C.~van Niekerk, and B.~Nauwelaers, ``Detecting variations of "
+        r"small-signal model parameters,'' \emph{Int. J. RF Microwave Computer-Aided Eng.}, "
+        r"vol. 15, "
+        r"no. 1, pp. 102--108, 2004. doi: 10.1002/mmce.20066.",
+        key="k",
+    )
+    assert ref.title == "Detecting variations of small-signal model parameters"
+    assert [p.full_family for p in ref.authors] == [
+        "Taher",
+        "Schreurs",
+        "van Niekerk",
+        "Nauwelaers",
+    ]
+    assert ref.authors[2].particle == "van"
+    assert (ref.year, ref.venue) == (2004, "Int. J. RF Microwave Computer-Aided Eng.")
+    assert (ref.volume, ref.number, ref.pages) == ("15", "1", "102-108")
+    assert ref.doi == "10.1002/mmce.20066"
+
+
+def test_ieee_conference_with_et_al_and_arxiv() -> None:
+    ref = parse_freetext(
+        r"A.~Vaswani et~al., ``Attention is all you need,'' in \emph{Proc. NIPS}, 2017, "
+        r"arXiv:1706.03762v5.",
+        key="k",
+    )
+    assert ref.title == "Attention is all you need"
+    assert [p.family for p in ref.authors] == ["Vaswani"] and ref.authors_truncated
+    assert (ref.venue, ref.year) == ("Proc. NIPS", 2017)
+    assert (ref.arxiv_id, ref.arxiv_version) == ("1706.03762", 5)
+    assert ref.entry_type == "inproceedings"
+
+
+def test_vancouver_with_pmid() -> None:
+    ref = parse_freetext(
+        "LeCun Y, Bengio Y, Hinton G. Deep learning. Nature. 2015 May 28;521(7553):436-44. "
+        "doi: 10.1038/nature14539. PMID: 26017442.",
+        key="k",
+    )
+    assert (ref.title, ref.venue, ref.year) == ("Deep learning", "Nature", 2015)
+    assert [(p.family, p.given) for p in ref.authors] == [
+        ("LeCun", "Y"),
+        ("Bengio", "Y"),
+        ("Hinton", "G"),
+    ]
+    assert (ref.volume, ref.number, ref.pages) == ("521", "7553", "436-44")
+    assert (ref.doi, ref.pmid) == ("10.1038/nature14539", "26017442")
+
+
+def test_vancouver_title_ending_in_capitals() -> None:
+    ref = parse_freetext(
+        "Savage G, McNeil D, Dutta P. SOME NUTRITIONAL ADVANTAGES OF WALNUTS. Acta Horticulturae. "
+        "2001:557-563.",
+        key="k",
+    )
+    assert (ref.title, ref.venue, ref.year) == (
+        "SOME NUTRITIONAL ADVANTAGES OF WALNUTS",
+        "Acta Horticulturae",
+        2001,
+    )
+
+
+def test_nature_style() -> None:
+    ref = parse_freetext(
+        r"LeCun, Y., Bengio, Y. \& Hinton, G. Deep learning. \emph{Nature} \textbf{521}, "
+        r"436--444 (2015).",
+        key="k",
+    )
+    assert (ref.title, ref.venue, ref.year, ref.pages) == (
+        "Deep learning",
+        "Nature",
+        2015,
+        "436-444",
+    )
+    assert [p.family for p in ref.authors] == ["LeCun", "Bengio", "Hinton"]
+
+
+def test_harvard_style() -> None:
+    ref = parse_freetext(
+        "Bertrand, M., Duflo, E. and Mullainathan, S. (2004) How much should we trust "
+        "differences-in-differences estimates? The Quarterly Journal of Economics, 119(1), "
+        "pp. 249-275.",
+        key="k",
+    )
+    assert ref.title == "How much should we trust differences-in-differences estimates?"
+    assert ref.venue == "The Quarterly Journal of Economics"
+    assert [p.family for p in ref.authors] == ["Bertrand", "Duflo", "Mullainathan"]
+    assert (ref.year, ref.volume, ref.number) == (2004, "119", "1")
+
+
+def test_listing_style_with_double_period_after_the_names() -> None:
+    ref = parse_freetext(
+        "Comer, David J.. Application of Top-Down Principles to Digital System Design. "
+        "IEEE Transactions on Education. 1983. 26. 4. 170-172",
+        key="k",
+    )
+    assert ref.title == "Application of Top-Down Principles to Digital System Design"
+    assert (ref.venue, ref.year) == ("IEEE Transactions on Education", 1983)
+    assert (ref.volume, ref.number, ref.pages) == ("26", "4", "170-172")
+    assert [(p.family, p.given) for p in ref.authors] == [("Comer", "David J.")]
+
+
+def test_noisy_ocr_string_keeps_only_what_is_certain() -> None:
+    ref = parse_freetext(
+        "1I. Pop andmT.-Y. NA, Applied Scient ific HesAarc h54, 125  (1995).", key="k"
+    )
+    assert ref.title is None and ref.venue is None
+    assert ref.year == 1995
+    assert ref.free_text == "1I. Pop andmT.-Y. NA, Applied Scient ific HesAarc h54, 125 (1995)"
+
+
+def test_isbn_inside_a_title_is_not_taken_as_the_works_isbn() -> None:
+    ref = parse_freetext(
+        "Grubbs, Judith Evans. 1995. ``A. E. Laiou (ed.), Consent and Coercion. Washington, 1993. "
+        "ISBN 0-88402-213-7.'' \\emph{Journal of Roman Studies} 85: 260.",
+        key="k",
+    )
+    assert ref.isbn is None
+    assert ref.year == 1995 and ref.venue == "Journal of Roman Studies"
+
+
+def test_future_year_is_kept_as_written() -> None:
+    ref = parse_freetext(
+        "Chan, Kei Yuen. 2031. ``Dirac Cohomology for the Degenerate Affine Hecke "
+        "Clifford Algebra.'' "
+        "arXiv:1310.6668.",
+        key="k",
+    )
+    assert ref.year == 2031 and ref.arxiv_id == "1310.6668"
+    assert ref.venue is None
+
+
+def test_datacite_doi_gives_the_arxiv_id_and_url_is_kept() -> None:
+    ref = parse_freetext(
+        "Ma, Y. (2023). Automated digital twins testing. \\emph{arXiv preprint arXiv:2302.13198}. "
+        "https://doi.org/10.48550/arXiv.2302.13198 https://example.org/slides",
+        key="k",
+    )
+    assert ref.arxiv_id == "2302.13198"
+    assert ref.doi == "10.48550/arxiv.2302.13198"
+    assert ref.url == "https://example.org/slides"
+
+
+def test_bibliography_generated_by_bibtex_uses_newblocks() -> None:
+    ref = parse_freetext(
+        r"J.~D. Watson and F.~H.~C. Crick. \newblock Molecular structure of nucleic acids. "
+        r"\newblock \emph{Nature}, 171:\penalty0 737--738, 1953.",
+        key="k",
+    )
+    assert ref.title == "Molecular structure of nucleic acids"
+    assert [p.family for p in ref.authors] == ["Watson", "Crick"]
+    assert (ref.venue, ref.volume, ref.pages, ref.year) == ("Nature", "171", "737-738", 1953)
+
+
+@pytest.mark.shared
+def test_benchmark_bibitems_titles_and_years_are_extracted() -> None:
+    """Every \\bibitem of the public free-text set comes through; titles are found for most."""
+    from refaudit.parsing import parse_file
+
+    path = shared_path("bench", "public", "freetext.tex")
+    labels = json.loads(shared_path("bench", "public", "freetext.labels.json").read_text())
+    bibliography = parse_file(path)
+    text_lines = path.read_text(encoding="utf-8").splitlines()
+    assert len(bibliography.references) == labels["count"] == 150
+    assert {r.key for r in bibliography.references} == {label["key"] for label in labels["labels"]}
+    for reference in bibliography.references:
+        assert re.search(
+            r"\\bibitem\{" + re.escape(reference.key) + "}", text_lines[reference.line - 1]
+        )
+        assert reference.free_text
+    with_title = sum(1 for r in bibliography.references if r.title)
+    with_year = sum(1 for r in bibliography.references if r.year)
+    assert with_title >= 130 and with_year >= 140
+    assert bibliography.problems == []

@@ -1,0 +1,73 @@
+"""BibTeX name lists and LaTeX decoding."""
+
+from __future__ import annotations
+
+import pytest
+
+from refaudit.parsing import latex_to_text, parse_names
+
+
+@pytest.mark.parametrize(
+    ("value", "family", "given", "particle", "suffix"),
+    [
+        ("van der Waals, Johannes Diderik", "Waals", "Johannes Diderik", "van der", ""),
+        ("Johannes Diderik van der Waals", "Waals", "Johannes Diderik", "van der", ""),
+        ("de la Fontaine, Jean", "Fontaine", "Jean", "de la", ""),
+        ("Smith, Jr., John", "Smith", "John", "", "Jr."),
+        ("Martin Luther King, Jr.", "King", "Martin Luther", "", "Jr."),
+        (r"M{\"u}ller, J{\"o}rg", "Müller", "Jörg", "", ""),
+        (r"Erd{\H{o}}s, P{\'a}l", "Erdős", "Pál", "", ""),
+        ("张三", "张三", "", "", ""),
+        ("Ng, Andrew Y.", "Ng", "Andrew Y.", "", ""),
+    ],
+)
+def test_single_names_split_like_bibtex(
+    value: str, family: str, given: str, particle: str, suffix: str
+) -> None:
+    (person,), truncated = parse_names(value)
+    assert (person.family, person.given, person.particle, person.suffix) == (
+        family,
+        given,
+        particle,
+        suffix,
+    )
+    assert not truncated and not person.is_organisation
+
+
+def test_braced_name_is_one_organisation() -> None:
+    people, _ = parse_names("{World Health Organization} and {{European Commission}}")
+    assert [(p.family, p.is_organisation) for p in people] == [
+        ("World Health Organization", True),
+        ("European Commission", True),
+    ]
+
+
+def test_and_inside_braces_does_not_split() -> None:
+    people, _ = parse_names("{Barnes and Noble} and Doe, Jane")
+    assert [p.family for p in people] == ["Barnes and Noble", "Doe"]
+
+
+@pytest.mark.parametrize("tail", ["and others", "and Others", "et al.", "and et al"])
+def test_truncation_markers_set_the_flag(tail: str) -> None:
+    people, truncated = parse_names(f"Doe, Jane and Roe, Richard {tail}")
+    assert [p.family for p in people] == ["Doe", "Roe"] and truncated
+
+
+def test_empty_author_list() -> None:
+    assert parse_names("  ") == ([], False)
+
+
+@pytest.mark.parametrize(
+    ("latex", "text"),
+    [
+        (r"{$\alpha$-divergence} for {B}ayesian nets", "α-divergence for Bayesian nets"),
+        (r"Schr\"odinger's {\'E}cole \c{c}a \v{S}", "Schrödinger's École ça Š"),
+        (r"Pages 10--20 and \emph{italic} \textbf{bold}", "Pages 10–20 and italic bold"),
+        (r"R\&D: 50% of \url{https://x.org/a_b}", "R&D: 50% of https://x.org/a_b"),
+        (r"The {\TeX}book and {\LaTeX}", "The TeXbook and LaTeX"),
+        ("plain  text\nover lines", "plain text over lines"),
+        (r"\href{https://x.org}{linked text} and \mbox{kept}", "linked text and kept"),
+    ],
+)
+def test_latex_to_text(latex: str, text: str) -> None:
+    assert latex_to_text(latex) == text

@@ -1,0 +1,61 @@
+"""The JSON report is versioned and validates against the schema shipped in the package."""
+
+from __future__ import annotations
+
+import json
+
+import jsonschema
+from report_samples import sample_report, suppressed_report
+
+from refaudit.baseline import build_baseline
+from refaudit.models import JSON_SCHEMA_VERSION, AuditReport
+from refaudit.render import RenderContext, render
+from refaudit.render.json import load_schema
+
+
+def rendered(report: AuditReport, context: RenderContext | None = None) -> dict:
+    return json.loads(render(report, "json", context or RenderContext()))
+
+
+def test_report_validates_against_the_shipped_schema() -> None:
+    validator = jsonschema.Draft202012Validator(load_schema())
+    for report in (sample_report(), suppressed_report(), AuditReport()):
+        validator.validate(rendered(report))
+
+
+def test_schema_rejects_an_unknown_verdict() -> None:
+    data = rendered(sample_report())
+    data["results"][0]["verdict"] = "probably-fine"
+    errors = list(jsonschema.Draft202012Validator(load_schema()).iter_errors(data))
+    assert errors
+
+
+def test_report_carries_schema_version_summary_and_evidence() -> None:
+    data = rendered(sample_report())
+    assert data["schema_version"] == JSON_SCHEMA_VERSION
+    assert data["summary"]["not_found"] == 1
+    assert data["summary"]["failing"] == 2
+    lecun = next(r for r in data["results"] if r["key"] == "lecun2015deep")
+    year = next(f for f in lecun["findings"] if f["code"] == "year-mismatch")
+    assert (year["cited"], year["found"], year["source"], year["record"]) == (
+        "2016",
+        "2015",
+        "crossref",
+        "10.1038/nature14539",
+    )
+    assert lecun["matched"]["doi"] == "10.1038/nature14539"
+
+
+def test_failing_and_baselined_flags_follow_the_policy_and_the_baseline() -> None:
+    report = sample_report()
+    data = rendered(report, RenderContext(baseline=build_baseline(report)))
+    assert data["summary"]["failing"] == 0
+    assert all(
+        f["baselined"] for r in data["results"] for f in r["findings"] if not f["suppressed"]
+    )
+
+
+def test_unverified_result_names_the_failed_sources() -> None:
+    offline = next(r for r in rendered(sample_report())["results"] if r["key"] == "offline2020")
+    assert offline["verdict"] == "unverified"
+    assert offline["sources"]["crossref"] == {"state": "failed", "reason": "timeout after 20 s"}

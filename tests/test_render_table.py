@@ -1,0 +1,86 @@
+"""The terminal table: severity groups, summary line, details, suppressed and baselined marks."""
+
+from __future__ import annotations
+
+import io
+
+from report_samples import sample_report, suppressed_report
+from rich.console import Console
+
+from refaudit.baseline import build_baseline
+from refaudit.render import RenderContext, render
+from refaudit.render.table import render_table
+
+
+def table_text(context: RenderContext, report=None) -> str:
+    return render(report or sample_report(), "table", context)
+
+
+def test_table_groups_results_by_severity_worst_first() -> None:
+    text = table_text(RenderContext())
+    errors, warnings, skipped = (
+        text.index(t) for t in ("Errors (3)", "Warnings (1)", "Suppressed")
+    )
+    assert errors < warnings < skipped
+    assert text.index("smith2021quantum") < warnings < text.index("offline2020") < skipped
+
+
+def test_summary_line_counts_every_verdict_and_the_cost_of_the_run() -> None:
+    text = table_text(RenderContext())
+    assert (
+        "6 references: 2 verified · 1 mismatch · 1 not found · 1 retracted · 1 unverified · "
+        "1 skipped" in text
+    )
+    assert (
+        "sources: crossref, openalex, semanticscholar · 10 requests · 2 cache hits · 1.2 s" in text
+    )
+    assert "2 reference(s) fail (--fail-on not_found,doi,retracted)" in text
+
+
+def test_verified_references_are_listed_only_when_verbose() -> None:
+    assert "vaswani2017attention" not in table_text(RenderContext())
+    assert "1 verified reference(s) not listed" in table_text(RenderContext())
+    assert "vaswani2017attention" in table_text(RenderContext(verbose=True))
+
+
+def test_input_problems_are_listed_with_file_and_line() -> None:
+    assert "refs.bib:50 [broken] entry has no closing brace" in table_text(RenderContext())
+
+
+def test_details_show_cited_against_correct_with_source_and_record() -> None:
+    text = table_text(RenderContext(details=True))
+    assert "cited:   2016" in text
+    assert "correct: 2015" in text
+    assert "source:  crossref 10.1038/nature14539" in text
+    assert "notice:  retraction 2010-02-06 10.1016/s0140-6736(10)60175-4" in text
+    assert "cited:" not in table_text(RenderContext())
+
+
+def test_suppressed_findings_are_shown_with_their_reason_and_do_not_fail() -> None:
+    text = table_text(RenderContext(fail_on=["error"]), suppressed_report())
+    assert "[suppressed: print" in text  # the reason may wrap inside the cell
+    assert "Suppressed and skipped (1)" in text
+    assert "nothing fails" in text
+
+
+def test_baselined_findings_are_marked_and_stop_failing() -> None:
+    report = sample_report()
+    text = table_text(RenderContext(baseline=build_baseline(report)), report)
+    assert "[baseline]" in text
+    assert "nothing fails" in text
+
+
+def test_quiet_prints_only_the_summary() -> None:
+    text = table_text(RenderContext(quiet=True))
+    assert "smith2021quantum" not in text
+    assert "6 references:" in text
+
+
+def test_colour_is_dropped_when_the_console_has_no_colour() -> None:
+    buffer = io.StringIO()
+    render_table(sample_report(), RenderContext(), Console(file=buffer, no_color=True, width=120))
+    assert "\x1b[" not in buffer.getvalue()
+    coloured = io.StringIO()
+    console = Console(file=coloured, force_terminal=True, color_system="standard", width=120)
+    render_table(sample_report(), RenderContext(), console)
+    assert "\x1b[31m" in coloured.getvalue()
