@@ -164,7 +164,7 @@ def main() -> None:
     parser.add_argument(
         "--show",
         default="",
-        help="print details of keys of these hallucination types (comma list, 'valid' for flagged valid ones)",
+        help="hallucination types to explain (comma list; 'valid' = flagged valid ones)",
     )
     args = parser.parse_args()
     if not PUBLIC.exists():
@@ -215,37 +215,32 @@ def main() -> None:
 
 
 def _show(kinds: list[str], labels: list[dict], results: list[object]) -> None:
+    """Print the evidence for references of the given kinds ("valid": flagged valid ones)."""
     by_key = {r.reference.key: r for r in results}  # type: ignore[attr-defined]
     for lab in labels:
         kind = lab["hallucination_type"] or "valid"
         result = by_key.get(lab["key"])
         if result is None or kind not in kinds:
             continue
-        if kind == "valid" and not result.flagged:  # type: ignore[attr-defined]
+        if kind == "valid" and not prediction(result)["flagged"]:
             continue
-        print(
-            f"--- {lab['key']} [{kind}] expected {lab['expected_verdict']} {lab['expected_fields']} world={lab['world_id']}"
-        )
-        print(f"    got {result.verdict.value} flagged={result.flagged} {result.reason or ''}")  # type: ignore[attr-defined]
-        print(
-            f"    cited: {result.reference.title!r} {result.reference.year} {result.reference.venue!r}"
-        )  # type: ignore[attr-defined]
-        for finding in result.findings:  # type: ignore[attr-defined]
-            print(
-                f"    {finding.severity:7} {finding.code}: {finding.message[:150]} | cited={str(finding.cited)[:80]!r} found={str(finding.found)[:80]!r}"
-            )
+        ref = result.reference  # type: ignore[attr-defined]
+        print(f"--- {lab['key']} [{kind}] expected {lab['expected_verdict']}", end=" ")
+        print(f"{lab['expected_fields']} world={lab['world_id']}")
+        print(f"    got {result.verdict.value}: {result.reason or ''}")  # type: ignore[attr-defined]
+        print(f"    cited: {ref.title!r} {ref.year} {ref.venue!r}")
+        for f in result.findings:  # type: ignore[attr-defined]
+            print(f"    {f.severity:7} {f.code}: {f.message[:150]}")
+            print(f"            cited={str(f.cited)[:80]!r} found={str(f.found)[:80]!r}")
 
 
 def _print_scores(name: str, s: dict) -> None:
-    print(
-        f"\n== {name}: {s['count']} references, {s['seconds']} s, {s['requests_per_reference']} requests/reference"
-    )
-    print(
-        f"detection {s['detection_rate']}  false positives {s['false_positive_rate']}  coverage {s['coverage']}"
-    )
-    print(
-        f"fields on mismatches: exact {s['fields_exact']}  all named {s['fields_all_named']}  spurious {s['fields_spurious']}"
-    )
+    print(f"\n== {name}: {s['count']} references, {s['seconds']} s,", end=" ")
+    print(f"{s['requests_per_reference']} requests/reference")
+    print(f"detection {s['detection_rate']}  false positives {s['false_positive_rate']}", end=" ")
+    print(f" coverage {s['coverage']}")
+    print(f"fields on mismatches: exact {s['fields_exact']}", end=" ")
+    print(f" all named {s['fields_all_named']}  spurious {s['fields_spurious']}")
     print("per type (n / flagged / found):")
     for kind, v in sorted(s["per_type"].items()):
         print(f"  {kind:24} {v['n']:4} {v['flagged']:4} {v['found']:4}")
@@ -253,9 +248,8 @@ def _print_scores(name: str, s: dict) -> None:
     for expected, row in s["confusion"].items():
         print(f"  {expected:10} {row}")
     if s["integrity_recall"]:
-        print(
-            f"integrity recall {s['integrity_recall']}  false integrity flags {s['false_integrity_flags']}"
-        )
+        print(f"integrity recall {s['integrity_recall']}", end=" ")
+        print(f" false integrity flags {s['false_integrity_flags']}")
     print(f"requests {s['requests']}")
 
 
