@@ -387,6 +387,16 @@ def _is_accepted(kind: TitleKind) -> bool:
     return kind in ("exact", "minor", "typo")
 
 
+_NOTICE_PREFIX = re.compile(
+    r"^\s*(?:retracted|withdrawn|removed)(?:\s+article)?\s*[:.\-–]\s*", re.IGNORECASE
+)
+
+
+def strip_notice_prefix(title: str) -> str:
+    """Publishers rename retracted works ("RETRACTED: …", "RETRACTED ARTICLE: …")."""
+    return _NOTICE_PREFIX.sub("", title)
+
+
 def compare_titles(cited: str, found: str, found_subtitle: str | None = None) -> TitleComparison:
     """Compare a cited title with a found one (and its separate subtitle, if any).
 
@@ -394,7 +404,7 @@ def compare_titles(cited: str, found: str, found_subtitle: str | None = None) ->
     added or removed word is "different". Dropped or added subtitles and clear
     truncations are named as such so the engine can decide how loud to be.
     """
-    cited_words, found_words = title_tokens(cited), title_tokens(found)
+    cited_words, found_words = title_tokens(cited), title_tokens(strip_notice_prefix(found))
     if not cited_words or not found_words:
         return TitleComparison("different", 0.0)
     similarity = fuzz.ratio(" ".join(cited_words), " ".join(found_words)) / 100

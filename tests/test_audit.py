@@ -1,0 +1,287 @@
+"""The whole pipeline against fake upstreams: parse → look up → search → verdict → screen."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import httpx
+import pytest
+
+from refaudit.audit import audit_references
+from refaudit.config import load_settings
+from refaudit.models import Verdict
+from refaudit.parsing import parse_bibtex
+from tests.fakes import (
+    FakeUpstreams,
+    crossref_list,
+    crossref_update,
+    crossref_work,
+    json_response,
+    openalex_list,
+    openalex_work,
+)
+
+pytestmark = pytest.mark.anyio
+
+RESNET = crossref_work(
+    "10.1109/CVPR.2016.90",
+    "Deep Residual Learning for Image Recognition",
+    authors=[("Kaiming", "He"), ("Xiangyu", "Zhang"), ("Shaoqing", "Ren"), ("Jian", "Sun")],
+    year=2016,
+    venue="2016 IEEE Conference on Computer Vision and Pattern Recognition (CVPR)",
+    type="proceedings-article",
+)
+WAKEFIELD = crossref_work(
+    "10.1016/S0140-6736(97)11096-0",
+    "RETRACTED: Ileal-lymphoid-nodular hyperplasia, non-specific colitis, and pervasive "
+    "developmental disorder in children",
+    authors=[("A.J", "Wakefield"), ("S.H", "Murch"), ("A", "Anthony")],
+    year=1998,
+    venue="The Lancet",
+    updated_by=[
+        crossref_update("retraction", "10.1016/S0140-6736(10)60175-4", date=(2010, 2, 6)),
+        crossref_update("correction", "10.1016/S0140-6736(04)15715-2", date=(2004, 3, 6)),
+    ],
+)
+LSTM = openalex_work(
+    "W2064675550",
+    "Long Short-Term Memory",
+    doi="10.1162/neco.1997.9.8.1735",
+    authors=["Sepp Hochreiter", "Jürgen Schmidhuber"],
+    year=1997,
+    venue="Neural Computation",
+)
+
+BIB = r"""
+@inproceedings{he2016deep,
+  author = {He, Kaiming and Zhang, Xiangyu and Ren, Shaoqing and Sun, Jian},
+  title = {Deep Residual Learning for Image Recognition},
+  booktitle = {CVPR},
+  year = {2016},
+  doi = {10.1109/cvpr.2016.90}
+}
+@article{wakefield1998,
+  author = {Wakefield, A. J. and Murch, S. H. and Anthony, A.},
+  title = {Ileal-lymphoid-nodular hyperplasia, non-specific colitis,
+           and pervasive developmental disorder in children},
+  journal = {Lancet},
+  year = {1998},
+  doi = {10.1016/S0140-6736(97)11096-0}
+}
+@article{hochreiter1997,
+  author = {Hochreiter, Sepp and Schmidhuber, J{\"u}rgen},
+  title = {Long Short-Term Memory},
+  journal = {Neural Computation},
+  year = {1999}
+}
+@article{made_up2021,
+  author = {Quibble, Ambrose and Fenwick, Lorna},
+  title = {Recursive Hypergraph Distillation for Zero-Shot Protein Choreography},
+  journal = {Journal of Imaginary Results},
+  year = {2021}
+}
+"""
+
+
+def _empty_searches(fake: FakeUpstreams) -> None:
+    """Every search source answers, with nothing (a fabricated reference's experience)."""
+    fake.route(
+        "semanticscholar",
+        r"/graph/v1/paper/search/match",
+        lambda _r, _m: json_response({"error": "Title match not found"}, 404),
+    )
+    fake.json("semanticscholar", r"/graph/v1/paper/search", {"total": 0, "offset": 0})
+    fake.route(
+        "semanticscholar",
+        r"/graph/v1/paper/batch",
+        lambda request, _m: json_response([None] * len(json.loads(request.content)["ids"])),
+        method="POST",
+    )
+    fake.json(
+        "dblp",
+        r"/search/publ/api",
+        {"result": {"hits": {"@total": "0", "@computed": "0", "@sent": "0", "@first": "0"}}},
+    )
+    fake.route(
+        "arxiv",
+        r"/api/query",
+        lambda _r, _m: httpx.Response(
+            200,
+            text='<?xml version="1.0" encoding="UTF-8"?>\n'
+            '<feed xmlns="http://www.w3.org/2005/Atom" '
+            'xmlns:opensearch="http://a9.com/-/spec/opensearch/1.1/">'
+            "<opensearch:totalResults>0</opensearch:totalResults></feed>",
+            headers={"content-type": "application/atom+xml"},
+        ),
+    )
+    fake.json(
+        "pubmed",
+        r"/esearch.fcgi",
+        {"header": {}, "esearchresult": {"count": "0", "retmax": "0", "idlist": []}},
+    )
+    fake.route("datacite", r"/dois/(?P<doi>10\..+)", lambda _r, _m: json_response({}, 404))
+
+
+def _upstreams() -> FakeUpstreams:
+    fake = FakeUpstreams()
+    _empty_searches(fake)
+    fake.serve_crossref([RESNET, WAKEFIELD])
+
+    def openalex(request: httpx.Request, _m: re.Match[str]) -> Any:
+        if request.url.params.get("search", "").lower().startswith("long short-term"):
+            return openalex_list([LSTM])
+        return openalex_list([])
+
+    fake.route("openalex", r"/works", openalex)
+    return fake
+
+
+@pytest.fixture
+def settings():
+    settings = load_settings(env={"REFAUDIT_CACHE_DIR": "cache", "REFAUDIT_DATA_DIR": "data"})
+    settings.rate_limits = {name: 1000.0 for name in settings.sources}
+    settings.max_retries = 1
+    return settings
+
+
+async def _audit(bib: str, settings, fake: FakeUpstreams):
+    references = parse_bibtex(bib, file="refs.bib").references
+    return await audit_references(references, settings, transport=fake.transport())
+
+
+async def test_every_reference_gets_the_verdict_its_evidence_supports(settings) -> None:
+    fake = _upstreams()
+    report = await _audit(BIB, settings, fake)
+    verdicts = {r.reference.key: r for r in report.results}
+
+    assert verdicts["he2016deep"].verdict == Verdict.VERIFIED
+    assert verdicts["he2016deep"].matched.doi == "10.1109/cvpr.2016.90"
+
+    wrong_year = verdicts["hochreiter1997"]
+    assert wrong_year.verdict == Verdict.MISMATCH
+    year = next(f for f in wrong_year.findings if f.code == "year-mismatch")
+    assert (year.field, year.cited, year.found, year.severity) == ("year", "1999", "1997", "error")
+    assert year.source == "openalex" and year.record == "doi:10.1162/neco.1997.9.8.1735"
+    assert "year = {1997}" in wrong_year.corrected_bibtex
+
+    fabricated = verdicts["made_up2021"]
+    assert fabricated.verdict == Verdict.NOT_FOUND and fabricated.flagged
+    assert {"openalex", "crossref", "semanticscholar", "dblp"} <= {
+        name for name, status in fabricated.sources.items() if status.state == "answered"
+    }
+
+
+async def test_retracted_work_carries_its_notices_in_date_order(settings) -> None:
+    report = await _audit(BIB, settings, _upstreams())
+    wakefield = next(r for r in report.results if r.reference.key == "wakefield1998")
+    assert wakefield.verdict == Verdict.VERIFIED
+    assert [(n.kind.value, n.date[:4]) for n in wakefield.integrity] == [
+        ("correction", "2004"),
+        ("retraction", "2010"),
+    ]
+    retracted = next(f for f in wakefield.findings if f.code == "retracted")
+    assert retracted.severity == "error" and retracted.record
+    assert report.counts()["retracted"] == 1
+
+
+async def test_dois_are_looked_up_in_batches_not_one_by_one(settings) -> None:
+    works = [
+        crossref_work(f"10.5555/batch.{i}", f"Batched lookup study number {i} of many", year=2020)
+        for i in range(40)
+    ]
+    fake = FakeUpstreams()
+    _empty_searches(fake)
+    fake.serve_crossref(works)
+    fake.json("openalex", r"/works", openalex_list([]))
+    bib = "\n".join(
+        f"@article{{k{i}, author={{Lovelace, Ada}}, "
+        f"title={{Batched lookup study number {i} of many}}, journal={{Journal of Tests}}, "
+        f"year={{2020}}, doi={{10.5555/batch.{i}}}}}"
+        for i in range(40)
+    )
+    report = await _audit(bib, settings, fake)
+    assert all(r.verdict == Verdict.VERIFIED for r in report.results)
+    assert fake.count("crossref") <= 2
+    assert fake.count("openalex") <= 2
+
+
+async def test_warm_rerun_sends_no_requests(settings) -> None:
+    fake = _upstreams()
+    first = await _audit(BIB, settings, fake)
+    sent = len(fake.requests)
+    second = await _audit(BIB, settings, fake)
+    assert len(fake.requests) == sent
+    assert [r.verdict for r in second.results] == [r.verdict for r in first.results]
+    assert sum(second.stats.cache_hits.values()) > 0 and not second.stats.requests
+
+
+async def test_source_outage_gives_unverified_never_not_found(settings) -> None:
+    fake = _upstreams()
+    fake.fail("semanticscholar", "503", times=100)
+    fake.fail("dblp", "drop", times=100)
+    report = await _audit(BIB, settings, fake)
+    fabricated = next(r for r in report.results if r.reference.key == "made_up2021")
+    assert fabricated.verdict == Verdict.UNVERIFIED
+    assert not fabricated.flagged
+    assert fabricated.sources["semanticscholar"].state == "failed"
+    assert "semanticscholar" in fabricated.reason and "dblp" in fabricated.reason
+    # References whose identity was settled by other sources keep their verdicts.
+    verified = next(r for r in report.results if r.reference.key == "he2016deep")
+    assert verified.verdict == Verdict.VERIFIED
+
+
+async def test_doi_of_another_paper_is_an_error_on_the_doi(settings) -> None:
+    fake = _upstreams()
+    bib = r"""@article{lstm, author={Hochreiter, Sepp and Schmidhuber, J{\"u}rgen},
+      title={Long Short-Term Memory}, journal={Neural Computation}, year={1997},
+      doi={10.1109/CVPR.2016.90}}"""
+    report = await _audit(bib, settings, fake)
+    (result,) = report.results
+    assert result.verdict == Verdict.MISMATCH and result.flagged
+    finding = next(f for f in result.findings if f.code == "doi-points-elsewhere")
+    assert finding.cited == "10.1109/cvpr.2016.90"
+    assert finding.found == "10.1162/neco.1997.9.8.1735"
+    assert "Deep Residual Learning" in finding.message
+
+
+async def test_unregistered_doi_is_reported_when_every_registry_answered(settings) -> None:
+    fake = _upstreams()
+    bib = """@article{ghost, author={Quibble, Ambrose}, title={Recursive Hypergraph Distillation
+      for Zero-Shot Protein Choreography}, journal={J. Imag. Res.}, year={2021},
+      doi={10.9999/does.not.exist}}"""
+    report = await _audit(bib, settings, fake)
+    (result,) = report.results
+    assert result.verdict == Verdict.NOT_FOUND
+    assert any(f.code == "doi-not-registered" and f.field == "doi" for f in result.findings)
+
+
+async def test_title_with_a_typo_is_found_and_reported_as_a_warning(settings) -> None:
+    fake = _upstreams()
+    fake.route(
+        "crossref",
+        r"/works",
+        lambda request, _m: crossref_list(
+            [RESNET] if "query.bibliographic" in request.url.params else []
+        ),
+    )
+    bib = """@inproceedings{he2016, author={He, Kaiming and Zhang, Xiangyu and Ren, Shaoqing
+      and Sun, Jian}, title={Deep Residual Lerning for Image Recognition},
+      booktitle={CVPR}, year={2016}}"""
+    report = await _audit(bib, settings, fake)
+    (result,) = report.results
+    assert result.verdict == Verdict.MISMATCH and not result.flagged
+    typo = next(f for f in result.findings if f.code == "title-typo")
+    assert typo.severity == "warning" and "lerning" in typo.message.lower()
+
+
+async def test_ignored_entry_keeps_its_findings_visible_but_suppressed(settings) -> None:
+    bib = BIB.replace(
+        "@article{made_up2021,", "@article{made_up2021,\n  refaudit-ignore = {cited as an example},"
+    )
+    report = await _audit(bib, settings, _upstreams())
+    fabricated = next(r for r in report.results if r.reference.key == "made_up2021")
+    assert fabricated.findings and all(
+        f.suppressed == "cited as an example" for f in fabricated.findings
+    )
