@@ -54,7 +54,7 @@ _ENTRY_TYPES = {
 _VENUE_FIELD = {"article": "journal", "inproceedings": "booktitle", "incollection": "booktitle"}
 
 # Finding codes that mean "this field of the entry is wrong"; info-level style
-# notes (title-form, venue-form, arxiv-version) never rewrite what the user chose.
+# notes (title-form, arxiv-version) never rewrite what the user chose.
 _WRONG_FIELD_CODES = frozenset(
     {
         "title-mismatch",

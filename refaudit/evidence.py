@@ -64,6 +64,7 @@ class Evidence:
     statuses: dict[str, SourceStatus] = field(default_factory=dict)
     doi_asked: set[str] = field(default_factory=set)
     doi_failed: set[str] = field(default_factory=set)
+    arxiv_failed: set[str] = field(default_factory=set)
     searched: bool = False
 
     @property
@@ -243,9 +244,10 @@ async def _resolve_identifiers(evidence: list[Evidence], sources: Sources) -> No
         served = [item for key in keys for item in index[key]]
         found = await _call(served, source_name, getattr(source, method)(keys))
         if found is None:
-            if method == "lookup_dois":
+            failed_sets = {"lookup_dois": "doi_failed", "lookup_arxiv": "arxiv_failed"}
+            if method in failed_sets:
                 for item in served:
-                    item.doi_failed.add(source_name)
+                    getattr(item, failed_sets[method]).add(source_name)
             return
         for key in keys:
             work = found.get(key)  # type: ignore[attr-defined]

@@ -42,11 +42,11 @@ FINDING_CODES = frozenset(
         "author-mismatch",
         "author-misspelled",
         "author-order",
+        "author-list-short",
         "placeholder-authors",
         "year-mismatch",
         "year-adjacent",
         "venue-mismatch",
-        "venue-form",
         "pages-mismatch",
         "volume-mismatch",
         "arxiv-not-found",
@@ -56,6 +56,7 @@ FINDING_CODES = frozenset(
         "future-date",
         "doi-available",
         "unverified",
+        "skipped",
         *INTEGRITY_CODES,
     }
 )

@@ -34,6 +34,7 @@ MISMATCH_CODES = frozenset(
         "doi-not-registered",
         "doi-points-elsewhere",
         "arxiv-points-elsewhere",
+        "arxiv-not-found",
         "title-mismatch",
         "title-typo",
         "author-mismatch",
@@ -49,6 +50,9 @@ MISMATCH_CODES = frozenset(
 
 # A search hit below this candidate score is not the cited work, however it ranks.
 MIN_IDENTITY_SCORE = 0.55
+
+# A record with at most this many authors, all cited, may simply be incomplete.
+SHORT_AUTHOR_RECORD = 2
 
 # Preferred record for the corrected entry: registration agencies first.
 AUTHORITY = ("crossref", "datacite", "pubmed", "openalex", "semanticscholar", "dblp", "arxiv")
@@ -136,6 +140,7 @@ def _identify(evidence: Evidence) -> tuple[Identity | None, list[Finding]]:
     if evidence.arxiv_records:
         return Identity(_group(evidence.arxiv_records[0], pool), "arxiv"), findings
     findings.extend(_unregistered_doi(evidence))
+    findings.extend(_unknown_arxiv_id(evidence))
     return None, findings
 
 
@@ -179,6 +184,8 @@ def _identifier_elsewhere(evidence: Evidence, identity: Identity) -> list[Findin
         )
     elif reference.doi and not evidence.doi_records:
         findings.extend(_unregistered_doi(evidence, found=identity.primary.doi))
+    if reference.arxiv_id and not evidence.arxiv_records:
+        findings.extend(_unknown_arxiv_id(evidence, found=identity.primary.arxiv_id))
     group_arxiv = {w.arxiv_id.lower() for w in identity.records if w.arxiv_id}
     if (
         reference.arxiv_id
@@ -216,6 +223,28 @@ def _unregistered_doi(evidence: Evidence, found: str | None = None) -> list[Find
             cited=doi,
             found=found,
             source=", ".join(asked) or None,
+        )
+    ]
+
+
+def _unknown_arxiv_id(evidence: Evidence, found: str | None = None) -> list[Finding]:
+    """A cited arXiv id that arXiv itself (which answered) does not know."""
+    arxiv_id = evidence.reference.arxiv_id
+    arxiv_answered = evidence.statuses.get("arxiv", SourceStatus("not_asked")).state in (
+        "answered",
+        "cached",
+    )
+    if not arxiv_id or evidence.arxiv_records or evidence.arxiv_failed or not arxiv_answered:
+        return []
+    return [
+        Finding(
+            "arxiv-not-found",
+            "error",
+            f"arXiv has no paper arXiv:{arxiv_id}",
+            field="arxiv",
+            cited=arxiv_id,
+            found=found,
+            source="arxiv",
         )
     ]
 
@@ -395,6 +424,16 @@ def _author_findings(reference: Reference, records: list[Work]) -> list[Finding]
     )
     if best.placeholder:
         return [Finding("placeholder-authors", "error", "Authors look like placeholders", **common)]
+    if best.kind == "different" and _record_lists_fewer(best, work):
+        return [
+            Finding(
+                "author-list-short",
+                "info",
+                f"The record lists only {len(work.authors)} author(s); the others cited "
+                f"({', '.join(best.extra)}) cannot be checked",
+                **common,
+            )
+        ]
     if best.kind == "different":
         parts = []
         if best.extra:
@@ -414,6 +453,19 @@ def _author_findings(reference: Reference, records: list[Work]) -> list[Finding]
             Finding("author-order", "warning", "Authors are in a different order", **common)
         )
     return findings
+
+
+def _record_lists_fewer(comparison: match.AuthorComparison, work: Work) -> bool:
+    """Every author of a very short record list is cited first: the record is incomplete.
+
+    Old and retraction-derived records often keep only the first author or two.
+    """
+    return (
+        len(work.authors) <= SHORT_AUTHOR_RECORD
+        and not comparison.missing
+        and comparison.first_author_ok
+        and comparison.matched == len(work.authors)
+    )
 
 
 def _year_findings(reference: Reference, records: list[Work]) -> list[Finding]:
