@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from refaudit import match
+from refaudit.config import SOURCE_NAMES
 from refaudit.errors import OfflineMiss, SourceError
 from refaudit.identifiers import arxiv_id_from_doi, is_datacite_arxiv_doi
 from refaudit.models import Reference, SourceStatus, Work
@@ -102,6 +103,10 @@ async def gather_evidence(
             on_done()
 
     await asyncio.gather(*(search_one(item) for item in evidence))
+    for item in evidence:
+        # Answers arrive in whatever order the network allows; verdicts must not depend on it.
+        for records in (item.doi_records, item.arxiv_records, item.pmid_records, item.candidates):
+            records.sort(key=lambda work: SOURCE_NAMES.index(work.source))
     return evidence
 
 
@@ -283,7 +288,7 @@ async def _search(item: Evidence, sources: Sources) -> None:
     stages = SEARCH_STAGES if item.reference.title else FREE_TEXT_STAGES
     for query in search_queries(item.reference):
         for stage in stages:
-            names = [n for n in stage if sources.get(n) is not None]
+            names = [n for n in stage if sources.get(n) is not None and _worth_asking(n, item)]
             results = await asyncio.gather(
                 *(_call(item, n, sources.get(n).search(query)) for n in names)  # type: ignore[union-attr]
             )
@@ -292,6 +297,19 @@ async def _search(item: Evidence, sources: Sources) -> None:
                     item.candidates.extend(works)  # type: ignore[arg-type]
             if any(is_convincing(item.reference, w) for w in item.candidates):
                 return
+
+
+def _worth_asking(source: str, item: Evidence) -> bool:
+    """arXiv allows one request per 3 s: search it only for citations that look like preprints."""
+    if source != "arxiv":
+        return True
+    reference = item.reference
+    return (
+        bool(reference.arxiv_id)
+        or reference.entry_type in ("misc", "unpublished", "online", "techreport")
+        or not reference.venue
+        or match.is_preprint_venue(reference.venue)
+    )
 
 
 def search_queries(reference: Reference) -> list[SearchQuery]:

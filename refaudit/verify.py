@@ -123,7 +123,8 @@ def _identify(evidence: Evidence) -> tuple[Identity | None, list[Finding]]:
         ("arxiv", evidence.arxiv_records),
         ("pmid", evidence.pmid_records),
     ):
-        described = [w for w in records if is_convincing(reference, w)]
+        ordered = sorted(records, key=lambda w: _authority_rank(w.source))
+        described = [w for w in ordered if is_convincing(reference, w)]
         if described:
             return Identity(_group(described[0], pool), via), findings
 

@@ -1,0 +1,55 @@
+"""Start-up cost: `refaudit --help` must stay under 0.4 s wall on a 2-core machine.
+
+Heavy modules (httpx, mcp, rapidfuzz, bibtexparser) are imported inside the
+commands that need them; this script measures the wall time of a few help
+screens and lists any heavy module that `import refaudit.cli` pulls in.
+
+    python bench/startup.py [--runs 10]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import time
+
+TARGET_S = 0.4
+HEAVY = ("httpx", "mcp", "rapidfuzz", "bibtexparser", "pylatexenc", "pydantic", "sqlite3")
+COMMANDS = (["--help"], ["check", "--help"], ["serve", "--help"], ["retractions", "--help"])
+
+
+def wall_time(args: list[str], runs: int) -> list[float]:
+    times = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "refaudit", *args], check=True, capture_output=True)
+        times.append(time.perf_counter() - started)
+    return times
+
+
+def heavy_imports() -> list[str]:
+    probe = f"import sys, refaudit.cli; print(' '.join(m for m in {HEAVY!r} if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    return out.stdout.split()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--runs", type=int, default=10)
+    args = parser.parse_args()
+    worst = 0.0
+    for command in COMMANDS:
+        times = wall_time(command, args.runs)
+        median = statistics.median(times)
+        worst = max(worst, median)
+        print(f"refaudit {' '.join(command):24} median {median:.3f} s  max {max(times):.3f} s")
+    loaded = heavy_imports()
+    print(f"heavy modules loaded by `import refaudit.cli`: {', '.join(loaded) or 'none'}")
+    verdict = "OK" if worst < TARGET_S and not loaded else "OVER TARGET"
+    print(f"{verdict}: slowest median {worst:.3f} s (target {TARGET_S} s)")
+
+
+if __name__ == "__main__":
+    main()
