@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from refaudit import match
 from refaudit.evidence import Evidence, is_convincing
-from refaudit.identifiers import is_datacite_arxiv_doi
+from refaudit.identifiers import arxiv_id_from_doi, is_datacite_arxiv_doi
 from refaudit.models import Finding, Reference, Result, SourceStatus, Verdict, Work
 
 # Entry types that describe things bibliographic databases rarely index.
@@ -141,7 +141,8 @@ def _identify(evidence: Evidence) -> tuple[Identity | None, list[Finding]]:
     if evidence.arxiv_records:
         return Identity(_group(evidence.arxiv_records[0], pool), "arxiv"), findings
     findings.extend(_unregistered_doi(evidence))
-    findings.extend(_unknown_arxiv_id(evidence))
+    if not (_arxiv_only_via_doi(reference) and findings):
+        findings.extend(_unknown_arxiv_id(evidence))
     return None, findings
 
 
@@ -185,6 +186,8 @@ def _identifier_elsewhere(evidence: Evidence, identity: Identity) -> list[Findin
         )
     elif reference.doi and not evidence.doi_records:
         findings.extend(_unregistered_doi(evidence, found=identity.primary.doi))
+    if _arxiv_only_via_doi(reference) and findings:
+        return findings  # the arXiv id is the cited DOI's; one finding says it
     if reference.arxiv_id and not evidence.arxiv_records:
         findings.extend(_unknown_arxiv_id(evidence, found=identity.primary.arxiv_id))
     group_arxiv = {w.arxiv_id.lower() for w in identity.records if w.arxiv_id}
@@ -207,6 +210,12 @@ def _identifier_elsewhere(evidence: Evidence, identity: Identity) -> list[Findin
             )
         )
     return findings
+
+
+def _arxiv_only_via_doi(reference: Reference) -> bool:
+    """The entry's arXiv id is only what its 10.48550/arXiv.* DOI spells out."""
+    derived = arxiv_id_from_doi(reference.doi)
+    return bool(derived) and derived.lower() == (reference.arxiv_id or "").lower()
 
 
 def _unregistered_doi(evidence: Evidence, found: str | None = None) -> list[Finding]:
