@@ -12,7 +12,7 @@ from refaudit.config import Settings
 from refaudit.errors import UnexpectedResponse
 from refaudit.sources.arxiv import NS, RATE_LIMIT, ArxivSource, parse_feed, search_queries, to_work
 from refaudit.sources.base import SearchQuery
-from refaudit.sources.client import Fetched
+from refaudit.sources.client import PACING, Fetched
 from tests.fakes import FIXTURES, FakeClock, FakeUpstreams, make_client
 
 NAME = "arxiv"
@@ -81,7 +81,7 @@ async def test_requests_are_paced_three_seconds_apart() -> None:
     await source(fake, clock, paced=True).lookup_arxiv([f"2001.{n:05d}" for n in range(250)])
 
     assert fake.count(NAME) == 3
-    assert sum(clock.sleeps) == pytest.approx(6.0)
+    assert sum(clock.sleeps) == pytest.approx(6.0 / PACING)
 
 
 @pytest.mark.anyio
