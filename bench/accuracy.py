@@ -18,44 +18,23 @@ import asyncio
 import collections
 import json
 import os
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-SHARED = Path(__file__).resolve().parents[2] / "shared"
+from simulator import SHARED, start_simulator
+
 PUBLIC = SHARED / "bench" / "public"
 SETS = {
     "gen": "gen.bib",
     "hallmark-dev_public": "hallmark-dev_public.bib",
     "retractions": "retractions.bib",
     "freetext": "freetext.tex",
+    "scale-1000": "scale-1000.bib",
+    "scale-5000": "scale-5000.bib",
 }
+DEFAULT_SETS = ["gen", "hallmark-dev_public", "retractions", "freetext"]
 FIELD_ALIASES = {"author": "authors", "journal": "venue", "booktitle": "venue", "date": "year"}
-
-
-def start_simulator(config: str, log: Path | None) -> tuple[subprocess.Popen[str], str]:
-    """Run scholarsim on the benchmark world; returns the process and its base URL."""
-    command = [
-        sys.executable,
-        str(SHARED / "scholarsim" / "serve.py"),
-        "--corpus",
-        str(SHARED / "bench" / "world.jsonl.gz"),
-        "--port",
-        "0",
-        "--config",
-        str(SHARED / "scholarsim" / "configs" / f"{config}.json"),
-    ]
-    if log:
-        command += ["--log", str(log)]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
-    assert process.stdout is not None
-    line = process.stdout.readline()
-    if "listening on" not in line:
-        process.kill()
-        raise SystemExit(f"scholarsim did not start: {line!r}")
-    return process, line.rsplit(" ", 1)[-1].strip()
 
 
 def prediction(result: object) -> dict[str, object]:
@@ -157,7 +136,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter
     )
-    parser.add_argument("--sets", nargs="*", default=list(SETS), choices=list(SETS))
+    parser.add_argument("--sets", nargs="*", default=DEFAULT_SETS, choices=list(SETS))
     parser.add_argument("--config", default="no-limits", help="scholarsim config name")
     parser.add_argument("--predictions", type=Path, help="folder for prediction JSONL files")
     parser.add_argument("--json", action="store_true", help="print the scores as JSON")

@@ -18,16 +18,15 @@ import argparse
 import asyncio
 import json
 import os
-import subprocess
-import sys
 import tempfile
 import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from simulator import SHARED, start_simulator
+
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared"
 PUBLIC = SHARED / "bench" / "public"
 DOCS = ROOT / "docs" / "benchmarks.md"
 SECTION = "## Retractions"
@@ -48,27 +47,6 @@ SEVERITY_ORDER = (
     "correction",
     "reinstatement",
 )
-
-
-def start_simulator(config: str) -> tuple[subprocess.Popen[str], str]:
-    """Run scholarsim on the world; returns the process and its base URL."""
-    command = [
-        sys.executable,
-        str(SHARED / "scholarsim" / "serve.py"),
-        "--corpus",
-        str(SHARED / "bench" / "world.jsonl.gz"),
-        "--port",
-        "0",
-        "--config",
-        str(SHARED / "scholarsim" / "configs" / f"{config}.json"),
-    ]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
-    assert process.stdout is not None
-    line = process.stdout.readline()
-    if "listening on" not in line:
-        process.kill()
-        raise SystemExit(f"scholarsim did not start: {line!r}")
-    return process, line.rsplit(" ", 1)[-1].strip()
 
 
 def simulator_requests(base: str) -> int:

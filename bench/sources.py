@@ -17,14 +17,13 @@ import argparse
 import asyncio
 import os
 import re
-import subprocess
-import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-SHARED = Path(__file__).resolve().parents[2] / "shared"
+from simulator import SHARED, start_simulator
+
 DEFAULT_BIB = SHARED / "bench" / "public" / "scale-1000.bib"
 _DOI_FIELD = re.compile(r"^\s*doi\s*=\s*[{\"](.+?)[}\"]\s*,?\s*$", re.IGNORECASE | re.MULTILINE)
 
@@ -37,32 +36,6 @@ class SourceCost:
     found: int = 0
     seconds: float = 0.0
     errors: list[str] = field(default_factory=list)
-
-
-def start_simulator(config: str, log: Path) -> tuple[subprocess.Popen[str], str]:
-    """Run scholarsim on the world corpus; returns the process and its base URL."""
-    config_path = Path(config)
-    if not config_path.is_file():
-        config_path = SHARED / "scholarsim" / "configs" / f"{config}.json"
-    command = [
-        sys.executable,
-        str(SHARED / "scholarsim" / "serve.py"),
-        "--corpus",
-        str(SHARED / "bench" / "world.jsonl.gz"),
-        "--port",
-        "0",
-        "--config",
-        str(config_path),
-        "--log",
-        str(log),
-    ]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
-    assert process.stdout is not None
-    line = process.stdout.readline()
-    if "listening on" not in line:
-        process.kill()
-        raise SystemExit(f"scholarsim did not start: {line!r}")
-    return process, line.rsplit(" ", 1)[-1].strip()
 
 
 def identifiers_in(bib: Path) -> tuple[list[str], list[str]]:

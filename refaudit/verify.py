@@ -590,34 +590,27 @@ def _published_version(reference: Reference, records: list[Work]) -> list[Findin
     ]
 
 
+_LOCATORS = (("pages", match.compare_pages), ("volume", match.compare_volume))
+
+
 def _locator_findings(reference: Reference, records: list[Work]) -> list[Finding]:
+    """Pages and volume, when cited, must agree with at least one record that has them."""
     findings = []
-    if reference.pages:
-        known = [w for w in records if w.pages]
-        if known and all(match.compare_pages(reference.pages, w.pages) is False for w in known):
+    for name, compare in _LOCATORS:
+        cited = getattr(reference, name)
+        known = [w for w in records if getattr(w, name)]
+        if not cited or not known:
+            continue
+        if all(compare(cited, getattr(w, name)) is False for w in known):
+            found = getattr(known[0], name)
             findings.append(
                 Finding(
-                    "pages-mismatch",
+                    f"{name}-mismatch",
                     "warning",
-                    f"Pages should be {known[0].pages}",
-                    field="pages",
-                    cited=reference.pages,
-                    found=known[0].pages,
-                    source=known[0].source,
-                    record=_record_id(known[0]),
-                )
-            )
-    if reference.volume:
-        known = [w for w in records if w.volume]
-        if known and all(match.compare_volume(reference.volume, w.volume) is False for w in known):
-            findings.append(
-                Finding(
-                    "volume-mismatch",
-                    "warning",
-                    f"Volume should be {known[0].volume}",
-                    field="volume",
-                    cited=reference.volume,
-                    found=known[0].volume,
+                    f"{name.capitalize()} should be {found}",
+                    field=name,
+                    cited=cited,
+                    found=found,
                     source=known[0].source,
                     record=_record_id(known[0]),
                 )

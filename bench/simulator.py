@@ -1,0 +1,36 @@
+"""Start ../shared/scholarsim on the benchmark world for the bench scripts."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+WORLD = SHARED / "bench" / "world.jsonl.gz"
+
+
+def start_simulator(config: str, log: Path | None = None) -> tuple[subprocess.Popen[str], str]:
+    """Run scholarsim (config: a name in scholarsim/configs or a path); returns process and URL."""
+    config_path = Path(config)
+    if not config_path.is_file():
+        config_path = SHARED / "scholarsim" / "configs" / f"{config}.json"
+    command = [
+        sys.executable,
+        str(SHARED / "scholarsim" / "serve.py"),
+        "--corpus",
+        str(WORLD),
+        "--port",
+        "0",
+        "--config",
+        str(config_path),
+    ]
+    if log is not None:
+        command += ["--log", str(log)]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+    assert process.stdout is not None
+    line = process.stdout.readline()
+    if "listening on" not in line:
+        process.kill()
+        raise SystemExit(f"scholarsim did not start: {line!r}")
+    return process, line.rsplit(" ", 1)[-1].strip()
