@@ -51,6 +51,9 @@ MISMATCH_CODES = frozenset(
 # A search hit below this candidate score is not the cited work, however it ranks.
 MIN_IDENTITY_SCORE = 0.55
 
+# Below this title similarity, a cited identifier's work is not the work the entry describes.
+RELATED_TITLE_SCORE = 0.6
+
 # A record with at most this many authors, all cited, may simply be incomplete.
 SHORT_AUTHOR_RECORD = 2
 
@@ -134,16 +137,41 @@ def _identify(evidence: Evidence) -> tuple[Identity | None, list[Finding]]:
         findings.extend(_identifier_elsewhere(evidence, identity))
         return identity, findings
 
-    if evidence.doi_records:
-        # The DOI exists but the citation does not describe its work and nothing else
-        # matches: the cited title and authors are wrong for that DOI.
-        return Identity(_group(evidence.doi_records[0], pool), "doi"), findings
-    if evidence.arxiv_records:
-        return Identity(_group(evidence.arxiv_records[0], pool), "arxiv"), findings
+    for via, records in (("doi", evidence.doi_records), ("arxiv", evidence.arxiv_records)):
+        if not records:
+            continue
+        record = sorted(records, key=lambda w: _authority_rank(w.source))[0]
+        if _related_title(reference, record):
+            # The identifier's work, cited with its title altered and nothing else matching:
+            # the cited title and authors are wrong for that identifier.
+            return Identity(_group(record, pool), via), findings
+        # A title unrelated to the identifier's work: a fabrication wearing a real identifier.
+        findings.append(_borrowed_identifier(reference, record, via))
+        return None, findings
     findings.extend(_unregistered_doi(evidence))
     if not (_arxiv_only_via_doi(reference) and findings):
         findings.extend(_unknown_arxiv_id(evidence))
     return None, findings
+
+
+def _related_title(reference: Reference, work: Work) -> bool:
+    if not reference.title or not work.title:
+        return True
+    return match.compare_titles(reference.title, work.title).score >= RELATED_TITLE_SCORE
+
+
+def _borrowed_identifier(reference: Reference, work: Work, via: str) -> Finding:
+    cited = reference.doi if via == "doi" else reference.arxiv_id
+    return Finding(
+        "doi-points-elsewhere" if via == "doi" else "arxiv-points-elsewhere",
+        "error",
+        f"{'DOI' if via == 'doi' else 'arXiv id'} {cited} belongs to an unrelated work: "
+        f"“{work.title}”",
+        field="doi" if via == "doi" else "arxiv",
+        cited=cited,
+        source=work.source,
+        record=_record_id(work),
+    )
 
 
 def _best_candidate(reference: Reference, candidates: list[Work]) -> Work | None:
