@@ -35,6 +35,8 @@ SETS = {
 }
 DEFAULT_SETS = ["gen", "hallmark-dev_public", "retractions", "freetext"]
 FIELD_ALIASES = {"author": "authors", "journal": "venue", "booktitle": "venue", "date": "year"}
+# The labels name only these fields; pages, volume and arXiv findings are reported but not scored.
+SCORED_FIELDS = {"title", "authors", "year", "venue", "doi"}
 
 
 def prediction(result: object) -> dict[str, object]:
@@ -48,6 +50,7 @@ def prediction(result: object) -> dict[str, object]:
             for f in result.findings  # type: ignore[attr-defined]
             if f.code in MISMATCH_CODES and f.field
         }
+        & SCORED_FIELDS
     )
     verdict = result.verdict.value  # type: ignore[attr-defined]
     return {

@@ -41,6 +41,7 @@ MISMATCH_CODES = frozenset(
         "author-misspelled",
         "placeholder-authors",
         "year-mismatch",
+        "year-adjacent",
         "future-date",
         "venue-mismatch",
         "pages-mismatch",
@@ -415,6 +416,19 @@ def _title_findings(reference: Reference, records: list[Work]) -> list[Finding]:
                 record=_record_id(work),
             )
         ]
+    if best.kind == "subtitle" and _adds_words(reference.title, full):
+        return [
+            Finding(
+                "title-mismatch",
+                "error",
+                "Title adds a subtitle no record of this work has",
+                field="title",
+                cited=reference.title,
+                found=full,
+                source=work.source,
+                record=_record_id(work),
+            )
+        ]
     if best.kind in ("subtitle", "truncated"):
         form = "without its subtitle" if best.kind == "subtitle" else "shortened"
         return [
@@ -430,6 +444,10 @@ def _title_findings(reference: Reference, records: list[Work]) -> list[Finding]:
             )
         ]
     return []
+
+
+def _adds_words(cited: str, found: str) -> bool:
+    return len(match.title_tokens(cited)) > len(match.title_tokens(found))
 
 
 def _full_title(work: Work) -> str:
@@ -530,7 +548,7 @@ def _year_findings(reference: Reference, records: list[Work]) -> list[Finding]:
         return [
             Finding(
                 "year-adjacent",
-                "info",
+                "warning",
                 f"Year differs by one from the record ({', '.join(map(str, years))}); "
                 "often online-first vs print or preprint vs published",
                 **common,
