@@ -155,6 +155,15 @@ def is_convincing(reference: Reference, work: Work) -> bool:
     return distinctive or authors_agree is not False or year_agrees
 
 
+def _settles(reference: Reference, work: Work) -> bool:
+    """Stop searching: the work is convincing and its authors do not contradict the citation.
+
+    Different works share titles ("The Legal Status of the Fetus"); a hit whose authors
+    disagree is kept as a candidate, but the slower sources are still asked.
+    """
+    return is_convincing(reference, work) and _authors_agree(reference, work) is not False
+
+
 def _authors_agree(reference: Reference, work: Work) -> bool | None:
     """True/False when both sides list authors, None when either does not."""
     if not reference.authors or not work.authors:
@@ -295,7 +304,7 @@ async def _search(item: Evidence, sources: Sources) -> None:
             for works in results:
                 if works:
                     item.candidates.extend(works)  # type: ignore[arg-type]
-            if any(is_convincing(item.reference, w) for w in item.candidates):
+            if any(_settles(item.reference, w) for w in item.candidates):
                 return
 
 

@@ -404,7 +404,8 @@ def compare_titles(cited: str, found: str, found_subtitle: str | None = None) ->
     added or removed word is "different". Dropped or added subtitles and clear
     truncations are named as such so the engine can decide how loud to be.
     """
-    cited_words, found_words = title_tokens(cited), title_tokens(strip_notice_prefix(found))
+    cited_words = title_tokens(strip_notice_prefix(cited))
+    found_words = title_tokens(strip_notice_prefix(found))
     if not cited_words or not found_words:
         return TitleComparison("different", 0.0)
     similarity = fuzz.ratio(" ".join(cited_words), " ".join(found_words)) / 100
@@ -484,6 +485,9 @@ class _Name:
     organisation: bool
 
 
+_INITIAL = re.compile(r"[A-Z]\.(?:-?[A-Z]\.)*")
+
+
 def _split_name(person: Person) -> tuple[str, str, str]:
     """(particle, family, given), repairing records that put the whole name in one field."""
     family, given, particle = person.family.strip(), person.given.strip(), person.particle.strip()
@@ -493,7 +497,14 @@ def _split_name(person: Person) -> tuple[str, str, str]:
         else:
             words = given.split()
             family, given = words[-1], " ".join(words[:-1])
-    return particle, family, given
+    # BibTeX reads "V. d. A. Piai" as von "d." and last "A. Piai": an abbreviated
+    # particle and leading initials belong to the given names.
+    if particle.endswith("."):
+        given, particle = f"{given} {particle}".strip(), ""
+    words = family.split()
+    while len(words) > 1 and _INITIAL.fullmatch(words[0]):
+        given = f"{given} {words.pop(0)}".strip()
+    return particle, " ".join(words), given
 
 
 def _name(person: Person) -> _Name:

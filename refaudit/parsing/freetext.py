@@ -57,7 +57,8 @@ _LISTING_TAIL = re.compile(
     rf"\.\s+(?P<venue>[^.]+?)\.\s+(?P<year>{_YEAR})\.\s*(?P<volume>[^.\s]*)\s*\.\s*"
     r"(?P<number>[^.\s]*)\s*\.\s*(?P<pages>[^.\s]*)\s*\.?\s*$"
 )
-_VANCOUVER_NAME = r"[^\W\d_][\w'’\-]*(?:\s[^\W\d_][\w'’\-]*)?\s(?:[A-Z]{1,3}|(?:[A-Z]\.\s?){1,3})"
+# Dotted initials first, so "Muller K. R." keeps its "R." instead of starting the title.
+_VANCOUVER_NAME = r"[^\W\d_][\w'’\-]*(?:\s[^\W\d_][\w'’\-]*)?\s(?:(?:[A-Z]\.\s?){1,3}|[A-Z]{1,3})"
 _VANCOUVER = re.compile(
     rf"^(?P<authors>{_VANCOUVER_NAME}(?:,\s*{_VANCOUVER_NAME})*(?:,?\s*et\s+al)?)\.?\s+(?P<rest>\S.+)$"
 )
@@ -410,7 +411,11 @@ def _vancouver_person(name: str) -> Person | None:
     )
     if not match:
         return Person(family=name.strip()) if name.strip() else None
-    return Person(family=match.group("family"), given=match.group("initials").strip())
+    initials = match.group("initials").strip()
+    # "Hinton G" and "Hinton G." are the same person; keep bare initials.
+    if re.fullmatch(r"[A-Z]\.", initials):
+        initials = initials[0]
+    return Person(family=match.group("family"), given=initials)
 
 
 def _without_identifiers(text: str) -> str:
