@@ -9,7 +9,7 @@ agrees with it ("verified first"), and when every source fails the answer is
 Records from several sources are merged into one `Work` per work (same DOI, same
 arXiv id, or the same title, year and first author: `match.is_same_work`). Each
 field of the merged record comes from the most authoritative source that has it
-(`FIELD_PRIORITY`), and `show` reports where the other sources disagree.
+(`merge.FIELD_PRIORITY`), and `show` reports where the other sources disagree.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from refaudit.identifiers import (
     normalize_doi,
     parse_arxiv_id,
 )
+from refaudit.merge import merge_records, priority
 from refaudit.models import Notice, RunStats, SourceStatus, Work
 
 if TYPE_CHECKING:
@@ -43,9 +44,6 @@ T = TypeVar("T")
 Status = Literal["ok", "not_found", "unverified", "invalid"]
 IdentifierKind = Literal["doi", "arxiv", "pmid", "s2", "openalex", "title"]
 
-#: Which source's value wins when records disagree: registration agencies first,
-#: then curated indexes, then the aggregators that copy from them.
-FIELD_PRIORITY = ("crossref", "datacite", "pubmed", "arxiv", "dblp", "openalex", "semanticscholar")
 #: Reciprocal-rank fusion offset: small, because each source returns only a few hits
 #: and its first hit deserves clearly more weight than its fifth.
 RANK_OFFSET = 2
@@ -60,12 +58,6 @@ CLOSEST_SHOWN = 3
 #: Citation-graph neighbours fetched before ranking them by citation count.
 GRAPH_FETCH = 100
 
-#: Work fields `merge_records` combines by a rule of their own; every other field
-#: takes the first value in source-priority order.
-_SPECIALLY_MERGED = frozenset(
-    {"source", "source_id", "arxiv_version", "citation_count", "is_retracted", "notices"}
-    | {"score", "found_in"}
-)
 #: Fields `show` compares across sources.
 _COMPARED_FIELDS = (
     "title",
@@ -225,45 +217,6 @@ def parse_identifier(text: str) -> Identifier | None:
 # --- merging and ranking ------------------------------------------------------------
 
 
-def _priority(source: str) -> int:
-    return FIELD_PRIORITY.index(source) if source in FIELD_PRIORITY else len(FIELD_PRIORITY)
-
-
-def merge_records(records: Sequence[Work]) -> Work:
-    """One Work from several sources' records of the same work.
-
-    Each field takes the value of the highest-priority source that has one;
-    citation counts take the largest; a retraction flag from any source sticks;
-    notices are pooled. `found_in` lists the contributing sources.
-    """
-    ordered = sorted(records, key=lambda work: _priority(work.source))
-    primary = ordered[0]
-    merged = Work(source=primary.source, source_id=primary.source_id)
-    for name in (f.name for f in dataclasses.fields(Work) if f.name not in _SPECIALLY_MERGED):
-        value = next((getattr(w, name) for w in ordered if getattr(w, name)), None)
-        if value is not None:
-            setattr(merged, name, value)
-    venue_record = next((w for w in ordered if w.venue), None)
-    merged.venue_short = venue_record.venue_short if venue_record else merged.venue_short
-    versions = [w.arxiv_version for w in ordered if w.arxiv_version]
-    merged.arxiv_version = max(versions) if versions else None
-    counts = [w.citation_count for w in ordered if w.citation_count is not None]
-    merged.citation_count = max(counts) if counts else None
-    flags = [w.is_retracted for w in ordered if w.is_retracted is not None]
-    merged.is_retracted = any(flags) if flags else None
-    merged.notices = _pooled_notices(ordered)
-    merged.found_in = list(dict.fromkeys(w.source for w in ordered))
-    return merged
-
-
-def _pooled_notices(records: Sequence[Work]) -> list[Notice]:
-    pooled: dict[tuple[str, str | None], Notice] = {}
-    for work in records:
-        for notice in work.notices:
-            pooled.setdefault((notice.kind.value, normalize_doi(notice.notice_doi)), notice)
-    return sorted(pooled.values(), key=lambda notice: notice.date or "")
-
-
 @dataclass
 class _Cluster:
     """Records of one work found by a search, with each source's best rank for it."""
@@ -419,7 +372,7 @@ def _consistent(records: dict[str, Work]) -> dict[str, Work]:
 
     if not records:
         return records
-    anchor = min(records.values(), key=lambda work: _priority(work.source))
+    anchor = min(records.values(), key=lambda work: priority(work.source))
     return {name: work for name, work in records.items() if is_same_work(anchor, work)}
 
 
@@ -824,7 +777,7 @@ def _comparable(name: str, work: Work) -> str:
 
 def field_origins(records: dict[str, Work]) -> list[FieldOrigin]:
     """For each compared field: the merged value, its source, and the sources that differ."""
-    ordered = sorted(records.values(), key=lambda work: _priority(work.source))
+    ordered = sorted(records.values(), key=lambda work: priority(work.source))
     merged = merge_records(ordered)
     origins: list[FieldOrigin] = []
     for name in _COMPARED_FIELDS:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from refaudit import match
 from refaudit.evidence import Evidence, is_convincing
 from refaudit.identifiers import arxiv_id_from_doi, is_datacite_arxiv_doi
+from refaudit.merge import merge_records, priority
 from refaudit.models import Finding, Reference, Result, SourceStatus, Verdict, Work
 
 # Entry types that describe things bibliographic databases rarely index.
@@ -58,9 +59,6 @@ RELATED_TITLE_SCORE = 0.6
 # A record with at most this many authors, all cited, may simply be incomplete.
 SHORT_AUTHOR_RECORD = 2
 
-# Preferred record for the corrected entry: registration agencies first.
-AUTHORITY = ("crossref", "datacite", "pubmed", "openalex", "semanticscholar", "dblp", "arxiv")
-
 
 @dataclass
 class Identity:
@@ -71,7 +69,7 @@ class Identity:
 
     @property
     def primary(self) -> Work:
-        return min(self.records, key=lambda w: _authority_rank(w.source))
+        return min(self.records, key=lambda w: priority(w.source))
 
 
 def decide(evidence: Evidence, *, enabled_sources: Sequence[str] = ()) -> Result:
@@ -93,7 +91,7 @@ def decide(evidence: Evidence, *, enabled_sources: Sequence[str] = ()) -> Result
     if identity is None:
         return _nothing_found(evidence, result)
 
-    result.matched = merged_record(identity.records)
+    result.matched = merge_records(identity.records)
     pool = evidence.id_records + evidence.candidates
     result.findings.extend(compare_fields(reference, identity, pool))
     result.verdict = (
@@ -127,7 +125,7 @@ def _identify(evidence: Evidence) -> tuple[Identity | None, list[Finding]]:
         ("arxiv", evidence.arxiv_records),
         ("pmid", evidence.pmid_records),
     ):
-        ordered = sorted(records, key=lambda w: _authority_rank(w.source))
+        ordered = sorted(records, key=lambda w: priority(w.source))
         described = [w for w in ordered if is_convincing(reference, w)]
         if described:
             return Identity(_group(described[0], pool), via), findings
@@ -141,7 +139,7 @@ def _identify(evidence: Evidence) -> tuple[Identity | None, list[Finding]]:
     for via, records in (("doi", evidence.doi_records), ("arxiv", evidence.arxiv_records)):
         if not records:
             continue
-        record = sorted(records, key=lambda w: _authority_rank(w.source))[0]
+        record = sorted(records, key=lambda w: priority(w.source))[0]
         if _related_title(reference, record):
             # The identifier's work, cited with its title altered and nothing else matching:
             # the cited title and authors are wrong for that identifier.
@@ -182,7 +180,7 @@ def _best_candidate(reference: Reference, candidates: list[Work]) -> Work | None
     scored = [
         (match.candidate_score(reference, w) if reference.title else 0.7, w) for w in plausible
     ]
-    score, best = max(scored, key=lambda pair: (pair[0], -_authority_rank(pair[1].source)))
+    score, best = max(scored, key=lambda pair: (pair[0], -priority(pair[1].source)))
     return best if score >= MIN_IDENTITY_SCORE else None
 
 
@@ -697,47 +695,6 @@ def _identifier_info(reference: Reference, records: list[Work]) -> list[Finding]
                 )
             )
     return findings
-
-
-def merged_record(records: list[Work]) -> Work:
-    """The most authoritative record, with gaps filled from the others of its group."""
-    ordered = sorted(records, key=lambda w: _authority_rank(w.source))
-    primary = ordered[0]
-    merged = Work(**{k: v for k, v in vars(primary).items()})
-    for other in ordered[1:]:
-        for name in (
-            "doi",
-            "arxiv_id",
-            "arxiv_version",
-            "pmid",
-            "pmcid",
-            "s2_id",
-            "openalex_id",
-            "dblp_key",
-            "venue",
-            "venue_short",
-            "publisher",
-            "volume",
-            "issue",
-            "pages",
-            "year",
-            "date",
-            "abstract",
-            "citation_count",
-        ):
-            if getattr(merged, name) in (None, "") and getattr(other, name) not in (None, ""):
-                if name == "doi" and other.type == "preprint" and primary.type != "preprint":
-                    continue
-                setattr(merged, name, getattr(other, name))
-        if not merged.authors and other.authors:
-            merged.authors = other.authors
-        if merged.is_retracted is None and other.is_retracted is not None:
-            merged.is_retracted = other.is_retracted
-    return merged
-
-
-def _authority_rank(source: str) -> int:
-    return AUTHORITY.index(source) if source in AUTHORITY else len(AUTHORITY)
 
 
 def _record_id(work: Work | None) -> str | None:
