@@ -25,7 +25,7 @@ from refaudit.identifiers import normalize_doi, parse_arxiv_id
 from refaudit.models import Work
 from refaudit.sources.base import SearchQuery, Source
 from refaudit.sources.client import Fetched, RateLimit, SourceClient
-from refaudit.sources.text import display_name_to_person, query_words, year_from
+from refaudit.sources.mapping import display_name_to_person, query_words, year_from
 
 NAME = "arxiv"
 BATCH_SIZE = 100

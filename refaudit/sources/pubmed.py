@@ -27,8 +27,7 @@ from refaudit.models import Notice, Person, Work
 from refaudit.notices import normalize_notice_kind
 from refaudit.sources.base import SearchQuery, Source
 from refaudit.sources.client import Fetched, RateLimit, SourceClient
-from refaudit.sources.mapping import strip_markup
-from refaudit.sources.text import display_name_to_person, query_words, year_from
+from refaudit.sources.mapping import display_name_to_person, query_words, strip_markup, year_from
 
 NAME = "pubmed"
 BATCH_SIZE = 200

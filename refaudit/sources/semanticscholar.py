@@ -25,8 +25,7 @@ from refaudit.identifiers import normalize_doi
 from refaudit.models import Work
 from refaudit.sources.base import SearchQuery, Source
 from refaudit.sources.client import RateLimit, SourceClient
-from refaudit.sources.mapping import strip_markup
-from refaudit.sources.text import display_name_to_person, query_words, year_from
+from refaudit.sources.mapping import display_name_to_person, query_words, strip_markup, year_from
 
 NAME = "semanticscholar"
 BATCH_SIZE = 500
