@@ -116,6 +116,10 @@ def score(labels: list[dict], predictions: dict[str, dict]) -> dict[str, object]
         "fields_spurious": _rate(spurious, field_total),
         "per_type": {k: {"n": v[0], "flagged": v[1], "found": v[2]} for k, v in per_type.items()},
         "confusion": {k: dict(v) for k, v in confusion.items()},
+        "fabricated_not_found": _rate(
+            confusion["not_found"]["not_found"], sum(confusion["not_found"].values())
+        ),
+        "typo_found": _rate(per_type["typo_title"][2], per_type["typo_title"][0]),
         "integrity_recall": {
             k: _rate(integrity_hits[k], integrity_total[k]) for k in integrity_total
         },
@@ -223,6 +227,8 @@ def _print_scores(name: str, s: dict) -> None:
     print(f" coverage {s['coverage']}")
     print(f"fields on mismatches: exact {s['fields_exact']}", end=" ")
     print(f" all named {s['fields_all_named']}  spurious {s['fields_spurious']}")
+    print(f"expected not_found reported not_found {s['fabricated_not_found']}", end=" ")
+    print(f" typo titles found {s['typo_found']}")
     print("per type (n / flagged / found):")
     for kind, v in sorted(s["per_type"].items()):
         print(f"  {kind:24} {v['n']:4} {v['flagged']:4} {v['found']:4}")
