@@ -127,6 +127,20 @@ def score(labels: list[dict], predictions: dict[str, dict]) -> dict[str, object]
     }
 
 
+def rate_floor(requests: dict[str, int], settings: object) -> float:
+    """Seconds the published rate limits need for these requests (sources run in parallel)."""
+    import importlib
+
+    from refaudit.sources import SOURCE_CLASSES, rate_limits_for
+
+    floor = 0.0
+    for name, count in requests.items():
+        module = importlib.import_module(SOURCE_CLASSES[name].split(":")[0])
+        slowest = min(limit.rps for limit in rate_limits_for(module, settings).values())
+        floor = max(floor, count / slowest)
+    return floor
+
+
 def _rate(part: int, whole: int) -> float | None:
     return round(part / whole, 4) if whole else None
 
@@ -182,6 +196,7 @@ def main() -> None:
                     sum(requests.values()) / max(1, len(results)), 2
                 )
                 result_scores["requests"] = requests
+                result_scores["rate_floor_s"] = round(rate_floor(requests, settings), 1)
                 scores[name] = result_scores
                 if args.predictions:
                     args.predictions.mkdir(parents=True, exist_ok=True)
@@ -222,7 +237,8 @@ def _show(kinds: list[str], labels: list[dict], results: list[object]) -> None:
 
 def _print_scores(name: str, s: dict) -> None:
     print(f"\n== {name}: {s['count']} references, {s['seconds']} s,", end=" ")
-    print(f"{s['requests_per_reference']} requests/reference")
+    print(f"{s['requests_per_reference']} requests/reference", end=" ")
+    print(f"(published rate limits allow it in {s['rate_floor_s']} s)")
     print(f"detection {s['detection_rate']}  false positives {s['false_positive_rate']}", end=" ")
     print(f" coverage {s['coverage']}")
     print(f"fields on mismatches: exact {s['fields_exact']}", end=" ")

@@ -31,7 +31,7 @@ async def audit_references(
     progress: Progress | None = None,
 ) -> AuditReport:
     """Verify and screen `references`; one Result per reference, in input order."""
-    from refaudit.evidence import gather_evidence
+    from refaudit.evidence import complete_for_screening, gather_evidence
     from refaudit.sources import open_sources
     from refaudit.verify import decide
 
@@ -50,6 +50,12 @@ async def audit_references(
     async with open_sources(settings, report.stats, transport=transport) as sources:
         evidence = await gather_evidence(list(references), sources, on_done=tick)
         results = [decide(item, enabled_sources=sources.enabled) for item in evidence]
+        identified = [
+            (item, result.matched.doi.lower())
+            for item, result in zip(evidence, results, strict=True)
+            if result.matched is not None and result.matched.doi
+        ]
+        await complete_for_screening(identified, sources)
     await _screen(results, evidence, settings, report)
     for result in results:
         _apply_ignores(result, settings)

@@ -110,6 +110,29 @@ async def gather_evidence(
     return evidence
 
 
+async def complete_for_screening(wanted: list[tuple[Evidence, str]], sources: Sources) -> None:
+    """Fetch Crossref's record for identified DOIs it was not asked about.
+
+    A reference found by search (no DOI cited) still needs Crossref's `updated-by`
+    notices for the retraction screen; one batched request covers 20–50 DOIs.
+    """
+    crossref = sources.get("crossref")
+    pending: dict[str, list[Evidence]] = {}
+    for item, doi in wanted:
+        known = any(
+            w.source == "crossref" and (w.doi or "").lower() == doi for w in item.id_records
+        )
+        if crossref is not None and not known and not is_datacite_arxiv_doi(doi):
+            pending.setdefault(doi, []).append(item)
+    if not pending:
+        return
+    served = [item for items in pending.values() for item in items]
+    found = await _call(served, "crossref", crossref.lookup_dois(list(pending)))
+    for doi, work in (found or {}).items():  # type: ignore[attr-defined]
+        for item in pending.get(doi, []):
+            item.candidates.append(work)
+
+
 def needs_search(item: Evidence) -> bool:
     """Search unless an identifier already led to a record the citation clearly describes."""
     reference = item.reference

@@ -285,3 +285,31 @@ async def test_ignored_entry_keeps_its_findings_visible_but_suppressed(settings)
     assert fabricated.findings and all(
         f.suppressed == "cited as an example" for f in fabricated.findings
     )
+
+
+async def test_retraction_is_found_for_a_reference_cited_without_its_doi(settings) -> None:
+    fake = _upstreams()
+    wakefield_openalex = openalex_work(
+        "W2011939193",
+        "Ileal-lymphoid-nodular hyperplasia, non-specific colitis, and pervasive "
+        "developmental disorder in children",
+        doi="10.1016/S0140-6736(97)11096-0",
+        authors=["A. J. Wakefield", "S. H. Murch", "A. Anthony"],
+        year=1998,
+        venue="The Lancet",
+    )
+    fake.route(
+        "openalex",
+        r"/works",
+        lambda request, _m: openalex_list(
+            [wakefield_openalex] if "ileal" in request.url.params.get("search", "").lower() else []
+        ),
+    )
+    bib = r"""@article{wakefield, author={Wakefield, A. J. and Murch, S. H. and Anthony, A.},
+      title={Ileal-lymphoid-nodular hyperplasia, non-specific colitis, and pervasive
+      developmental disorder in children}, journal={Lancet}, year={1998}}"""
+    report = await _audit(bib, settings, fake)
+    (result,) = report.results
+    assert result.verdict == Verdict.VERIFIED
+    assert [n.kind.value for n in result.integrity] == ["correction", "retraction"]
+    assert any(f.code == "retracted" and f.severity == "error" for f in result.findings)
