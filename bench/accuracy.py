@@ -187,6 +187,8 @@ def main() -> None:
                 # The simulator enforces nothing here; measure accuracy, not politeness.
                 settings.rate_limits = {name: 500.0 for name in settings.sources}
             for name in args.sets:
+                # A cold cache per set, so its request counts are its own.
+                settings.cache_dir = Path(cache) / name
                 results, elapsed, requests = asyncio.run(run_set(name, settings))
                 labels = json.loads((PUBLIC / f"{name}.labels.json").read_text())["labels"]
                 predictions = {r.reference.key: prediction(r) for r in results}
