@@ -31,13 +31,14 @@ class ExitCode(enum.IntEnum):
 def stderr_console() -> Any:
     from rich.console import Console
 
-    return Console(stderr=True, no_color=bool(os.environ.get("NO_COLOR")) or None)
+    return Console(stderr=True, no_color=bool(os.environ.get("NO_COLOR")) or None, soft_wrap=True)
 
 
 def stdout_console() -> Any:
     from rich.console import Console
 
-    return Console(no_color=bool(os.environ.get("NO_COLOR")) or None, soft_wrap=False)
+    # Lines of text never wrap (a piped log line stays one line); tables fit the width.
+    return Console(no_color=bool(os.environ.get("NO_COLOR")) or None, soft_wrap=True)
 
 
 def fail(message: str, *, hint: str | None = None, code: ExitCode = ExitCode.USAGE) -> None:
