@@ -223,31 +223,32 @@ def _identifier(work: Any) -> str:
 
 
 def _print_search_table(outcome: Any) -> None:
+    from rich.markup import escape
     from rich.table import Table
 
     console = stdout_console()
     if not outcome.works:
         console.print("no works found", highlight=False)
         return
-    table = Table(show_lines=False)
-    table.add_column("#", justify="right")
-    table.add_column("Title", overflow="fold", ratio=3)
-    table.add_column("Authors", overflow="fold", ratio=1)
-    table.add_column("Year")
-    table.add_column("Venue", overflow="ellipsis", no_wrap=True, max_width=24)
-    table.add_column("DOI / arXiv", no_wrap=True)
-    table.add_column("Cites", justify="right")
-    table.add_column("Sources", overflow="fold", ratio=1)
+    # One wide column describes the work; the others are narrow so 80 columns stay readable.
+    table = Table(show_lines=True, expand=True)
+    table.add_column("#", justify="right", width=2)
+    table.add_column("Work", overflow="fold", ratio=1, min_width=30)
+    table.add_column("Year", width=4)
+    table.add_column("DOI / arXiv", overflow="fold", width=18)
+    table.add_column("Cites", justify="right", width=6)
     for number, work in enumerate(outcome.works, start=1):
+        lines = [f"[bold]{escape(work.title or '')}[/]", escape(_authors(work))]
+        venue = work.venue_short or work.venue
+        if venue:
+            lines.append(f"[italic]{escape(venue)}[/]")
+        lines.append(f"[dim]found in {escape(', '.join(work.found_in))}[/]")
         table.add_row(
             str(number),
-            work.title or "",
-            _authors(work),
+            "\n".join(lines),
             str(work.year or ""),
-            work.venue_short or work.venue or "",
             _identifier(work),
             "" if work.citation_count is None else str(work.citation_count),
-            ", ".join(work.found_in),
         )
     console.print(table)
 
