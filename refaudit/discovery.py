@@ -813,7 +813,11 @@ async def _neighbours(
     tracker: _Tracker,
     limit: int,
 ) -> list[Work]:
-    """The works `work` cites (or that cite it), most cited first, from the first graph source."""
+    """The works `work` cites (or that cite it), most cited first.
+
+    Semantic Scholar is asked first; OpenAlex answers when S2 failed or knows no
+    neighbours, since each graph misses links the other has.
+    """
     for name in ("semanticscholar", "openalex"):
         source = opened.get(name)
         record = records.get(name, work)
@@ -822,6 +826,6 @@ async def _neighbours(
             continue
         call = getattr(source, direction)(paper_id, max(limit, GRAPH_FETCH))
         answer = await tracker.ask(name, call)
-        if answer is not None:
+        if answer:
             return rank_by_citations(answer, limit)
     return []

@@ -111,6 +111,7 @@ class World:
     datacite: list[dict[str, Any]] = field(default_factory=list)
     references: list[dict[str, Any]] = field(default_factory=list)
     citations: list[dict[str, Any]] = field(default_factory=list)
+    openalex_citations: list[dict[str, Any]] = field(default_factory=list)
     bibtex: dict[str, str] = field(default_factory=dict)
     fake: FakeUpstreams = field(default_factory=FakeUpstreams)
 
@@ -161,6 +162,8 @@ class World:
         if search:
             return openalex_list([w for w in self.openalex if _words_match(search, w["title"])])
         name, _, values = request.url.params.get("filter", "").partition(":")
+        if name == "cites":
+            return openalex_list(self.openalex_citations)
         wanted = {v.lower() for v in values.split("|")}
 
         def key(work: dict[str, Any]) -> str:
@@ -597,6 +600,25 @@ async def test_details_list_citations_most_cited_first(settings: Settings) -> No
     ]
     graph = [r for r in w.fake.requests_to("semanticscholar") if "/citations" in r.url.path]
     assert graph[0].url.path.endswith(f"/paper/{'d' * 40}/citations")
+
+
+@pytest.mark.anyio
+async def test_citations_come_from_openalex_when_s2_knows_none(settings: Settings) -> None:
+    w = world()
+    w.openalex_citations = [
+        openalex_work("W7", "A Follow-up OpenAlex Indexed", cited_by_count=12),
+        openalex_work("W8", "A Widely Read Follow-up", cited_by_count=400),
+    ]
+    details = await paper_details(
+        DEEP_DOI, settings, citations=True, limit=5, transport=w.transport()
+    )
+
+    assert [work.title for work in details.citations] == [
+        "A Widely Read Follow-up",
+        "A Follow-up OpenAlex Indexed",
+    ]
+    filters = [r.url.params.get("filter") for r in w.fake.requests_to("openalex")]
+    assert "cites:W1" in filters
 
 
 @pytest.mark.anyio

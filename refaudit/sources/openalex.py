@@ -67,7 +67,7 @@ _ARXIV_URL = re.compile(r"arxiv\.org/(?:abs|pdf)/([^\s?#]+)", re.IGNORECASE)
 
 
 class OpenAlexSource(Source):
-    """DOI, PMID and OpenAlex-id lookups and title search against api.openalex.org."""
+    """DOI, PMID and OpenAlex-id lookups, title search and the citation graph (api.openalex.org)."""
 
     name = NAME
     capabilities = frozenset({"doi", "pmid", "openalex", "search"})
@@ -125,6 +125,27 @@ class OpenAlexSource(Source):
         if years:
             params.append(("filter", f"publication_year:{years}"))
         fetched = await self._client.get("/works", [*params, *self._auth], ttl="search")
+        return [to_work(item) for item in _results(fetched.json(), fetched.url)]
+
+    async def references(self, paper_id: str, limit: int = 100) -> list[Work]:
+        """Works `paper_id` cites that OpenAlex has resolved, most cited first."""
+        return await self._related("cited_by", paper_id, limit)
+
+    async def citations(self, paper_id: str, limit: int = 100) -> list[Work]:
+        """Works citing `paper_id`, most cited first."""
+        return await self._related("cites", paper_id, limit)
+
+    async def _related(self, relation: str, paper_id: str, limit: int) -> list[Work]:
+        work_id = _work_id(paper_id)
+        if not work_id:
+            return []
+        params = [
+            ("filter", f"{relation}:{work_id}"),
+            ("sort", "cited_by_count:desc"),
+            ("per_page", min(200, max(1, limit))),
+            ("select", ",".join(SELECT_FIELDS)),
+        ]
+        fetched = await self._client.get("/works", [*params, *self._auth])
         return [to_work(item) for item in _results(fetched.json(), fetched.url)]
 
     async def _filter(self, field: str, values: list[str]) -> list[Work]:

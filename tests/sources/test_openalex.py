@@ -146,3 +146,31 @@ def test_mapping_tolerates_nulls_everywhere_but_the_id() -> None:
 def test_abstract_index_with_gaps_and_junk_is_rebuilt_in_order() -> None:
     assert abstract_from_index({"b": [1], "a": [0], "c": [3, "x"]}) == "a b c"
     assert abstract_from_index({}) is None and abstract_from_index(None) is None
+
+
+async def test_citation_graph_asks_for_the_most_cited_neighbours_first() -> None:
+    fake = FakeUpstreams()
+    fake.json(
+        "openalex",
+        r"/works",
+        openalex_list([openalex_work("W9", "Citing Paper", cited_by_count=41)]),
+    )
+    source = source_for(fake)
+
+    citing = await source.citations("https://openalex.org/W2741809807", limit=20)
+    cited = await source.references("W2741809807", limit=500)
+
+    assert [work.title for work in citing] == ["Citing Paper"]
+    assert citing[0].citation_count == 41
+    first, second = (request.url.params for request in fake.requests)
+    assert first["filter"] == "cites:W2741809807" and first["sort"] == "cited_by_count:desc"
+    assert first["per_page"] == "20"
+    assert second["filter"] == "cited_by:W2741809807" and second["per_page"] == "200"
+    assert len(cited) == 1
+
+
+async def test_citation_graph_needs_an_openalex_id() -> None:
+    fake = FakeUpstreams()
+
+    assert await source_for(fake).citations("10.1000/not-an-openalex-id") == []
+    assert fake.count("openalex") == 0
