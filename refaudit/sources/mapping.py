@@ -163,14 +163,22 @@ STOPWORDS = frozenset(
 )
 
 
-def display_name_to_person(name: str) -> Person:
-    """A display name → Person; organisations ("… Collaboration") keep their whole name."""
+def display_name_to_person(name: str, *, medline_order: bool = False) -> Person:
+    """A display name → Person; organisations ("… Collaboration") keep their whole name.
+
+    `medline_order` reads "Wakefield AJ" as family name then initials. Only PubMed
+    writes names that way; elsewhere "Koushik MV" is a given name and a family name.
+    """
     text = " ".join(name.split()).strip(" ,")
     if any(word.lower() in ORGANISATION_WORDS for word in text.split()):
         return Person(family=text, is_organisation=True)
     words = text.split()
-    if len(words) >= 2 and _INITIALS.fullmatch(words[-1]) and not _INITIALS.fullmatch(words[0]):
-        # MEDLINE order, "Wakefield AJ": family name first, initials last.
+    if (
+        medline_order
+        and len(words) >= 2
+        and _INITIALS.fullmatch(words[-1])
+        and not _INITIALS.fullmatch(words[0])
+    ):
         person = person_from_name("X " + " ".join(words[:-1]))
         person.given = spaced_initials(words[-1])
         return person

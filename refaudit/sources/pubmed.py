@@ -162,7 +162,7 @@ def search_terms(query: SearchQuery) -> list[str]:
         title += f" AND {query.year_from or 1800}:{query.year_to or 3000}[dp]"
     terms = []
     if query.authors:
-        family = display_name_to_person(query.authors[0]).full_family
+        family = display_name_to_person(query.authors[0], medline_order=True).full_family
         if query_words(family):
             terms.append(f'{title} AND "{family}"[au]')
     terms.append(title)
@@ -230,7 +230,7 @@ def _person(author: dict[str, Any]) -> Person:
     name = " ".join(str(author["name"]).split())
     if author.get("authtype") == "CollectiveName":
         return Person(family=name, is_organisation=True)
-    return display_name_to_person(name)
+    return display_name_to_person(name, medline_order=True)
 
 
 def pubmed_date(value: Any) -> str | None:

@@ -175,3 +175,12 @@ def test_to_work_rejects_an_entry_without_an_abstract_url() -> None:
 
     with pytest.raises(UnexpectedResponse):
         to_work(entry)
+
+
+def test_an_all_capital_family_name_is_not_read_as_initials() -> None:
+    feed = feed_of(["1907.06632"]).replace("Ada Lovelace", "Koushik MV")
+    entries, _ = parse_feed(Fetched(200, feed, "https://export.arxiv.org/api/query"))
+
+    author = to_work(entries[0]).authors[0]
+
+    assert (author.given, author.family) == ("Koushik", "MV")
