@@ -26,8 +26,9 @@ def parse_file(path: Path, *, all_entries: bool = False) -> Bibliography:
         InputError: the file is missing, a directory, binary, empty, of an unknown
             kind, or holds no entries at all.
     """
+    from refaudit.parsing.bbl import parse_bbl
     from refaudit.parsing.bibtex import parse_bibtex
-    from refaudit.parsing.tex import parse_bibitems, parse_latex
+    from refaudit.parsing.tex import parse_latex
 
     path = Path(path)
     suffix = path.suffix.lower()
@@ -41,11 +42,13 @@ def parse_file(path: Path, *, all_entries: bool = False) -> Bibliography:
     if suffix in LATEX_SUFFIXES:
         bibliography = parse_latex(path, text, all_entries=all_entries, read_text=read_text)
     elif suffix in BBL_SUFFIXES:
-        bibliography = Bibliography(
-            references=parse_bibitems(text, file=str(path)), files=[str(path)]
-        )
+        bibliography = parse_bbl(text, file=str(path))
         if not bibliography.references:
-            raise InputError("no \\bibitem entries found", file=str(path))
+            raise InputError(
+                "no references found",
+                file=str(path),
+                hint="a .bbl holds \\bibitem{…} items (BibTeX) or \\entry{…} data (biber)",
+            )
     else:
         bibliography = parse_bibtex(text, file=str(path))
         if not bibliography.references and not any(

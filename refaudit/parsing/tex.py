@@ -73,6 +73,7 @@ def parse_latex(path: Path, text: str, *, all_entries: bool, read_text: TextRead
         problems.extend(decode_problems)
         problems.extend(parsed.problems)
         references.extend(parsed.references)
+    _read_compiled_bibliography(path, document, references, problems, read_text)
 
     if not references:
         missing = [p.message for p in problems if p.code == "missing-bib-file"]
@@ -113,6 +114,34 @@ def parse_latex(path: Path, text: str, *, all_entries: bool, read_text: TextRead
     return Bibliography(
         references=references, problems=problems, files=document.files, cited_keys=cited_keys
     )
+
+
+def _read_compiled_bibliography(
+    path: Path,
+    document: _Document,
+    references: list[Reference],
+    problems: list[InputProblem],
+    read_text: TextReader,
+) -> None:
+    """Missing .bib files but a `<paper>.bbl` beside the paper (an arXiv source): read that."""
+    from refaudit.parsing.bbl import parse_bbl
+
+    missing = [problem for problem in problems if problem.code == "missing-bib-file"]
+    compiled = path.with_suffix(".bbl")
+    if not missing or not compiled.is_file():
+        return
+    try:
+        text, decode_problems = read_text(compiled)
+    except InputError:
+        return
+    parsed = parse_bbl(text, file=str(compiled))
+    document.files.append(str(compiled))
+    references.extend(parsed.references)
+    problems.extend(decode_problems)
+    problems.extend(parsed.problems)
+    for problem in missing:
+        problem.severity = "warning"
+        problem.message += f"; read the compiled bibliography {compiled.name} instead"
 
 
 def _walk(

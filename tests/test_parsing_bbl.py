@@ -1,0 +1,102 @@
+"""Compiled .bbl files: biber's biblatex data read as entries, and arXiv sources without .bib."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from refaudit.errors import InputError
+from refaudit.parsing import parse_file
+from refaudit.parsing.bbl import parse_bbl
+
+SOURCE = Path(__file__).parent / "fixtures" / "tex" / "arxiv-source"
+
+
+def test_biber_entries_become_structured_references() -> None:
+    bibliography = parse_file(SOURCE / "paper.bbl")
+    refs = {reference.key: reference for reference in bibliography.references}
+
+    assert list(refs) == ["he2016", "lecun2015", "vaswani2017", "waals1873", "who2020"]
+    assert not bibliography.problems
+    resnet = refs["he2016"]
+    assert (resnet.entry_type, resnet.line, resnet.year) == ("inproceedings", 22, 2016)
+    assert resnet.title == "Deep Residual Learning for Image Recognition"
+    assert [person.family for person in resnet.authors] == ["He", "Zhang", "Ren", "Sun"]
+    assert resnet.venue == (
+        "Proceedings of the IEEE Conference on Computer Vision and Pattern Recognition (CVPR)"
+    )
+    assert (resnet.pages, resnet.doi) == ("770-778", "10.1109/cvpr.2016.90")
+
+
+def test_biber_truncation_dates_eprints_particles_and_organisations() -> None:
+    refs = {r.key: r for r in parse_file(SOURCE / "paper.bbl").references}
+
+    lecun = refs["lecun2015"]
+    assert lecun.authors_truncated and [p.family for p in lecun.authors] == ["LeCun", "Bengio"]
+    assert (lecun.venue, lecun.volume, lecun.number, lecun.month) == ("Nature", "521", "7553", 5)
+    assert refs["vaswani2017"].arxiv_id == "1706.03762"
+    waals = refs["waals1873"].authors[0]
+    assert (waals.given, waals.particle, waals.family) == ("Johannes Diderik", "van der", "Waals")
+    who = refs["who2020"].authors[0]
+    assert (who.family, who.is_organisation) == ("World Health Organization", True)
+    assert "sortinit" not in refs["he2016"].fields and "namehash" not in refs["he2016"].fields
+
+
+def test_older_positional_names_and_a_missing_endentry() -> None:
+    text = (
+        "\\refsection{0}\n"
+        "  \\entry{knuth1984}{article}{}\n"
+        "    \\name{author}{1}{}{%\n"
+        "      {{hash=4}{Knuth}{K\\bibinitperiod}{Donald\\bibnamedelima E.}"
+        "{D\\bibinitperiod}{}{}{}{}}%\n"
+        "    }\n"
+        "    \\field{journaltitle}{The Computer Journal}\n"
+        "    \\field{title}{Literate Programming}\n"
+        "  \\entry{watson1953}{article}{}\n"
+        "    \\field{title}{Molecular Structure of Nucleic Acids}\n"
+        "  \\endentry\n"
+        "\\endrefsection\n"
+    )
+    bibliography = parse_bbl(text, file="old.bbl")
+
+    knuth, watson = bibliography.references
+    assert (knuth.authors[0].given, knuth.authors[0].family) == ("Donald E.", "Knuth")
+    assert knuth.venue == "The Computer Journal"
+    assert watson.title == "Molecular Structure of Nucleic Acids"
+    (problem,) = bibliography.problems
+    assert (problem.code, problem.key, problem.line) == ("parse-error", "knuth1984", 2)
+
+
+def test_a_thebibliography_bbl_is_still_read_as_free_text() -> None:
+    text = (
+        "\\begin{thebibliography}{1}\n"
+        "\\bibitem{a} A. Author. A title. 2001.\n"
+        "\\end{thebibliography}"
+    )
+
+    (reference,) = parse_bbl(text, file="plain.bbl").references
+
+    assert (reference.key, reference.entry_type) == ("a", "misc")
+
+
+def test_paper_without_its_bib_file_is_audited_from_its_compiled_bbl(tmp_path: Path) -> None:
+    folder = shutil.copytree(SOURCE, tmp_path / "source")
+
+    bibliography = parse_file(folder / "paper.tex")
+
+    assert [r.key for r in bibliography.references] == ["he2016", "lecun2015", "vaswani2017"]
+    assert bibliography.cited_keys == ["he2016", "vaswani2017", "lecun2015"]
+    assert str(folder / "paper.bbl") in bibliography.files
+    (missing,) = [p for p in bibliography.problems if p.code == "missing-bib-file"]
+    assert missing.severity == "warning"
+    assert "read the compiled bibliography paper.bbl instead" in missing.message
+
+
+def test_a_paper_with_neither_bib_nor_bbl_still_fails_clearly(tmp_path: Path) -> None:
+    folder = shutil.copytree(SOURCE, tmp_path / "source")
+    (folder / "paper.bbl").unlink()
+
+    with pytest.raises(InputError, match="references.bib"):
+        parse_file(folder / "paper.tex")
