@@ -50,7 +50,7 @@ RANK_OFFSET = 2
 #: Added to a search hit whose title is the query itself, so a pasted title comes first.
 EXACT_TITLE_BONUS = 1.0
 #: Title-comparison kinds that make a title lookup confident enough to emit BibTeX.
-CONFIDENT_TITLE_KINDS = frozenset({"exact", "minor", "typo"})
+CONFIDENT_TITLE_KINDS = frozenset({"exact", "minor", "word_form", "typo"})
 #: How many hits each source returns when a title is looked up.
 TITLE_CANDIDATES = 5
 #: How many closest candidates a not-found title message names.

@@ -57,6 +57,7 @@ SUBTITLE_MIN_MAIN_WORDS = 2
 TITLE_KIND_SCORE = {
     "exact": 1.0,
     "minor": 0.98,
+    "word_form": 0.96,
     "typo": 0.95,
     "subtitle": 0.9,
     "truncated": 0.85,
@@ -97,7 +98,7 @@ NORMALIZE_CACHE_SIZE = 65536
 
 # --- result records ----------------------------------------------------------
 
-TitleKind = Literal["exact", "typo", "subtitle", "truncated", "minor", "different"]
+TitleKind = Literal["exact", "minor", "word_form", "typo", "subtitle", "truncated", "different"]
 AuthorKind = Literal["exact", "ok", "truncated_ok", "minor", "different", "unknown"]
 YearKind = Literal["exact", "adjacent", "different", "unknown"]
 VenueKind = Literal[
@@ -271,8 +272,9 @@ def title_tokens(text: str) -> list[str]:
 
 # --- titles --------------------------------------------------------------------
 
-# Words whose presence or absence never distinguishes two titles. Prepositions
-# are deliberately *not* here: "towards" → "for" is a classic near-miss title.
+# Words whose presence or absence changes a title's wording but not which work it
+# names. Prepositions are deliberately *not* here: "towards" → "for" is a classic
+# near-miss title.
 _ARTICLES = frozenset({"a", "an", "the"})
 _NUMBER_WORDS = {
     "one": "1",
@@ -308,14 +310,21 @@ _SUBTITLE_SEPARATOR = re.compile(r"\s*(?::|\s[-\u2013\u2014]+\s|[.?!]\s)\s*")
 
 
 @functools.lru_cache(maxsize=NORMALIZE_CACHE_SIZE)
-def _canonical_word(word: str) -> str:
-    """One spelling per word: American, singular, digits for small numbers."""
+def _spelling(word: str) -> str:
+    """One spelling per word: American, digits for small numbers, Greek letters by name."""
     if word in _NUMBER_WORDS:
         return _NUMBER_WORDS[word]
     if word.startswith("var") and word[3:] in _GREEK_NAMES:
         return word[3:]
     for pattern, replacement in _SPELLING_RULES:
         word = pattern.sub(replacement, word)
+    return word
+
+
+@functools.lru_cache(maxsize=NORMALIZE_CACHE_SIZE)
+def _canonical_word(word: str) -> str:
+    """The spelling of the singular: "Learnings", "learning's" and "learning" meet."""
+    word = _spelling(word)
     if len(word) > 4 and word.endswith("ies"):
         return word[:-3] + "y"
     if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
@@ -323,7 +332,12 @@ def _canonical_word(word: str) -> str:
     return word
 
 
+def _spelled_tokens(tokens: Sequence[str]) -> list[str]:
+    return [_spelling(token) for token in tokens]
+
+
 def _canonical_tokens(tokens: Sequence[str]) -> list[str]:
+    """Singular words without articles: what stays of a title whatever its word forms."""
     return [_canonical_word(token) for token in tokens if token not in _ARTICLES]
 
 
@@ -353,14 +367,22 @@ def _word_changes(cited: Sequence[str], found: Sequence[str]) -> list[tuple[str,
 
 
 def _compare_words(cited: list[str], found: list[str]) -> tuple[TitleKind, list[tuple[str, str]]]:
-    """Classify two word sequences as exact, minor, typo or different."""
+    """Classify two word sequences as exact, minor, word_form, typo or different.
+
+    "minor" is spelling only (British/American, "pre-training"/"pretraining");
+    "word_form" changes a word's number or drops an article ("Model" → "Models"):
+    the same work, but not the title it was published under.
+    """
     if cited == found:
         return "exact", []
     if "".join(cited) == "".join(found):
         return "minor", []
+    cited_spelled, found_spelled = _spelled_tokens(cited), _spelled_tokens(found)
+    if cited_spelled == found_spelled or "".join(cited_spelled) == "".join(found_spelled):
+        return "minor", _word_changes(cited, found)
     cited_canon, found_canon = _canonical_tokens(cited), _canonical_tokens(found)
     if cited_canon == found_canon or "".join(cited_canon) == "".join(found_canon):
-        return "minor", _word_changes(cited, found)
+        return "word_form", _word_changes(cited, found)
     changes = _word_changes(cited_canon, found_canon)
     only_typos = (
         len(cited_canon) >= MIN_WORDS_FOR_TYPO
@@ -384,7 +406,7 @@ def _split_subtitle(raw: str) -> tuple[list[str], list[str]] | None:
 
 
 def _is_accepted(kind: TitleKind) -> bool:
-    return kind in ("exact", "minor", "typo")
+    return kind in ("exact", "minor", "word_form", "typo")
 
 
 _NOTICE_PREFIX = re.compile(

@@ -360,7 +360,7 @@ def linked_versions(group: list[Work], pool: list[Work]) -> list[Work]:
 def _same_title(a: Work, b: Work) -> bool:
     if not a.title or not b.title:
         return False
-    if match.compare_titles(a.title, b.title).kind not in ("exact", "minor"):
+    if match.compare_titles(a.title, b.title).kind not in ("exact", "minor", "word_form"):
         return False
     if a.year and b.year and abs(a.year - b.year) > 3:
         return False
@@ -385,8 +385,12 @@ def _title_findings(reference: Reference, records: list[Work]) -> list[Finding]:
     comparisons = [(match.compare_titles(reference.title, w.title, w.subtitle), w) for w in titled]
     best, work = max(comparisons, key=lambda pair: pair[0].score)
     full = _full_title(work)
-    if best.kind == "different":
-        changed = ", ".join(f"“{a}” → “{b}”" for a, b in best.changed_words[:3] if a or b)
+    if best.kind in ("different", "word_form"):
+        changed = ", ".join(
+            f"“{a}” → “{b}”" if a and b else f"“{a}” added" if a else f"“{b}” dropped"
+            for a, b in best.changed_words[:3]
+            if a or b
+        )
         detail = f" ({changed})" if changed else ""
         return [
             Finding(

@@ -276,6 +276,27 @@ async def test_title_with_a_typo_is_found_and_reported_as_a_warning(settings) ->
     assert typo.severity == "warning" and "lerning" in typo.message.lower()
 
 
+async def test_title_with_a_word_made_plural_is_found_and_flagged(settings) -> None:
+    fake = _upstreams()
+    fake.route(
+        "crossref",
+        r"/works",
+        lambda request, _m: crossref_list(
+            [RESNET] if "query.bibliographic" in request.url.params else []
+        ),
+    )
+    bib = """@inproceedings{he2016, author={He, Kaiming and Zhang, Xiangyu and Ren, Shaoqing
+      and Sun, Jian}, title={Deep Residual Learnings for the Image Recognition},
+      booktitle={CVPR}, year={2016}}"""
+    report = await _audit(bib, settings, fake)
+    (result,) = report.results
+    assert result.verdict == Verdict.MISMATCH and result.flagged
+    assert result.matched is not None and result.matched.doi == "10.1109/cvpr.2016.90"
+    title = next(f for f in result.findings if f.code == "title-mismatch")
+    assert title.severity == "error"
+    assert "“learnings” → “learning”" in title.message and "“the” added" in title.message
+
+
 async def test_ignored_entry_keeps_its_findings_visible_but_suppressed(settings) -> None:
     bib = BIB.replace(
         "@article{made_up2021,", "@article{made_up2021,\n  refaudit-ignore = {cited as an example},"

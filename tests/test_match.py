@@ -159,7 +159,7 @@ TITLE_CASES = [
         "Colour constancy in the visual cortex of the macaque",
         "Color constancy in visual cortex of the macaque",
         None,
-        "minor",
+        "word_form",
     ),
     (
         "Modelling the behaviour of three-dimensional optimisers",
@@ -171,7 +171,7 @@ TITLE_CASES = [
         "Graph neural network for molecule generation",
         "Graph Neural Networks for Molecule Generation",
         None,
-        "minor",
+        "word_form",
     ),
     ("Pretraining transformers", "Pre-training transformers", None, "minor"),
     (
@@ -263,7 +263,7 @@ TITLE_CASES = [
         "chimeric",
         "word-added-at-end",
         "words-dropped-in-middle",
-        "british-and-articles",
+        "article-dropped",
         "british-numbers",
         "plural",
         "hyphenation",
