@@ -10,8 +10,8 @@ import httpx
 import pytest
 
 from refaudit.audit import audit_references
-from refaudit.config import load_settings
-from refaudit.models import Verdict
+from refaudit.config import Settings, load_settings
+from refaudit.models import Result, Verdict
 from refaudit.parsing import parse_bibtex
 from tests.fakes import (
     FakeUpstreams,
@@ -257,7 +257,8 @@ async def test_unregistered_doi_is_reported_when_every_registry_answered(setting
     assert any(f.code == "doi-not-registered" and f.field == "doi" for f in result.findings)
 
 
-async def test_title_with_a_typo_is_found_and_reported_as_a_warning(settings) -> None:
+async def _audit_resnet_cited_as(title: str, settings: Settings) -> Result:
+    """Audit ResNet cited under `title`, with Crossref's search the only way to find it."""
     fake = _upstreams()
     fake.route(
         "crossref",
@@ -266,30 +267,25 @@ async def test_title_with_a_typo_is_found_and_reported_as_a_warning(settings) ->
             [RESNET] if "query.bibliographic" in request.url.params else []
         ),
     )
-    bib = """@inproceedings{he2016, author={He, Kaiming and Zhang, Xiangyu and Ren, Shaoqing
-      and Sun, Jian}, title={Deep Residual Lerning for Image Recognition},
-      booktitle={CVPR}, year={2016}}"""
-    report = await _audit(bib, settings, fake)
-    (result,) = report.results
+    bib = f"""@inproceedings{{he2016, author={{He, Kaiming and Zhang, Xiangyu and Ren, Shaoqing
+      and Sun, Jian}}, title={{{title}}}, booktitle={{CVPR}}, year={{2016}}}}"""
+    (result,) = (await _audit(bib, settings, fake)).results
+    return result
+
+
+async def test_title_with_a_typo_is_found_and_reported_as_a_warning(settings) -> None:
+    result = await _audit_resnet_cited_as("Deep Residual Lerning for Image Recognition", settings)
+
     assert result.verdict == Verdict.MISMATCH and not result.flagged
     typo = next(f for f in result.findings if f.code == "title-typo")
     assert typo.severity == "warning" and "lerning" in typo.message.lower()
 
 
 async def test_title_with_a_word_made_plural_is_found_and_flagged(settings) -> None:
-    fake = _upstreams()
-    fake.route(
-        "crossref",
-        r"/works",
-        lambda request, _m: crossref_list(
-            [RESNET] if "query.bibliographic" in request.url.params else []
-        ),
+    result = await _audit_resnet_cited_as(
+        "Deep Residual Learnings for the Image Recognition", settings
     )
-    bib = """@inproceedings{he2016, author={He, Kaiming and Zhang, Xiangyu and Ren, Shaoqing
-      and Sun, Jian}, title={Deep Residual Learnings for the Image Recognition},
-      booktitle={CVPR}, year={2016}}"""
-    report = await _audit(bib, settings, fake)
-    (result,) = report.results
+
     assert result.verdict == Verdict.MISMATCH and result.flagged
     assert result.matched is not None and result.matched.doi == "10.1109/cvpr.2016.90"
     title = next(f for f in result.findings if f.code == "title-mismatch")
