@@ -41,9 +41,14 @@ FREE_TEXT_STAGES: tuple[tuple[str, ...], ...] = (
 )
 SEARCH_LIMIT = 5
 CONCURRENT_REFERENCES = 8
-# A title with at most this many words changed, scoring at least this, is a near miss.
+# A title with at most this many words changed is a near miss when it scores at
+# least this, or when this share of its words (and at least this many) is kept:
+# one long word swapped in a short title ("Competitive" for "Adversarial") costs
+# more characters than the score allows but leaves the title recognisable.
 NEAR_MISS_MAX_WORDS = 2
 NEAR_MISS_MIN_SCORE = 0.85
+NEAR_MISS_MIN_KEPT_SHARE = 0.8
+NEAR_MISS_MIN_KEPT_WORDS = 4
 # Titles of at least this many words are distinctive enough to identify a work alone.
 DISTINCTIVE_TITLE_WORDS = 5
 # partial_ratio of a record title inside a free-text citation: allows a slip or two.
@@ -162,11 +167,7 @@ def is_convincing(reference: Reference, work: Work) -> bool:
     if reference.title:
         title = match.compare_titles(reference.title, work.title, work.subtitle)
         if title.kind == "different":
-            near_miss = (
-                len(title.changed_words) <= NEAR_MISS_MAX_WORDS
-                and title.score >= NEAR_MISS_MIN_SCORE
-            )
-            return near_miss and authors_agree is True
+            return _near_miss(reference.title, title) and authors_agree is True
         distinctive = len(match.title_tokens(reference.title)) >= DISTINCTIVE_TITLE_WORDS
     elif reference.free_text:
         if not title_in_text(work.title, reference.free_text):
@@ -176,6 +177,18 @@ def is_convincing(reference: Reference, work: Work) -> bool:
         return False
     year_agrees = bool(reference.year and work.year and abs(reference.year - work.year) <= 1)
     return distinctive or authors_agree is not False or year_agrees
+
+
+def _near_miss(cited_title: str, title: match.TitleComparison) -> bool:
+    """One or two words changed in a title that stays recognisable."""
+    changed = len(title.changed_words)
+    if changed > NEAR_MISS_MAX_WORDS:
+        return False
+    if title.score >= NEAR_MISS_MIN_SCORE:
+        return True
+    kept = len(match.title_tokens(cited_title)) - changed
+    words = kept + changed
+    return kept >= NEAR_MISS_MIN_KEPT_WORDS and kept / words >= NEAR_MISS_MIN_KEPT_SHARE
 
 
 def _settles(reference: Reference, work: Work) -> bool:
