@@ -159,7 +159,8 @@ def is_convincing(reference: Reference, work: Work) -> bool:
     A close title (exact, typo, subtitle, truncation) identifies a work when it is
     long enough to be distinctive, or when the authors or the year agree. A title
     with one or two words changed (a near miss) identifies it only when the
-    authors agree as well; anything further apart is another work.
+    authors agree as well, or when year, volume and first page single out the
+    article; anything further apart is another work.
     """
     if not work.title:
         return False
@@ -167,7 +168,9 @@ def is_convincing(reference: Reference, work: Work) -> bool:
     if reference.title:
         title = match.compare_titles(reference.title, work.title, work.subtitle)
         if title.kind == "different":
-            return _near_miss(reference.title, title) and authors_agree is True
+            return _near_miss(reference.title, title) and (
+                authors_agree is True or _same_locator(reference, work)
+            )
         distinctive = len(match.title_tokens(reference.title)) >= DISTINCTIVE_TITLE_WORDS
     elif reference.free_text:
         if not title_in_text(work.title, reference.free_text):
@@ -189,6 +192,16 @@ def _near_miss(cited_title: str, title: match.TitleComparison) -> bool:
     kept = len(match.title_tokens(cited_title)) - changed
     words = kept + changed
     return kept >= NEAR_MISS_MIN_KEPT_WORDS and kept / words >= NEAR_MISS_MIN_KEPT_SHARE
+
+
+def _same_locator(reference: Reference, work: Work) -> bool:
+    """Same year, volume and first page: the cited article, whatever its title and authors say."""
+    return (
+        reference.year is not None
+        and reference.year == work.year
+        and match.compare_volume(reference.volume, work.volume) is True
+        and match.compare_pages(reference.pages, work.pages) is True
+    )
 
 
 def _settles(reference: Reference, work: Work) -> bool:

@@ -43,3 +43,35 @@ def test_a_near_miss_title_identifies_the_work_only_with_its_authors(
     title: str, authors: list[Person], expected: bool
 ) -> None:
     assert is_convincing(cited(title, authors), RECORD) is expected
+
+
+PNAS = Work(
+    source="crossref",
+    title="Immunochemical characterization of murine H-2 controlled Ss protein",
+    authors=[Person("Lachmann", "P. J."), Person("Meo", "T.")],
+    year=1975,
+    volume="72",
+    pages="4536-4540",
+)
+
+
+@pytest.mark.parametrize(
+    ("year", "volume", "pages", "expected"),
+    [
+        (1975, "72", "4536--4540", True),
+        (1975, "72", "4541--4545", False),
+        (1975, None, "4536--4540", False),
+        (1976, "72", "4536--4540", False),
+    ],
+    ids=["same-article", "other-page", "no-volume", "other-year"],
+)
+def test_a_near_miss_with_other_authors_is_the_work_only_at_its_exact_locator(
+    year: int, volume: str | None, pages: str, expected: bool
+) -> None:
+    reference = cited(
+        "On immunochemical characterization of murine H-2 controlled Ss protein",
+        [Person("Abo", "Masahiro"), Person("Chen", "Xuxi")],
+    )
+    reference.year, reference.volume, reference.pages = year, volume, pages
+
+    assert is_convincing(reference, PNAS) is expected
