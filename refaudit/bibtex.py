@@ -27,6 +27,7 @@ _SPECIALS = {
 }
 _SPECIAL_PATTERN = re.compile("|".join(re.escape(c) for c in _SPECIALS))
 _WORD = re.compile(r"\S+")
+_KEY_WORD_BREAK = re.compile(r"[\s\-\u2010-\u2015/]+")
 _KEY_STOPWORDS = frozenset(
     "a an the on of in for and to with from by at is are towards toward via using".split()
 )
@@ -153,10 +154,17 @@ def entry_type_for(work: Work) -> str | None:
 
 
 def make_key(work: Work, existing: set[str]) -> str:
-    """`{family}{year}{firstword}`, ASCII, lower case, made unique with a, b, c…."""
+    """`{family}{year}{firstword}`, ASCII, lower case, made unique with a, b, c….
+
+    The first word is the title's own (a publisher's "RETRACTED: " mark is not part of it),
+    and a hyphen ends it: "Ileal-lymphoid-nodular hyperplasia" gives "ileal".
+    """
+    from refaudit.match import strip_notice_prefix
+
     family = _ascii_word(work.authors[0].family) if work.authors else ""
     year = str(work.year) if work.year else ""
-    title_words = [_ascii_word(w) for w in _WORD.findall(work.title or "")]
+    title = strip_notice_prefix(work.title or "")
+    title_words = [_ascii_word(w) for w in _KEY_WORD_BREAK.split(title)]
     first = next((w for w in title_words if w and w not in _KEY_STOPWORDS), "")
     base = f"{family}{year}{first}" or "ref"
     key, suffix = base, 0

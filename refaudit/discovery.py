@@ -98,6 +98,13 @@ _BIBTEX_HEAD = re.compile(r"^\s*@\s*(\w+)\s*\{\s*([^,\s]*)\s*,")
 _BIB_KEYS = re.compile(r"@\s*(\w+)\s*[{(]\s*([^,\s{}()]+)\s*,")
 _NON_ENTRIES = frozenset({"string", "preamble", "comment"})
 _SERIOUS_NOTICES = frozenset({"retraction", "partial retraction", "withdrawal", "removal"})
+#: Agency BibTeX fields holding identifiers or URLs, which must reach LaTeX verbatim.
+_VERBATIM_FIELDS = frozenset({"url", "doi", "eprint", "isbn", "issn", "archiveprefix", "file"})
+#: Characters LaTeX treats specially that agencies leave bare in plain-text values.
+_BARE_SPECIAL = re.compile(r"(?<!\\)[&%#_]")
+#: A value already written as LaTeX (braces, commands, math) is escaped only where bare.
+_LATEX_MARKUP = re.compile(r"[{}\\$]")
+_PAGE_DASH = re.compile(r"\s*[-\u2013\u2014]+\s*")
 
 
 # --- results -------------------------------------------------------------------
@@ -601,7 +608,7 @@ async def paper_details(
         if work is not None:
             details.work = work
             details.records = resolution.records
-            details.notices = list(work.notices)
+            details.notices = own_notices(work)
             details.fields = field_origins(resolution.records)
             details.message = _integrity_note(work)
             if references:
@@ -654,10 +661,16 @@ async def _fetch_bibtex(
 
 
 def one_field_per_line(bibtex: str) -> str:
-    """Lay out a one-line entry (Crossref's style) with one field per line, values untouched."""
+    """Lay out an agency's entry one field per line and make its values LaTeX-safe.
+
+    Crossref and DataCite write plain text into their BibTeX (`Q&A`, `0.05%`,
+    `436–444`): a `%` comments out the rest of the line and a bare `&` stops LaTeX.
+    Each value is escaped and its title's acronyms braced as refaudit's own entries are;
+    values already written as LaTeX keep their markup, identifiers stay untouched.
+    """
     text = bibtex.strip()
     head = _BIBTEX_HEAD.match(text)
-    if not head or "\n" in text or not text.endswith("}"):
+    if not head or not text.endswith("}"):
         return text + "\n"
     body = text[head.end() : -1]
     fields: list[str] = []
@@ -673,21 +686,62 @@ def one_field_per_line(bibtex: str) -> str:
             fields.append(body[start:index])
             start = index + 1
     fields.append(body[start:])
-    lines = [f"  {part.strip()}," for part in fields if part.strip()]
+    lines = [f"  {_latex_safe_field(part.strip())}," for part in fields if part.strip()]
     return f"@{head.group(1)}{{{head.group(2)},\n" + "\n".join(lines) + "\n}\n"
 
 
+def _latex_safe_field(part: str) -> str:
+    """`name = {value}` with the value escaped for LaTeX (bare macros like `month=May` kept)."""
+    from refaudit.bibtex import protect_title
+
+    name, equals, value = part.partition("=")
+    delimited = value.strip()
+    field_name = name.strip().lower()
+    if not equals or field_name in _VERBATIM_FIELDS or len(delimited) < 2:
+        return part
+    opening, inner, closing = delimited[0], delimited[1:-1], delimited[-1]
+    if (opening, closing) not in (("{", "}"), ('"', '"')):
+        return part
+    if field_name == "pages":
+        inner = _PAGE_DASH.sub("--", inner)
+    if field_name == "title" and not _LATEX_MARKUP.search(inner):
+        inner = protect_title(inner)
+    else:
+        inner = _BARE_SPECIAL.sub(lambda match: "\\" + match.group(0), inner)
+    return f"{name}{equals}{value[: len(value) - len(value.lstrip())]}{opening}{inner}{closing}"
+
+
+def own_notices(work: Work) -> list[Notice]:
+    """The notices about `work` itself: a notice record also lists the notice it is."""
+    own = normalize_doi(work.doi)
+    return [
+        notice
+        for notice in work.notices
+        if not (own and notice.target_doi and normalize_doi(notice.target_doi) != own)
+    ]
+
+
 def _integrity_note(work: Work) -> str:
-    """A warning worth showing next to any BibTeX or details of a flagged work."""
-    kinds = sorted({notice.kind.value.replace("_", " ") for notice in work.notices})
+    """A warning worth showing next to any BibTeX or details of a flagged work.
+
+    A retraction notice's own record is not a retracted work: it is named as the
+    notice it is, with the DOI it concerns.
+    """
+    own = own_notices(work)
+    notes = [
+        f"note: this is the {notice.kind.value.replace('_', ' ')} notice for {notice.target_doi}"
+        for notice in work.notices
+        if notice not in own
+    ]
+    kinds = sorted({notice.kind.value.replace("_", " ") for notice in own})
     serious = [k for k in kinds if k in _SERIOUS_NOTICES]
     if serious:
-        return f"warning: this work has a {', '.join(serious)} notice"
-    if work.is_retracted:
-        return "warning: a source marks this work as retracted"
-    if kinds:
-        return f"notices: {', '.join(kinds)}"
-    return ""
+        notes.append(f"warning: this work has a {', '.join(serious)} notice")
+    elif work.is_retracted:
+        notes.append("warning: a source marks this work as retracted")
+    elif kinds:
+        notes.append(f"notices: {', '.join(kinds)}")
+    return "; ".join(dict.fromkeys(notes))
 
 
 def rekey(entry: BibtexEntry, taken: set[str]) -> BibtexEntry:

@@ -432,7 +432,7 @@ async def test_crossref_doi_gets_crossrefs_own_bibtex_under_refaudits_key(
     assert (entry.status, entry.source, entry.key) == ("ok", "crossref", "lecun2015deep")
     assert entry.bibtex is not None
     assert entry.bibtex.startswith("@article{lecun2015deep,\n")
-    assert "  pages={436–444}," in entry.bibtex.splitlines()
+    assert "  pages={436--444}," in entry.bibtex.splitlines()
     transforms = [r for r in w.fake.requests_to("crossref") if "/transform/" in r.url.path]
     assert len(transforms) == 1
 
@@ -521,6 +521,84 @@ async def test_bibtex_of_a_retracted_work_carries_a_warning(settings: Settings) 
     w.crossref = [deep_crossref(updated_by=[crossref_update("retraction", "10.1000/ret")])]
     [entry] = await bibtex_entries([DEEP_DOI], settings, transport=w.transport())
     assert "retraction" in entry.message
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("agency_bibtex", "expected_lines"),
+    [
+        (  # Crossref writes plain text: a bare % would comment out the rest of the title
+            " @article{LeCun_2015, title={BERT on Q&A forums: 5% of answers},"
+            " url={http://dx.doi.org/10.1000/q_a.2019}, DOI={10.1000/q_a.2019},"
+            " journal={Research & Practice}, year={2015}, month=May, pages={1–9} }",
+            [
+                "  title={{BERT} on {Q\\&A} forums: 5\\% of answers},",
+                "  url={http://dx.doi.org/10.1000/q_a.2019},",
+                "  DOI={10.1000/q_a.2019},",
+                "  journal={Research \\& Practice},",
+                "  month=May,",
+                "  pages={1--9},",
+            ],
+        ),
+        (  # values already written in LaTeX keep their markup
+            "@article{LeCun_2015, title={Deep Learning for {T}ests in $\\mathbb{R}^n$},"
+            " journal={Journal of Tests {\\&} Toasts}, year={2015} }",
+            [
+                "  title={Deep Learning for {T}ests in $\\mathbb{R}^n$},",
+                "  journal={Journal of Tests {\\&} Toasts},",
+            ],
+        ),
+    ],
+)
+async def test_agency_bibtex_is_made_latex_safe_and_its_acronyms_braced(
+    settings: Settings, agency_bibtex: str, expected_lines: list[str]
+) -> None:
+    w = world()
+    w.bibtex[normalize_doi(DEEP_DOI) or ""] = agency_bibtex
+    [entry] = await bibtex_entries([DEEP_DOI], settings, transport=w.transport())
+
+    assert entry.bibtex is not None
+    assert set(expected_lines) <= set(entry.bibtex.splitlines())
+
+
+@pytest.mark.anyio
+async def test_a_notice_record_is_named_as_the_notice_not_as_a_retracted_work(
+    settings: Settings,
+) -> None:
+    notice_doi = "10.1000/deep.2015.retraction"
+    w = world()
+    w.crossref.append(
+        crossref_work(
+            notice_doi,
+            "Retraction Note: Deep Learning for Tests",
+            authors=[],
+            year=2020,
+            update_to=[crossref_update("retraction", DEEP_DOI)],
+        )
+    )
+    [entry] = await bibtex_entries([notice_doi], settings, transport=w.transport())
+    details = await paper_details(notice_doi, settings, transport=w.transport())
+
+    assert entry.message.endswith(f"note: this is the retraction notice for {DEEP_DOI}")
+    assert "warning" not in entry.message
+    assert details.notices == []
+    assert details.message == f"note: this is the retraction notice for {DEEP_DOI}"
+
+
+@pytest.mark.parametrize(
+    ("title", "key"),
+    [
+        ("RETRACTED: Ileal-lymphoid-nodular hyperplasia in children", "wakefield1998ileal"),
+        ("RETRACTED ARTICLE: The MMR vaccine", "wakefield1998mmr"),
+        ("Space–time attention", "wakefield1998space"),
+    ],
+)
+def test_keys_use_the_titles_own_first_word(title: str, key: str) -> None:
+    from refaudit.bibtex import make_key
+    from refaudit.models import Person
+
+    work = Work(source="crossref", title=title, year=1998, authors=[Person("Wakefield", "A J")])
+    assert make_key(work, set()) == key
 
 
 # --- appending to a .bib file ------------------------------------------------------------------
