@@ -15,7 +15,9 @@ import email.utils
 import json
 import logging
 import random
+import re
 import time
+import xml.etree.ElementTree as ET
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -47,6 +49,31 @@ BREAKER_COOLDOWN_S = 60.0
 
 Params = Mapping[str, Any] | Sequence[tuple[str, Any]] | None
 Check = Callable[["Fetched"], None]
+_SECRET_VALUE = re.compile(r"(?<=[?&])(" + "|".join(sorted(SECRET_PARAMS)) + r")=[^&\s\"]*")
+_UNPARSED: Any = object()
+
+
+class _Malformed(UnexpectedResponse):
+    """A body cut short or garbled in transit: retried like a 5xx, never cached."""
+
+
+def redact(text: str) -> str:
+    """Mask API keys and contact addresses in a URL (or a log line that contains one)."""
+    return _SECRET_VALUE.sub(r"\1=***", text)
+
+
+class _RedactSecrets(logging.Filter):
+    """httpx logs every request URL at INFO; keys sent as query parameters must not show."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        cleaned = redact(message)
+        if cleaned != message:
+            record.msg, record.args = cleaned, ()
+        return True
+
+
+logging.getLogger("httpx").addFilter(_RedactSecrets())
 
 
 @dataclass(frozen=True)
@@ -68,14 +95,31 @@ class Fetched:
     headers: dict[str, str] = field(default_factory=dict)
     from_cache: bool = False
     source: str = ""
+    _parsed: Any = field(default=_UNPARSED, init=False, repr=False, compare=False)
 
     def json(self) -> Any:
+        if self._parsed is _UNPARSED:
+            try:
+                self._parsed = json.loads(self.text)
+            except ValueError as exc:
+                raise UnexpectedResponse(
+                    self.source, f"invalid JSON ({exc.msg} at {exc.pos})", url=self.url
+                ) from exc
+        return self._parsed
+
+    def malformed(self) -> str | None:
+        """Why a body that its content type says is JSON or XML does not parse, if it does not."""
+        kind = self.headers.get("content-type", "").lower()
         try:
-            return json.loads(self.text)
-        except ValueError as exc:
-            raise UnexpectedResponse(
-                self.source, f"invalid JSON ({exc.msg} at {exc.pos})", url=self.url
-            ) from exc
+            if "json" in kind:
+                self.json()
+            elif "xml" in kind:
+                ET.fromstring(self.text)
+        except UnexpectedResponse as exc:
+            return exc.reason
+        except ET.ParseError as exc:
+            return f"invalid XML ({exc})"
+        return None
 
 
 class _Pool:
@@ -220,16 +264,15 @@ class SourceClient:
         use_cache = use_cache and self._settings.use_cache and self._cache is not None
         if use_cache or self._settings.offline:
             cached = self._cache.get(key) if self._cache else None
-            if cached is not None:
+            hit = (
+                Fetched(cached.status, cached.text, url, cached.headers, True, self.name)
+                if cached is not None
+                else None
+            )
+            # An entry garbled before bodies were checked is a miss, so the next answer heals it.
+            if hit is not None and hit.malformed() is None:
                 self._stats.cache_hits[self.name] = self._stats.cache_hits.get(self.name, 0) + 1
-                return Fetched(
-                    cached.status,
-                    cached.text,
-                    url,
-                    cached.headers,
-                    from_cache=True,
-                    source=self.name,
-                )
+                return hit
         if self._settings.offline:
             raise OfflineMiss(self.name, "offline and not in the cache", url=url)
         fetched = await self._send_with_retries(
@@ -270,6 +313,9 @@ class SourceClient:
                     raise UnexpectedResponse(
                         self.name, f"HTTP {fetched.status}: {_excerpt(fetched.text)}", url=url
                     )
+                problem = fetched.malformed()
+                if problem is not None:
+                    raise _Malformed(self.name, f"malformed answer: {problem}", url=fetched.url)
                 if check is not None:
                     check(fetched)
                 self._breaker = _Breaker()
@@ -282,7 +328,7 @@ class SourceClient:
                     break
                 for each in self._pools.values():
                     each.penalise(wait)
-            except SourceUnavailable as exc:
+            except (SourceUnavailable, _Malformed) as exc:
                 last_error = exc
                 wait = _backoff(attempt)
             if attempt + 1 < attempts:
@@ -324,7 +370,9 @@ class SourceClient:
                 slots.release()
         kept = {k.lower(): v for k, v in response.headers.items() if k.lower() in _KEPT_HEADERS}
         self._adopt_announced_limits(kept, pool)
-        return Fetched(response.status_code, text, str(response.url), kept, source=self.name)
+        return Fetched(
+            response.status_code, text, redact(str(response.url)), kept, source=self.name
+        )
 
     def _adopt_announced_limits(self, headers: dict[str, str], pool: _Pool) -> None:
         limit, interval = headers.get("x-rate-limit-limit"), headers.get("x-rate-limit-interval")

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
+import httpx
 import pytest
 from fakes import FakeClock, FakeUpstreams, json_response, make_client
 
@@ -14,6 +16,7 @@ from refaudit.models import RunStats
 from refaudit.sources.client import BREAKER_COOLDOWN_S, PACING, RateLimit
 
 pytestmark = pytest.mark.anyio
+JSON = {"content-type": "application/json"}
 
 
 def ok_fake(body: object = None) -> FakeUpstreams:
@@ -80,17 +83,64 @@ async def test_timeouts_and_dropped_connections_are_retried_then_reported() -> N
         await client.get("/works", {"q": "other"})
 
 
-async def test_malformed_and_truncated_json_are_unexpected_responses() -> None:
+async def test_a_truncated_body_is_retried_and_never_cached(tmp_path: Path) -> None:
     fake = FakeUpstreams()
-    fake.route("crossref", "/bad", lambda _r, _m: "{not json")
-    fake.json("crossref", "/cut", {"message": {"items": list(range(50))}})
+    fake.json(
+        "crossref", "/works", {"message": {"items": [{"DOI": f"10.1/{n}"} for n in range(50)]}}
+    )
     fake.fail("crossref", "truncate", times=1)
-    client = make_client(fake, "crossref")
+    cache = ResponseCache(tmp_path / "c.sqlite3")
+    client = make_client(fake, "crossref", cache=cache)
 
+    fetched = await client.get("/works", {"filter": "doi:10.1/0"})
+
+    assert len(fetched.json()["message"]["items"]) == 50 and fake.count("crossref") == 2
+    cached = make_client(fake, "crossref", cache=cache)
+    assert (await cached.get("/works", {"filter": "doi:10.1/0"})).from_cache
+    assert fake.count("crossref") == 2
+
+
+async def test_a_body_that_never_parses_ends_as_unexpected_response_after_retries() -> None:
+    fake = FakeUpstreams()
+    garbled = httpx.Response(200, text='{"message": {"items": [', headers=JSON)
+    fake.route("crossref", "/works", lambda _r, _m: garbled)
+    fake.route("crossref", "/plain", lambda _r, _m: "{not json")
+    stats = RunStats()
+    client = make_client(fake, "crossref", settings=Settings(max_retries=2), stats=stats)
+
+    with pytest.raises(UnexpectedResponse, match="crossref: malformed answer: invalid JSON"):
+        await client.get("/works")
+    assert fake.count("crossref") == 3 and stats.failures["crossref"] == 1
+    # A body whose content type promises no JSON is only judged when a source parses it.
     with pytest.raises(UnexpectedResponse, match="crossref: invalid JSON"):
-        (await client.get("/cut")).json()
-    with pytest.raises(UnexpectedResponse, match="invalid JSON"):
-        (await client.get("/bad")).json()
+        (await client.get("/plain")).json()
+
+
+async def test_a_garbled_cache_entry_is_a_miss_and_is_replaced(tmp_path: Path) -> None:
+    cache = ResponseCache(tmp_path / "c.sqlite3")
+    fake = ok_fake({"status": "ok", "message": {"items": []}})
+    client = make_client(fake, "crossref", cache=cache)
+    await client.get("/works", {"q": "x"})
+    [key] = [row[0] for row in cache._db.execute("SELECT key FROM responses")]
+    cache.put(key, source="crossref", status=200, text='{"status": "o', headers=JSON, ttl=86400)
+
+    again = await make_client(fake, "crossref", cache=cache).get("/works", {"q": "x"})
+
+    assert not again.from_cache and again.json()["status"] == "ok"
+    assert fake.count("crossref") == 2
+    assert cache.get(key).text == again.text  # type: ignore[union-attr]
+
+
+async def test_a_truncated_atom_feed_is_retried() -> None:
+    feed = '<?xml version="1.0"?><feed xmlns="http://www.w3.org/2005/Atom"><entry/></feed>'
+    fake = FakeUpstreams()
+    atom = {"content-type": "application/atom+xml; charset=utf-8"}
+    fake.route("arxiv", "/api/query", lambda _r, _m: httpx.Response(200, text=feed, headers=atom))
+    fake.fail("arxiv", "truncate", times=1)
+
+    fetched = await make_client(fake, "arxiv").get("/api/query", {"id_list": "1706.03762"})
+
+    assert fetched.text == feed and fake.count("arxiv") == 2
 
 
 async def test_unexpected_status_is_an_unexpected_response_not_a_retry() -> None:
@@ -210,3 +260,18 @@ async def test_unrouted_request_fails_loudly() -> None:
     client = make_client(FakeUpstreams(), "crossref")
     with pytest.raises(AssertionError, match="no fake route"):
         await client.get("/nowhere")
+
+
+async def test_keys_sent_as_parameters_never_reach_logs_or_urls(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    fake = ok_fake()
+    caplog.set_level(logging.DEBUG)
+    client = make_client(fake, "crossref")
+
+    fetched = await client.get("/works", {"q": "x", "api_key": "SEKRIT-123", "mailto": "me@x.org"})
+
+    assert fake.requests[0].url.params["api_key"] == "SEKRIT-123"
+    assert "HTTP Request" in caplog.text
+    assert "SEKRIT" not in caplog.text and "me@x.org" not in caplog.text
+    assert "SEKRIT" not in fetched.url and "api_key=***" in fetched.url
