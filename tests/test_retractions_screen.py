@@ -115,6 +115,63 @@ def test_publisher_and_retraction_watch_entries_for_one_notice_become_one(
     assert (notice.source, notice.date, notice.record_id) == ("publisher", "2024-08-01", "70752")
 
 
+def test_crossref_retraction_and_snapshot_withdrawal_of_one_notice_become_one_withdrawal(
+    snapshot: Snapshot,
+) -> None:
+    # Crossref carries Retraction Watch rows with their nature ("Retraction"); the snapshot
+    # reads "Withdrawn as Out of Date" in the reasons.
+    work = crossref.to_work(
+        crossref_work(
+            "10.1002/14651858.CD011411",
+            updated_by=[
+                crossref_update(
+                    "retraction",
+                    "10.1002/14651858.CD011411.pub2",
+                    date=(2017, 9, 7),
+                    source="retraction-watch",
+                    record_id="90002",
+                )
+            ],
+        )
+    )
+    (notice,) = collect_notices([work], snapshot.lookup_doi("10.1002/14651858.CD011411"))
+    assert (notice.kind, notice.date) == (NoticeKind.WITHDRAWAL, "2017-09-07")
+    assert notice.reported_by == "crossref, retractionwatch snapshot"
+
+
+def test_a_publisher_notice_merged_with_retraction_watch_credits_the_data() -> None:
+    work = crossref.to_work(
+        crossref_work(
+            "10.1038/nature12968",
+            updated_by=[
+                crossref_update("retraction", "10.1038/nature13598", date=(2014, 7, 2)),
+                crossref_update(
+                    "retraction",
+                    "10.1038/nature13598",
+                    date=(2014, 7, 2),
+                    source="retraction-watch",
+                    record_id="2081",
+                ),
+            ],
+        )
+    )
+    result = result_for(Reference(key="stap", doi="10.1038/nature12968"), work)
+    screen_results([result], [[work]], load_settings(), snapshot=None)
+    (finding,) = result.findings
+    assert result.integrity[0].source == "publisher" and result.integrity[0].record_id == "2081"
+    assert finding.code == "retracted" and CREDIT in finding.message
+
+    publisher_only = crossref.to_work(
+        crossref_work(
+            "10.1038/other",
+            updated_by=[crossref_update("retraction", "10.1038/notice", date=(2014, 7, 2))],
+        )
+    )
+    alone = result_for(Reference(key="p", doi="10.1038/other"), publisher_only)
+    screen_results([alone], [[publisher_only]], load_settings(), snapshot=None)
+    assert CREDIT not in alone.findings[0].message
+
+
 def test_severity_follows_the_policy_and_new_versions_are_never_flagged() -> None:
     work = crossref.to_work(
         crossref_work(

@@ -125,6 +125,12 @@ def _provenance_rank(notice: Notice) -> int:
 def _same_notice(kept: Notice, other: Notice) -> bool:
     """Same kind and notice DOI, or same kind and date; `kept` ranks higher in provenance."""
     doi_kept, doi_other = normalize_doi(kept.notice_doi), normalize_doi(other.notice_doi)
+    if _rw_record(kept) and _rw_record(kept) == _rw_record(other):
+        return True
+    if {kept.kind, other.kind} <= WITHDRAWING_KINDS and doi_kept and doi_kept == doi_other:
+        # Crossref files a Retraction Watch withdrawal or removal as a plain "retraction"
+        # (the snapshot tells them apart by their reasons): one notice DOI, one notice.
+        return True
     if kept.kind != other.kind:
         # PubMed files withdrawals, removals and Wakefield's 2004 partial retraction alike
         # under "Retraction in": a DOI-less coarse notice on the date of a precise one is that one.
@@ -142,6 +148,11 @@ def _same_notice(kept: Notice, other: Notice) -> bool:
     return not (doi_kept or kept.date) or not (doi_other or other.date)
 
 
+def _rw_record(notice: Notice) -> str | None:
+    """The Retraction Watch record id (OpenAlex's work id is not one)."""
+    return notice.record_id if notice.source not in _COARSE_SOURCES else None
+
+
 def _dates_agree(a: str | None, b: str | None) -> bool:
     """ISO dates, either possibly partial ("2010-02" agrees with "2010-02-06")."""
     return bool(a and b) and (a.startswith(b) or b.startswith(a))
@@ -152,6 +163,8 @@ def _copy(notice: Notice) -> Notice:
 
 
 def _absorb(kept: Notice, other: Notice) -> None:
+    if kept.kind is NoticeKind.RETRACTION and other.kind in WITHDRAWING_KINDS:
+        kept.kind = other.kind
     if kept.date and other.date and len(other.date) > len(kept.date):
         kept.date = other.date if _dates_agree(kept.date, other.date) else kept.date
     for name in ("notice_doi", "date", "label", "source", "record_id", "reason", "target_doi"):
@@ -197,13 +210,21 @@ def describe(notice: Notice) -> str:
     if notice.reason:
         parts.append(f"— reason: {notice.reason.strip().rstrip(';')}")
     text = " ".join(parts)
-    if _from_retraction_watch(notice):
+    if shows_retraction_watch_data(notice):
         text += f" [{CREDIT}]"
     return text
 
 
-def _from_retraction_watch(notice: Notice) -> bool:
-    return notice.source == "retraction-watch" or "retractionwatch" in (notice.reported_by or "")
+def shows_retraction_watch_data(notice: Notice) -> bool:
+    """Whether showing this notice shows Retraction Watch data, which its licence asks to credit.
+
+    A publisher notice merged with Retraction Watch's account of it carries its record id.
+    """
+    return (
+        notice.source == "retraction-watch"
+        or "retractionwatch" in (notice.reported_by or "")
+        or _rw_record(notice) is not None
+    )
 
 
 def screen_results(
