@@ -131,3 +131,17 @@ def test_example_paper_parses_cleanly() -> None:
         "phdthesis",
         "techreport",
     } <= kinds
+
+
+def test_bib_whose_every_entry_is_broken_is_refused_naming_the_first(tmp_path: Path) -> None:
+    path = tmp_path / "refs.bib"
+    path.write_text(
+        "% exported by hand\n@article{smith2020,\n  title = {Unclosed {brace,\n  year = 2020,\n}\n"
+    )
+    with pytest.raises(InputError, match="unbalanced braces") as raised:
+        parse_file(path)
+    assert (raised.value.file, raised.value.line, raised.value.key) == (str(path), 2, "smith2020")
+
+    result = CliRunner().invoke(app, ["parse", str(path)])
+    assert result.exit_code == 2
+    assert "refs.bib:2" in result.output and "Traceback" not in result.output

@@ -51,14 +51,29 @@ def parse_file(path: Path, *, all_entries: bool = False) -> Bibliography:
             )
     else:
         bibliography = parse_bibtex(text, file=str(path))
-        if not bibliography.references and not any(
-            problem.code == "parse-error" for problem in bibliography.problems
-        ):
-            raise InputError(
-                "no BibTeX entries found", file=str(path), hint="entries look like @article{key, …}"
-            )
+        if not bibliography.references:
+            _refuse_empty_bibtex(bibliography, path)
     bibliography.problems[:0] = problems
     return bibliography
+
+
+def _refuse_empty_bibtex(bibliography: Bibliography, path: Path) -> None:
+    """No entry survived: name the first broken one, since that is what to fix."""
+    failures = [problem for problem in bibliography.problems if problem.code == "parse-error"]
+    if not failures:
+        raise InputError(
+            "no BibTeX entries found", file=str(path), hint="entries look like @article{key, …}"
+        )
+    others = len(failures) - 1
+    raise InputError(
+        failures[0].message.replace(", so it is left out", ""),
+        file=str(path),
+        line=failures[0].line,
+        key=failures[0].key,
+        hint=f"no entry could be read ({others} more failed to parse)"
+        if others
+        else "no entry could be read",
+    )
 
 
 def read_text(path: Path) -> tuple[str, list[InputProblem]]:
