@@ -100,3 +100,47 @@ def test_a_paper_with_neither_bib_nor_bbl_still_fails_clearly(tmp_path: Path) ->
 
     with pytest.raises(InputError, match="references.bib"):
         parse_file(folder / "paper.tex")
+
+
+def test_physics_style_bibitems_keep_titles_venues_and_linked_identifiers() -> None:
+    """JHEP/INSPIRE items wrap the journal in \\href{doi}{…} and put the year in brackets."""
+    bibliography = parse_file(SOURCE.parent / "jhep.bbl")
+    refs = {reference.key: reference for reference in bibliography.references}
+
+    maldacena = refs["Maldacena:1997re"]
+    assert maldacena.title == (
+        "The Large N limit of superconformal field theories and supergravity"
+    )
+    assert [(p.given, p.family) for p in maldacena.authors] == [("J. M.", "Maldacena")]
+    assert (maldacena.venue, maldacena.volume, maldacena.number, maldacena.pages) == (
+        "Int. J. Theor. Phys.",
+        "38",
+        None,
+        "1113",
+    )
+    assert (maldacena.year, maldacena.doi, maldacena.arxiv_id) == (
+        1999,
+        "10.1023/a:1026654312961",
+        "hep-th/9711200",
+    )
+    assert "~" not in maldacena.free_text and "\\" not in maldacena.free_text
+
+    atlas = refs["ATLAS:2012yve"]
+    assert atlas.title and atlas.title.startswith("Observation of a new particle")
+    assert atlas.authors[0].is_organisation and atlas.authors[0].family == "ATLAS collaboration"
+    assert (atlas.venue, atlas.volume, atlas.pages, atlas.year) == (
+        "Phys. Lett. B",
+        "716",
+        "1",
+        2012,
+    )
+    assert atlas.arxiv_id == "1207.7214"
+
+    higgs = refs["Higgs:1964pj"]
+    assert (higgs.venue, higgs.volume, higgs.number, higgs.pages) == (
+        "Phys. Rev. Lett.",
+        "13",
+        None,
+        "508-509",
+    )
+    assert higgs.doi == "10.1103/physrevlett.13.508"

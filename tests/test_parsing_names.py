@@ -67,6 +67,10 @@ def test_empty_author_list() -> None:
         (r"The {\TeX}book and {\LaTeX}", "The TeXbook and LaTeX"),
         ("plain  text\nover lines", "plain text over lines"),
         (r"\href{https://x.org}{linked text} and \mbox{kept}", "linked text and kept"),
+        (
+            r"\href{https://doi.org/10.1/x}{\emph{Phys. Rev.} \textbf{13}} (1964)",
+            "Phys. Rev. 13 (1964)",
+        ),
     ],
 )
 def test_latex_to_text(latex: str, text: str) -> None:

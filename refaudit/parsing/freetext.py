@@ -29,7 +29,7 @@ from refaudit.identifiers import (
     parse_arxiv_id,
 )
 from refaudit.models import Person, Reference
-from refaudit.parsing.latex import latex_to_text
+from refaudit.parsing.latex import latex_to_text, matching_brace, unwrap_href
 from refaudit.parsing.names import parse_person
 from refaudit.parsing.records import latex_url, normalize_pages
 
@@ -52,6 +52,14 @@ _NATURE = re.compile(
     rf"(?:,?\s*et\s+al\.)?)\s+(?P<rest>[^(].+?)\s*\((?P<year>{_YEAR})\)\.?$"
 )
 _NATURE_VENUE = re.compile(r"^(?P<venue>[^.\d]+(?:\.[^.\d]+)*?)\s+\d+[A-Z]?\s*,")
+# Names, then an italic title and an italic venue followed by its volume: no quotes anywhere.
+_ITALIC_PAIR = re.compile(
+    rf"^(?P<authors>[^\d{EMPH_OPEN}{EMPH_CLOSE}“”]+?),\s*"
+    rf"{EMPH_OPEN}(?P<title>[^{EMPH_OPEN}{EMPH_CLOSE}]{{4,}}){EMPH_CLOSE}[\s,.]*(?:in\s+)?"
+    rf"{EMPH_OPEN}(?P<venue>[^{EMPH_OPEN}{EMPH_CLOSE}\d]+){EMPH_CLOSE}"
+    rf"(?P<tail>\s*(?:vol\.\s*)?\d.*)$",
+    re.DOTALL,
+)
 _CHICAGO_HEAD = re.compile(rf"^(?P<authors>.+?)\.?\s+(?P<year>{_YEAR})[a-z]?\.\s*$")
 _LISTING_TAIL = re.compile(
     rf"\.\s+(?P<venue>[^.]+?)\.\s+(?P<year>{_YEAR})\.\s*(?P<volume>[^.\s]*)\s*\.\s*"
@@ -67,12 +75,20 @@ _SENTENCE_END = re.compile(r"(?<=[^\s.A-Z])[.?!]\s+(?=\S)|(?<=[a-z]{2}[A-Z])\.\s
 _APA_VENUE = re.compile(r"^(?P<venue>[^.,]{2,}(?:\.[^.,\d]+)*?),\s*(?:\d|\(|[A-Z]\d)")
 _CHICAGO_VENUE_END = re.compile(r"\s+\d|\s*\(|:|\.\s+https?:|\.\s*$|,")
 _VANCOUVER_VENUE_END = re.compile(rf"\.\s+(?={_YEAR}\b)|\.\s*$|;|,\s*(?:[Vv]ol\b|\d)|\.\s+doi")
+# JHEP-style `[\\eprint{1207.7214}]`: the macro is the only sign the number is an arXiv id.
+_EPRINT_COMMAND = re.compile(r"\\(?:eprint|arxiv)\s*(?=\{)", re.IGNORECASE)
+_GROUP_AUTHOR = re.compile(r"\b(?:collaboration|consortium)\b", re.IGNORECASE)
 _URL = re.compile(r"https?://[^\s<>\"{}]+")
 _ISBN = re.compile(r"ISBN(?:-1[03])?:?\s*([\dXx][\d\s-]{8,16}[\dXx])")
 _INITIALS = re.compile(r"^(?:[A-Z][a-z]?\.?[\s-]?){1,4}$|^[A-Z]{1,3}$")
 _ET_AL = re.compile(r"(?:,\s*|\s+)et\.?\s*al\.?\s*$", re.IGNORECASE)
 _AND = re.compile(r"\s*(?:,\s*)?(?:\band\b|&)\s*")
 _LOCATOR = (
+    # Physics styles: `Phys. Lett. B 716 (2012) 1`, the bracket holding the year.
+    re.compile(
+        rf"^[\s,.;]*(?P<volume>\d+)\s*\({_YEAR}\)\s*,?\s*"
+        r"(?P<pages>[A-Za-z]?\d+(?:\s*[–-]\s*[A-Za-z]?\d+)?)(?![\w])"
+    ),
     re.compile(r"\bvol\.\s*(?P<volume>[\w-]+)", re.IGNORECASE),
     re.compile(r"\bno\.\s*(?P<number>[\w-]+)", re.IGNORECASE),
     re.compile(r"\bpp?\.\s*(?P<pages>\w+(?:\s*[–-]\s*\w+)?)"),
@@ -81,10 +97,13 @@ _LOCATOR = (
         r"^[\s,.;]*(?P<volume>\d+)\s*,\s*(?P<pages>[A-Za-z]?\d+(?:\s*[–-]\s*[A-Za-z]?\d+)?)"
     ),
     re.compile(
-        r"^[\s,.;]*(?P<volume>\d+)\s*(?:\((?P<number>[^)]{1,12})\))?\s*[,:]\s*"
+        rf"^[\s,.;]*(?P<volume>\d+)\s*(?:\((?!{_YEAR}\))(?P<number>[^)]{{1,12}})\))?\s*[,:]\s*"
         r"(?P<pages>[A-Za-z]?\d+(?:\s*[–-]\s*[A-Za-z]?\d+)?)"
     ),
-    re.compile(r"^[\s,.;]*(?P<volume>\d+)\s*(?:\((?P<number>[^)]{1,12})\))?(?=[\s,:;(]|$)"),
+    re.compile(
+        rf"^[\s,.;]*(?P<volume>\d+)\s*(?:\((?!{_YEAR}\))(?P<number>[^)]{{1,12}})\))?"
+        r"(?=[\s,:;(]|$)"
+    ),
 )
 
 
@@ -121,7 +140,7 @@ def parse_freetext(
     reference.volume = locator.get("volume") or None
     reference.number = locator.get("number") or None
     reference.pages = normalize_pages(locator.get("pages")) if locator.get("pages") else None
-    _add_identifiers(reference, latex_url(text), outside_title)
+    _add_identifiers(reference, latex_url(unwrap_href(text, keep_url=True)), outside_title)
     if reference.arxiv_id and reference.venue is None and "arxiv" in plain.lower():
         reference.entry_type = "misc"
     elif reference.venue:
@@ -142,7 +161,7 @@ def _mark_emphasis(text: str) -> str:
     for match in list(_EMPH_COMMAND.finditer(text)) + list(_OLD_EMPH.finditer(text)):
         if match.start() < index:
             continue
-        close = _matching_brace(
+        close = matching_brace(
             text, match.end() - 1 if text[match.end() - 1] == "{" else match.start()
         )
         if close is None:
@@ -152,18 +171,6 @@ def _mark_emphasis(text: str) -> str:
         index = close + 1
     out.append(text[index:])
     return "".join(out)
-
-
-def _matching_brace(text: str, open_index: int) -> int | None:
-    depth = 0
-    for index in range(open_index, len(text)):
-        if text[index] == "{" and (index == 0 or text[index - 1] != "\\"):
-            depth += 1
-        elif text[index] == "}" and text[index - 1] != "\\":
-            depth -= 1
-            if depth == 0:
-                return index
-    return None
 
 
 def _clean(value: str) -> str:
@@ -187,11 +194,14 @@ def _read_style(text: str) -> _Parts:
     quoted = _QUOTED.search(text)
     if quoted and quoted.start() > 0:
         return _read_quoted(text, quoted)
+    italic_pair = _ITALIC_PAIR.match(text)
+    if italic_pair:
+        return _read_italic_pair(italic_pair)
     nature = _NATURE.match(text)
     if nature:
         return _read_nature(nature)
     apa = _APA.match(text)
-    if apa and "“" not in apa.group("authors"):
+    if apa and not re.search(rf"[“\d{EMPH_OPEN}]", apa.group("authors")):
         return _read_apa(apa)
     listing = _LISTING_TAIL.search(text)
     if listing:
@@ -283,6 +293,20 @@ def _read_apa(match: re.Match[str]) -> _Parts:
         parts.title = rest[: boundaries[0].start() + 1] if boundaries else rest
         parts.venue = rest[boundaries[0].end() :] if boundaries else None
     return parts
+
+
+def _read_italic_pair(match: re.Match[str]) -> _Parts:
+    """`A. Author, *Title*, *Journal* 38 (1999) 1113` (JHEP, INSPIRE and other physics styles)."""
+    tail = match.group("tail")
+    years = re.findall(rf"(?<![\d.])({_YEAR})(?![\d])", _without_identifiers(tail))
+    return _Parts(
+        authors=match.group("authors"),
+        style="natural",
+        title=match.group("title"),
+        venue=match.group("venue"),
+        year=int(years[0]) if years else None,
+        tail=tail,
+    )
 
 
 def _read_nature(match: re.Match[str]) -> _Parts:
@@ -385,7 +409,7 @@ def _read_authors(text: str, style: str) -> tuple[list[Person], bool]:
     chunks = [chunk.strip() for chunk in re.split(r",\s*|\s*&\s*|\s+and\s+", text) if chunk.strip()]
     chunks = [re.sub(r"^(?:and|&)\s+", "", chunk) for chunk in chunks]
     if style == "natural":
-        return [parse_person(name) for name in chunks], truncated
+        return [_natural_person(name) for name in chunks], truncated
     people: list[Person] = []
     index = 0
     while index < len(chunks):
@@ -399,6 +423,13 @@ def _read_authors(text: str, style: str) -> tuple[list[Person], bool]:
             people.append(parse_person(chunks[index]))
             index += 1
     return [p for p in people if p.family], truncated
+
+
+def _natural_person(name: str) -> Person:
+    """ "ATLAS Collaboration" is a group author, not Mr Collaboration."""
+    if _GROUP_AUTHOR.search(name):
+        return Person(family=name, is_organisation=True)
+    return parse_person(name)
 
 
 def _has_initials(text: str) -> bool:
@@ -434,6 +465,7 @@ def _fallback_year(text: str) -> int | None:
 
 
 def _add_identifiers(reference: Reference, raw: str, outside_title: str) -> None:
+    raw = _EPRINT_COMMAND.sub("arXiv:", raw)
     text = latex_to_text(raw) if "\\" in raw else raw
     dois = find_dois(text)
     reference.doi = dois[0] if dois else None

@@ -14,7 +14,7 @@ import re
 _NEEDS_LATEX = re.compile(r"[\\$~`]|--|''")
 _BRACES = re.compile(r"[{}]")
 _SPACES = re.compile(r"\s+")
-_HREF = re.compile(r"\\href\s*\{[^{}]*\}\s*\{([^{}]*)\}")
+_HREF = re.compile(r"\\href\s*\{([^{}]*)\}\s*\{")
 _URL = re.compile(r"\\url\s*\{([^{}]*)\}")
 _KEEP_CONTENT = re.compile(r"\\(?:mbox|hbox|text|textup|textnormal|ensuremath)\s*\{")
 _BARE_SPECIAL = re.compile(r"(?<!\\)([&%])")
@@ -39,7 +39,7 @@ def latex_to_text(value: str) -> str:
         return ""
     text = value
     if _NEEDS_LATEX.search(text):
-        text = _HREF.sub(r"\1", text)
+        text = unwrap_href(text)
         text = _URL.sub(lambda match: match.group(1).replace("%", r"\%"), text)
         text = _KEEP_CONTENT.sub("{", text)
         text = _NEWBLOCK.sub(" ", text)
@@ -53,6 +53,41 @@ def latex_to_text(value: str) -> str:
             text = re.sub(r"\\[a-zA-Z]+\*?|\\(.)", r"\1", text)
     text = _BRACES.sub("", text)
     return _SPACES.sub(" ", text.replace("\xa0", " ")).strip()
+
+
+def unwrap_href(text: str, *, keep_url: bool = False) -> str:
+    """`\\href{url}{text}` → `text` (or `text url`), even when the text holds braces.
+
+    pylatexenc crashes on \\href, and physics styles wrap whole citations in one:
+    `\\href{https://doi.org/…}{\\emph{Phys. Rev.} \\textbf{13} (1964) 508}`.
+    """
+    out: list[str] = []
+    index = 0
+    while match := _HREF.search(text, index):
+        close = matching_brace(text, match.end() - 1)
+        if close is None:
+            break
+        out.append(text[index : match.start()])
+        out.append(text[match.end() : close])
+        if keep_url:
+            out.append(f" {match.group(1)} ")
+        index = close + 1
+    out.append(text[index:])
+    return "".join(out)
+
+
+def matching_brace(text: str, open_index: int) -> int | None:
+    """Index of the `}` closing the `{` at `open_index` (escaped braces skipped), or None."""
+    depth = 0
+    for index in range(open_index, len(text)):
+        char = text[index]
+        if char == "{" and (index == 0 or text[index - 1] != "\\"):
+            depth += 1
+        elif char == "}" and text[index - 1] != "\\":
+            depth -= 1
+            if depth == 0:
+                return index
+    return None
 
 
 def strip_comments(text: str) -> str:
