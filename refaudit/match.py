@@ -932,6 +932,39 @@ def _abbreviation_tokens(text: str) -> list[str]:
     return [token for token in tokens if token not in stop and not _YEARISH.match(token)]
 
 
+_INITIALISM = re.compile(r"^[A-Za-z&]{2,10}$")
+_INITIALISM_STOP = frozenset({"of", "the", "and", "for", "in", "on", "a", "an", "at", "to"})
+
+
+def _is_initialism(short: str, full: str) -> bool:
+    """Whether `short` spells the initials of `full` (JOSS, NEJM, CACM, JAMA).
+
+    Capitalised acronyms inside the full name give all their letters, so
+    "Communications of the ACM" spells CACM; stop words and a leading publisher
+    acronym may be skipped or kept.
+    """
+    compact = short.strip().replace(".", "")
+    if not _INITIALISM.match(compact) or not compact.isupper():
+        return False
+    letters = compact.replace("&", "").lower()
+    words = [w for w in re.split(r"[\s\-/,:]+", html.unescape(full)) if w]
+    if len(words) < 2:
+        return False
+
+    def initials(named: list[str], keep_stop: bool) -> str:
+        spelled = []
+        for word in named:
+            bare = normalize_text(word)
+            if not bare or _YEARISH.match(bare) or (not keep_stop and bare in _INITIALISM_STOP):
+                continue
+            spelled.append(bare if word.isupper() and len(word) <= 5 else bare[0])
+        return "".join(spelled)
+
+    # A leading publisher acronym is often dropped: "ACM Transactions on Graphics" is TOG.
+    forms = [words, words[1:]] if words[0].isupper() else [words]
+    return any(letters == initials(named, keep) for named in forms for keep in (False, True))
+
+
 def _is_subsequence(short: str, long: str) -> bool:
     letters = iter(long)
     return all(char in letters for char in short)
@@ -1029,6 +1062,8 @@ def compare_venues(
         for f in found_variants:
             if _abbreviates(c, f) or _abbreviates(f, c):
                 return verdict("abbreviation", 0.95)
+            if _is_initialism(c, f) or _is_initialism(f, c):
+                return verdict("acronym", 0.95)
 
     if _is_series(cited) or any(_is_series(name) for name in found_names):
         return verdict("compatible", 0.6)

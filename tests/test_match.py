@@ -710,6 +710,23 @@ def test_compare_venues_classifies_the_difference(
 
 
 @pytest.mark.parametrize(
+    ("cited", "found", "kind"),
+    [
+        ("JOSS", "The Journal of Open Source Software", "acronym"),
+        ("NEJM", "New England Journal of Medicine", "acronym"),
+        ("CACM", "Communications of the ACM", "acronym"),
+        ("TOG", "ACM Transactions on Graphics", "acronym"),
+        ("New England Journal of Medicine", "NEJM", "acronym"),
+        ("JOSS", "Journal of Open Research Software", "different"),
+        ("Nature", "Nature Communications", "different"),
+    ],
+    ids=["joss", "nejm", "cacm-inner-acronym", "tog-publisher-dropped", "reverse", "jors", "word"],
+)
+def test_initialisms_of_unlisted_venues_are_recognised(cited: str, found: str, kind: str) -> None:
+    assert compare_venues(cited, found).kind == kind
+
+
+@pytest.mark.parametrize(
     ("found", "found_type"),
     [(None, "preprint"), ("arXiv (Cornell University)", None), ("bioRxiv", "posted-content")],
     ids=["no-venue-preprint-type", "arxiv-venue", "biorxiv"],
