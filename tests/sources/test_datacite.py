@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import httpx
 import pytest
-from fakes import FIXTURES, FakeUpstreams, datacite_record, make_client
+from fakes import FIXTURES, FakeClock, FakeUpstreams, datacite_record, make_client
 
 from refaudit.config import Settings
 from refaudit.errors import SourceUnavailable
 from refaudit.sources.base import SearchQuery
-from refaudit.sources.datacite import DataCiteSource, to_work
+from refaudit.sources.datacite import DataCiteSource, rate_limits, to_work
 
 pytestmark = pytest.mark.anyio
 
@@ -120,3 +121,29 @@ def test_dataset_with_publisher_object_string_year_and_no_titles() -> None:
     assert work.venue == "PLoS Pathogens" and work.volume == "7" and work.pages == "e1"
     assert work.type == "dataset"
     assert work.published_version_doi is None
+
+
+@pytest.mark.parametrize(("mailto", "allowed"), [(None, 500), ("me@example.org", 1000)])
+async def test_lookups_stay_within_the_published_five_minute_allowance(
+    mailto: str | None, allowed: int
+) -> None:
+    fake, clock = FakeUpstreams(), FakeClock()
+    sent: list[float] = []
+
+    def answer(_request: httpx.Request, match: re.Match[str]) -> dict:
+        sent.append(clock.now)
+        return {"data": datacite_record(match.group(1))}
+
+    fake.route("datacite", r"/dois/(.+)", answer)
+    settings = Settings(mailto=mailto)
+    client = make_client(
+        fake, "datacite", settings=settings, clock=clock, limits=rate_limits(settings)
+    )
+    dois = [f"10.5281/zenodo.{n}" for n in range(allowed + 100)]
+
+    found = await DataCiteSource(client, settings).lookup_dois(dois)
+
+    assert len(found) == len(dois)
+    busiest = max(sum(1 for t in sent if start <= t < start + 300) for start in sent)
+    assert allowed * 0.8 < busiest <= allowed
+    assert sent[allowed // 20] == sent[0]  # a short bibliography is not slowed down
