@@ -32,6 +32,15 @@ def test_month_macro_becomes_a_month_number(physics: dict[str, Reference]) -> No
     assert physics["pyhf_joss"].month == 11
 
 
+@pytest.mark.parametrize(
+    ("month", "number"),
+    [("jan # {~15}", 1), ('"March~3--5"', 3), ("{Sept.}", 9), ("oct", 10), ("{11}", 11)],
+)
+def test_month_with_a_day_still_names_the_month(month: str, number: int) -> None:
+    text = f"@inproceedings{{talk, title={{Talk}}, year=2019, month={month}}}\n"
+    assert parse_bibtex(text).references[0].month == number
+
+
 def test_line_is_the_line_of_the_entry_header(physics: dict[str, Reference]) -> None:
     lines = (FIXTURES / "physics.bib").read_text().splitlines()
     for reference in physics.values():

@@ -46,6 +46,7 @@ MONTHS = {
 }
 
 _YEAR = re.compile(r"(?<!\d)(\d{4})(?!\d)")
+_MONTH_WORD = re.compile(r"^[^\W\d_]+")
 _ISO_MONTH = re.compile(r"^\d{4}-(\d{1,2})")
 _DASHES = re.compile(r"\s*(?:--+|[–—‐‑−])\s*")
 _URL_IN_TEXT = re.compile(r"https?://[^\s{}\\]+")
@@ -123,8 +124,10 @@ def _month(fields: dict[str, str]) -> int | None:
         return int(value)
     if value in MONTHS:
         return MONTHS[value]
-    if value[:3] in MONTHS and value.isalpha():
-        return MONTHS[value[:3]]
+    # "January~15" and "jan # {~15}" name the month in their first word.
+    word = _MONTH_WORD.match(value)
+    if word and (month := MONTHS.get(word.group(0)) or MONTHS.get(word.group(0)[:3])):
+        return month
     match = _ISO_MONTH.match(fields.get("date", "").strip())
     if match and 1 <= int(match.group(1)) <= 12:
         return int(match.group(1))
