@@ -4,8 +4,9 @@ API docs: https://api.crossref.org/swagger-ui/index.html and
 https://www.crossref.org/documentation/retrieve-metadata/rest-api/
 
 What refaudit asks:
-- DOI lookups, batched as `GET /works?filter=doi:A,doi:B,…&rows=N` (BATCH_SIZE DOIs
-  keep the URL well under 4 KB). A DOI containing a comma cannot go into a filter
+- DOI lookups, batched as `GET /works?filter=doi:A,doi:B,…&rows=N`: up to BATCH_SIZE
+  DOIs, fewer when long ones would push the URL past ~4 KB (MAX_FILTER_CHARS of
+  percent-encoded filter). A DOI containing a comma cannot go into a filter
   (commas separate filter clauses), so it is fetched alone with `GET /works/{doi}`.
 - Bibliographic search: `GET /works?query.bibliographic=<title authors year>&rows=N`
   with `select` so answers stay small.
@@ -35,7 +36,6 @@ from refaudit.sources.base import SearchQuery, Source
 from refaudit.sources.client import RateLimit, SourceClient
 from refaudit.sources.mapping import (
     as_int,
-    chunked,
     first_text,
     iso_date,
     normalize_orcid,
@@ -45,6 +45,8 @@ from refaudit.sources.mapping import (
 
 NAME = "crossref"
 BATCH_SIZE = 40
+#: the encoded filter's share of a URL that must stay under ~4 KB with `select` and `mailto`
+MAX_FILTER_CHARS = 3000
 RATE_LIMIT = RateLimit(rps=5, burst=1, concurrency=1)
 
 #: Fields refaudit reads; `select` keeps list answers a few KB per item.
@@ -109,7 +111,7 @@ class CrossrefSource(Source):
             work = await self._fetch_single(doi)
             if work is not None:
                 found[doi] = work
-        for batch in chunked([d for d in wanted if "," not in d], BATCH_SIZE):
+        for batch in filter_batches([d for d in wanted if "," not in d]):
             found.update(await self._fetch_batch(batch))
         return found
 
@@ -184,6 +186,21 @@ class CrossrefSource(Source):
 
     def _with_mailto(self, params: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
         return [*params, ("mailto", self._mailto)] if self._mailto else params
+
+
+def filter_batches(dois: list[str]) -> list[list[str]]:
+    """DOIs in consecutive batches of at most BATCH_SIZE and MAX_FILTER_CHARS once encoded."""
+    batches: list[list[str]] = []
+    size = MAX_FILTER_CHARS + 1
+    for doi in dois:
+        # Count as if every character were escaped ("%2C" between clauses): the worst case.
+        cost = len(quote(f"doi:{doi}", safe="")) + 3
+        if not batches or len(batches[-1]) >= BATCH_SIZE or size + cost > MAX_FILTER_CHARS:
+            batches.append([])
+            size = 0
+        batches[-1].append(doi)
+        size += cost
+    return batches
 
 
 def _items(body: Any, url: str) -> list[dict[str, Any]]:

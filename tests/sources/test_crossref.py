@@ -222,3 +222,17 @@ async def test_update_entries_built_by_the_fake_round_trip() -> None:
 
     assert work.notices[0].kind == NoticeKind.WITHDRAWAL
     assert work.is_retracted is True
+
+
+async def test_long_dois_are_batched_by_url_length_so_every_url_stays_under_4kb() -> None:
+    fake = FakeUpstreams()
+    dois = [
+        f"10.1002/(SICI)1097-4571(1998{n:04d})49:8<693::AID-ASI{n}>3.0.CO;2-O" for n in range(80)
+    ]
+    fake.serve_crossref([crossref_work(doi) for doi in dois])
+
+    found = await source_for(fake, Settings(mailto="me@example.org")).lookup_dois(dois)
+
+    assert sorted(found) == sorted(d.lower() for d in dois)
+    assert all(len(str(r.url)) < 4000 for r in fake.requests)
+    assert 2 < fake.count("crossref") <= 4
