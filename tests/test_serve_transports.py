@@ -1,8 +1,8 @@
 """`refaudit serve` as a real subprocess: stdio and streamable HTTP, with and without a token.
 
-Fake upstreams cannot cross a process boundary, so these tests use only what needs
-no network: listing, the policy resource, and `verify_bibliography` with --offline
-(every entry comes back `unverified`, never `not_found`).
+The fake upstreams of `tests.fakes` cannot cross a process boundary by themselves, so a
+small HTTP server in the test process answers for them under scholarsim's path prefixes
+and the server is pointed at it with `REFAUDIT_SIMULATOR_URL`.
 """
 
 from __future__ import annotations
@@ -14,7 +14,10 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 import anyio
 import httpx
@@ -25,6 +28,18 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from typer.testing import CliRunner
 
 from refaudit.cli import app
+from refaudit.config import DEFAULT_BASE_URLS, SIMULATOR_PREFIXES, load_settings
+from tests.fakes import FakeUpstreams
+from tests.test_server import (
+    EVERY_TOOL,
+    RETRACTED,
+    RETRACTED_DOI,
+    RETRACTION_NOTICE_DOI,
+    WIDGETS,
+    WIDGETS_DOI,
+    install_snapshot,
+    upstreams,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -49,13 +64,158 @@ INITIALIZE = {
 MCP_HEADERS = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
 
 
-def server_environment(tmp_path: Path) -> dict[str, str]:
-    """Only what the server needs: its own cache and data folders, and no user settings."""
-    return {
+def server_environment(tmp_path: Path, upstream: str | None = None) -> dict[str, str]:
+    """Only what the server needs: its own cache and data folders, and no user settings.
+
+    With `upstream`, Crossref and OpenAlex are the fakes behind that URL (Crossref's paid
+    pool, so no request waits on the public rate limit).
+    """
+    environment = {
         "REFAUDIT_CACHE_DIR": str(tmp_path / "cache"),
         "REFAUDIT_DATA_DIR": str(tmp_path / "data"),
         "NO_COLOR": "1",
     }
+    if upstream is not None:
+        environment |= {
+            "REFAUDIT_SIMULATOR_URL": upstream,
+            "REFAUDIT_SOURCES": "crossref,openalex",
+            "CROSSREF_PLUS_API_TOKEN": "plus-token-for-tests",
+        }
+    return environment
+
+
+async def install_snapshot_for(environment: dict[str, str]) -> None:
+    """The Retraction Watch snapshot of `tests.test_server`, where that server reads it."""
+    settings = load_settings()
+    settings.data_dir = Path(environment["REFAUDIT_DATA_DIR"])
+    await install_snapshot(settings)
+
+
+@contextmanager
+def served_over_http(fake: FakeUpstreams) -> Iterator[str]:
+    """Answer for `fake` over real HTTP, each source under its scholarsim prefix."""
+    prefixes = sorted(SIMULATOR_PREFIXES.items(), key=lambda item: -len(item[1]))
+
+    class Bridge(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_GET(self) -> None:
+            self._forward()
+
+        def do_POST(self) -> None:
+            self._forward()
+
+        def log_message(self, *_args: Any) -> None:
+            """Quiet: a test's output is its assertions."""
+
+        def _forward(self) -> None:
+            length = int(self.headers.get("content-length") or 0)
+            body = self.rfile.read(length) if length else b""
+            name, rest = next(
+                (name, self.path[len(prefix) :])
+                for name, prefix in prefixes
+                if self.path.startswith(prefix)
+            )
+            headers = {k: v for k, v in self.headers.items() if k.lower() != "host"}
+            request = httpx.Request(
+                self.command, DEFAULT_BASE_URLS[name] + rest, headers=headers, content=body
+            )
+            try:
+                response = fake.handler(request)
+                response.read()
+            except AssertionError as exc:
+                response = httpx.Response(500, text=str(exc))
+            self.send_response(response.status_code)
+            for header, value in response.headers.items():
+                if header.lower() not in ("content-length", "content-encoding", "connection"):
+                    self.send_header(header, value)
+            self.send_header("content-length", str(len(response.content)))
+            self.end_headers()
+            self.wfile.write(response.content)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Bridge)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture(scope="module")
+def upstream() -> Iterator[str]:
+    """Crossref knows the Wakefield paper (retracted) and the widgets paper; OpenAlex nothing."""
+    with served_over_http(upstreams(WIDGETS, RETRACTED)) as url:
+        yield url
+
+
+EVERY_CALL: dict[str, dict[str, Any]] = {
+    "verify_reference": {"title": "Deep learning for widget inspection", "year": 2017},
+    "verify_bibliography": {"path": "refs.bib"},
+    "search_references": {"query": "widget inspection", "limit": 3},
+    "get_bibtex": {"identifiers": [WIDGETS_DOI]},
+    "paper_details": {"identifier": RETRACTED_DOI},
+    "check_retractions": {"dois": [RETRACTED_DOI, WIDGETS_DOI]},
+    "retractions_by_author": {"name": "Wakefield AJ"},
+    "recent_retractions": {"limit": 1},
+    "search_retractions": {"journal": "The Lancet"},
+    "get_notice": {"notice_doi": RETRACTION_NOTICE_DOI},
+}
+
+
+def papers_root(tmp_path: Path) -> Path:
+    """The --root folder, holding refs.bib with the widgets paper cited correctly."""
+    root = tmp_path / "papers"
+    root.mkdir()
+    entry = BIBTEX.replace("Lovelace, Ada", "Lovelace, Ada and Turing, Alan")
+    (root / "refs.bib").write_text(entry, encoding="utf-8")
+    return root
+
+
+async def call_every_tool(client: Client) -> dict[str, dict[str, Any]]:
+    """List everything, call each tool once and return its structured result by name."""
+    listed = {tool.name: tool for tool in (await client.list_tools()).tools}
+    resources = {str(resource.uri) for resource in (await client.list_resources()).resources}
+    prompts = {prompt.name for prompt in (await client.list_prompts()).prompts}
+    assert set(listed) == set(EVERY_CALL) == EVERY_TOOL
+    assert all(tool.output_schema for tool in listed.values())
+    assert resources == {"refaudit://sources", "refaudit://policy"}
+    assert prompts == {"verify-before-citing"}
+    results = {}
+    for name, arguments in EVERY_CALL.items():
+        result = await client.call_tool(name, arguments)
+        assert not result.is_error, (name, result.content)
+        assert result.structured_content is not None
+        results[name] = result.structured_content
+    return results
+
+
+def assert_database_answers(results: dict[str, dict[str, Any]]) -> None:
+    """What the fake Crossref and the installed snapshot say, tool by tool."""
+    verified = results["verify_reference"]
+    assert verified["verdict"] == "mismatch"
+    year = next(d for d in verified["discrepancies"] if d["field"] == "year")
+    assert (year["cited"], year["correct"], year["source"]) == ("2017", "2019", "crossref")
+    audit = results["verify_bibliography"]
+    assert [entry["verdict"] for entry in audit["entries"]] == ["verified"]
+    assert audit["summary"]["files"][0].endswith("refs.bib")
+    assert results["search_references"]["works"][0]["doi"] == WIDGETS_DOI
+    assert results["get_bibtex"]["entries"][0]["source"] == "crossref"
+    assert "@article{lovelace2019deep," in results["get_bibtex"]["bibtex"]
+    details = results["paper_details"]
+    assert (details["status"], details["work"]["year"]) == ("ok", 1998)
+    assert [notice["kind"] for notice in details["notices"]] == ["retraction"]
+    screening = results["check_retractions"]["results"]
+    assert [(r["status"], r["withdrawn"]) for r in screening] == [
+        ("retraction", True),
+        ("clean", False),
+    ]
+    assert [r["original_doi"] for r in results["retractions_by_author"]["records"]] == [
+        RETRACTED_DOI
+    ]
+    assert [r["record_id"] for r in results["recent_retractions"]["records"]] == ["50001"]
+    assert [r["record_id"] for r in results["search_retractions"]["records"]] == ["4036"]
+    assert results["get_notice"]["found"] is True
 
 
 async def test_stdio_server_lists_tools_serves_policy_and_audits_offline(tmp_path: Path) -> None:
@@ -79,17 +239,45 @@ async def test_stdio_server_lists_tools_serves_policy_and_audits_offline(tmp_pat
     assert result.structured_content["summary"]["offline"] is True
 
 
-@pytest.fixture(scope="module")
-def http_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """One `refaudit serve --transport http --port 0` (token from the env) for this module."""
-    tmp_path = tmp_path_factory.mktemp("http-server")
+async def test_stdio_server_answers_every_tool_from_the_upstreams(
+    tmp_path: Path, upstream: str
+) -> None:
+    environment = server_environment(tmp_path, upstream)
+    await install_snapshot_for(environment)
+    parameters = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "refaudit", "serve", "--root", str(papers_root(tmp_path))],
+        env=environment,
+        cwd=str(tmp_path),
+    )
+    concurrent: dict[str, Any] = {}
+    with anyio.fail_after(STARTUP_TIMEOUT_S):
+        async with Client(parameters) as client:
+            results = await call_every_tool(client)
+
+            async def verify(doi: str) -> None:
+                result = await client.call_tool("verify_reference", {"doi": doi})
+                concurrent[doi] = result.structured_content
+
+            async with anyio.create_task_group() as group:
+                for doi in (RETRACTED_DOI, WIDGETS_DOI, RETRACTED_DOI):
+                    group.start_soon(verify, doi)
+
+    assert_database_answers(results)
+    assert {doi: answer["matched"]["year"] for doi, answer in concurrent.items()} == {
+        RETRACTED_DOI: 1998,
+        WIDGETS_DOI: 2019,
+    }
+    assert concurrent[RETRACTED_DOI]["retracted"] is True
+
+
+@contextmanager
+def spawned_http_server(tmp_path: Path, environment: dict[str, str]) -> Iterator[str]:
+    """`refaudit serve --transport http --port 0 --root …`; yields its URL, checks its stdout."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "refaudit", "serve", "--transport", "http", "--port", "0"],
-        env={
-            **_without_refaudit_settings(),
-            **server_environment(tmp_path),
-            "REFAUDIT_MCP_TOKEN": TOKEN,
-        },
+        [sys.executable, "-m", "refaudit", "serve", "--transport", "http", "--port", "0"]
+        + ["--root", str(papers_root(tmp_path))],
+        env={**_without_refaudit_settings(), **environment},
         cwd=tmp_path,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
@@ -107,6 +295,30 @@ def http_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             process.wait(timeout=5)
         assert process.stdout is not None
         assert process.stdout.read() == "", "the HTTP server must not write to stdout"
+
+
+def _http_server(
+    tmp_path_factory: pytest.TempPathFactory, upstream: str, token: str | None
+) -> Iterator[str]:
+    tmp_path = tmp_path_factory.mktemp("http-server")
+    environment = server_environment(tmp_path, upstream)
+    if token:
+        environment["REFAUDIT_MCP_TOKEN"] = token
+    anyio.run(install_snapshot_for, environment)
+    with spawned_http_server(tmp_path, environment) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def http_server(tmp_path_factory: pytest.TempPathFactory, upstream: str) -> Iterator[str]:
+    """One loopback HTTP server whose token comes from REFAUDIT_MCP_TOKEN."""
+    yield from _http_server(tmp_path_factory, upstream, TOKEN)
+
+
+@pytest.fixture(scope="module")
+def open_http_server(tmp_path_factory: pytest.TempPathFactory, upstream: str) -> Iterator[str]:
+    """One loopback HTTP server without a token (allowed on loopback only)."""
+    yield from _http_server(tmp_path_factory, upstream, None)
 
 
 def _without_refaudit_settings() -> dict[str, str]:
@@ -160,17 +372,35 @@ async def test_http_server_rejects_a_foreign_host_header(http_server: str) -> No
     assert response.status_code == 421
 
 
-async def test_http_server_serves_tools_with_the_bearer_token(http_server: str) -> None:
-    http_client = create_mcp_http_client(headers={"Authorization": f"Bearer {TOKEN}"})
+@pytest.mark.parametrize("token", [TOKEN, None], ids=["with-token", "without-token"])
+async def test_http_server_answers_every_tool_from_the_upstreams(
+    http_server: str, open_http_server: str, token: str | None
+) -> None:
+    url = http_server if token else open_http_server
+    headers = {"Authorization": f"Bearer {token}"} if token else None
+    http_client = create_mcp_http_client(headers=headers)
     with anyio.fail_after(STARTUP_TIMEOUT_S):
-        transport = streamable_http_client(http_server, http_client=http_client)
+        transport = streamable_http_client(url, http_client=http_client)
         async with http_client, Client(transport) as client:
-            tools = {tool.name for tool in (await client.list_tools()).tools}
-            result = await client.call_tool("verify_bibliography", {"path": "refs.bib"})
+            results = await call_every_tool(client)
+            escape = await client.call_tool("verify_bibliography", {"path": "../refs.bib"})
 
-    assert "search_references" in tools
-    assert result.is_error
-    assert "--root" in result.content[0].text  # type: ignore[union-attr]
+    assert_database_answers(results)
+    assert escape.is_error
+    assert "outside the allowed root" in escape.content[0].text  # type: ignore[union-attr]
+
+
+async def test_http_server_rejects_a_foreign_origin(open_http_server: str) -> None:
+    async with httpx.AsyncClient(timeout=10) as http:
+        response = await http.post(
+            open_http_server,
+            json=INITIALIZE,
+            headers={**MCP_HEADERS, "origin": "http://evil.example"},
+        )
+        local = await http.post(open_http_server, json=INITIALIZE, headers=MCP_HEADERS)
+
+    assert response.status_code == 403
+    assert local.status_code == 200
 
 
 def test_serve_refuses_to_bind_beyond_loopback_without_a_token() -> None:

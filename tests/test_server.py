@@ -391,6 +391,24 @@ async def test_verify_bibliography_refuses_paths_outside_the_root(
     assert fake.requests == []
 
 
+async def test_verify_bibliography_refuses_symlinks_that_lead_outside_the_root(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    (tmp_path / "secrets.bib").write_text(BIBTEX, encoding="utf-8")
+    (root / "refs.bib").symlink_to(tmp_path / "secrets.bib")
+    (root / "home").symlink_to(tmp_path, target_is_directory=True)
+    fake = upstreams()
+    async with connected(settings_for(), fake, root=root) as client:
+        linked_file = await client.call_tool("verify_bibliography", {"path": "refs.bib"})
+        linked_dir = await client.call_tool("verify_bibliography", {"path": "home/secrets.bib"})
+
+    assert "outside the allowed root" in error_text(linked_file)
+    assert "outside the allowed root" in error_text(linked_dir)
+    assert fake.requests == []
+
+
 async def test_verify_bibliography_refuses_every_path_without_a_root(tmp_path: Path) -> None:
     (tmp_path / "refs.bib").write_text(BIBTEX, encoding="utf-8")
     async with connected(settings_for(), upstreams()) as client:
