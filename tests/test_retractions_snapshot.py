@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from refaudit.retractions.snapshot import (
     Snapshot,
     download_snapshot,
     load_csv,
+    raw_csv_url,
     rw_date,
     rw_kind,
     rw_pmid,
@@ -24,6 +26,7 @@ from refaudit.retractions.snapshot import (
 
 SAMPLE = Path(__file__).parent / "fixtures" / "retractionwatch" / "sample.csv"
 LABS = "https://api.labs.crossref.org/data/retractionwatch"
+GITLAB_RAW = "https://gitlab.com/crossref/retraction-watch-data/-/raw/main/retraction_watch.csv"
 WAKEFIELD = "10.1016/S0140-6736(97)11096-0"
 
 
@@ -138,13 +141,62 @@ async def test_update_streams_the_labs_csv_with_mailto_and_installs_it() -> None
 
 
 @pytest.mark.anyio
-async def test_update_accepts_a_git_mirror_url_without_mailto() -> None:
+@pytest.mark.parametrize(
+    "given",
+    [
+        "gitlab",
+        "https://gitlab.com/crossref/retraction-watch-data",
+        "https://gitlab.com/crossref/retraction-watch-data/-/blob/main/retraction_watch.csv",
+        GITLAB_RAW,
+    ],
+)
+async def test_update_reads_the_repository_csv_from_its_page_or_file_url(given: str) -> None:
     settings = load_settings(overrides={"mailto": "me@example.org"})
-    url = "https://gitlab.com/crossref/retraction-watch-data/-/raw/main/retraction_watch.csv"
     seen: list[httpx.Request] = []
-    transport = csv_transport(SAMPLE.read_bytes(), seen)
-    await download_snapshot(settings, url=url, transport=transport)
+    report = await download_snapshot(
+        settings, url=given, transport=csv_transport(SAMPLE.read_bytes(), seen)
+    )
+    assert str(seen[0].url) == GITLAB_RAW and report.source_url == GITLAB_RAW
     assert "mailto" not in seen[0].url.params
+
+
+def test_github_mirrors_and_shorthands_map_to_the_raw_file() -> None:
+    mirror = "https://github.com/someone/retraction-watch-data"
+    raw = "https://raw.githubusercontent.com/someone/retraction-watch-data"
+    assert raw_csv_url(mirror) == f"{raw}/HEAD/retraction_watch.csv"
+    assert raw_csv_url(f"{mirror}/blob/v2/retraction_watch.csv") == f"{raw}/v2/retraction_watch.csv"
+    assert raw_csv_url("labs") == LABS
+    assert raw_csv_url("https://example.org/rw.csv") == "https://example.org/rw.csv"
+
+
+def test_a_cut_off_last_row_is_left_out_and_reported(tmp_path: Path) -> None:
+    cut = tmp_path / "cut.csv"
+    cut.write_bytes(SAMPLE.read_bytes() + b'99999,"Title cut off in the middle of a')
+    report = load_csv(cut, tmp_path / "rw.sqlite3", source_url="test")
+    assert report.rows == 8 and report.repaired_records == ["90003"]
+    assert report.skipped == ["line 11: 2 columns instead of 20"]
+
+
+def test_a_damaged_file_is_rejected_and_the_previous_snapshot_kept(tmp_path: Path) -> None:
+    settings = load_settings()
+    asyncio.run(download_snapshot(settings, url=str(SAMPLE)))
+    lines = SAMPLE.read_bytes().splitlines(keepends=True)
+    shifted = tmp_path / "shifted.csv"
+    shifted.write_bytes(lines[0] + b"".join(b"x;" + line for line in lines[1:] * 3))
+    with pytest.raises(UnexpectedResponse, match="24 rows do not have the CSV's columns"):
+        asyncio.run(download_snapshot(settings, url=str(shifted)))
+    huge = tmp_path / "huge.csv"
+    huge.write_bytes(SAMPLE.read_bytes() + b'1,"' + b"x" * 200_000 + b'"\n')
+    with pytest.raises(UnexpectedResponse, match="malformed CSV at line"):
+        asyncio.run(download_snapshot(settings, url=str(huge)))
+    lfs = tmp_path / "lfs.csv"
+    lfs.write_text("version https://git-lfs.github.com/spec/v1\noid sha256:ab\n", encoding="utf-8")
+    with pytest.raises(UnexpectedResponse, match="Git LFS pointer"):
+        asyncio.run(download_snapshot(settings, url=str(lfs)))
+    snapshot = Snapshot.open(settings)
+    assert snapshot is not None and snapshot.status().rows == 8
+    assert snapshot.status().repaired_records == ["90003"]
+    snapshot.close()
 
 
 @pytest.mark.anyio

@@ -22,7 +22,7 @@ import sqlite3
 import tempfile
 import unicodedata
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
@@ -34,6 +34,8 @@ from refaudit.models import Notice, NoticeKind
 from refaudit.notices import normalize_notice_kind
 
 if TYPE_CHECKING:
+    from _csv import _reader as _csv_reader
+
     import httpx
 
 NAME = "retractionwatch"
@@ -140,6 +142,8 @@ class SnapshotStatus:
     repaired_rows: int
     newest_notice_date: str | None
     age_days: float
+    repaired_records: list[str] = field(default_factory=list)
+    skipped_rows: int = 0
 
 
 def snapshot_path(settings: Settings) -> Path:
@@ -185,6 +189,8 @@ class Snapshot:
             repaired_rows=int(self._meta["repaired_rows"]),
             newest_notice_date=self._meta.get("newest_notice_date") or None,
             age_days=round(self.age_days, 2),
+            repaired_records=[r for r in self._meta.get("repaired_records", "").split(",") if r],
+            skipped_rows=int(self._meta.get("skipped_rows") or 0),
         )
 
     def lookup_doi(self, doi: str) -> list[RetractionRecord]:
@@ -383,6 +389,15 @@ class LoadReport:
     rows: int
     repaired_rows: int
     newest_notice_date: str | None
+    #: record ids of the rows whose bytes were not UTF-8 (read as Windows-1252)
+    repaired_records: list[str] = field(default_factory=list)
+    #: rows left out because they do not have the CSV's columns, as "line N: why"
+    skipped: list[str] = field(default_factory=list)
+
+
+# More malformed rows than this (and more than 1 %) means a damaged file, not a few bad rows.
+_MAX_SKIPPED = 10
+_SHOWN = 20
 
 
 def _repairing_lines(binary: IO[bytes], repaired: set[int]) -> Iterator[str]:
@@ -419,9 +434,7 @@ def load_csv(
     Raises UnexpectedResponse when the file is not the Retraction Watch CSV.
     """
     repaired_lines: set[int] = set()
-    repaired_rows = 0
-    newest: str | None = None
-    count = 0
+    report = LoadReport(0, 0, None)
     db_path.unlink(missing_ok=True)
     db = sqlite3.connect(db_path)
     try:
@@ -431,41 +444,84 @@ def load_csv(
         db.executescript(_SCHEMA)
         with csv_path.open("rb") as binary:
             reader = csv.reader(_repairing_lines(binary, repaired_lines))
-            _check_header(next(reader, None), source_url)
-            first_line = reader.line_num + 1
-            for values in reader:
-                if not any(v.strip() for v in values):
-                    first_line = reader.line_num + 1
-                    continue
-                row = dict(zip(COLUMNS, (v.strip() for v in values), strict=False))
-                if any(n in repaired_lines for n in range(first_line, reader.line_num + 1)):
-                    repaired_rows += 1
-                first_line = reader.line_num + 1
-                notice_date = _insert(db, row)
-                count += 1
-                if notice_date and (newest is None or notice_date > newest):
-                    newest = notice_date
-        if count == 0:
+            try:
+                _check_header(next(reader, None), source_url)
+                _load_rows(db, reader, repaired_lines, report)
+            except csv.Error as exc:
+                raise UnexpectedResponse(
+                    NAME, f"malformed CSV at line {reader.line_num}: {exc}", url=source_url
+                ) from exc
+        if len(report.skipped) > max(_MAX_SKIPPED, report.rows // 100):
+            raise UnexpectedResponse(
+                NAME,
+                f"{len(report.skipped)} rows do not have the CSV's columns"
+                f" (first: {report.skipped[0]}); the file looks damaged",
+                url=source_url,
+            )
+        if report.rows == 0:
             raise UnexpectedResponse(NAME, "the CSV has a header but no rows", url=source_url)
         db.executescript(_INDEXES)
         meta = {
             "downloaded_at": (downloaded_at or datetime.now(UTC)).isoformat(),
             "source_url": source_url,
-            "rows": str(count),
-            "repaired_rows": str(repaired_rows),
-            "newest_notice_date": newest or "",
+            "rows": str(report.rows),
+            "repaired_rows": str(report.repaired_rows),
+            "repaired_records": ",".join(report.repaired_records[:_SHOWN]),
+            "skipped_rows": str(len(report.skipped)),
+            "newest_notice_date": report.newest_notice_date or "",
         }
         db.executemany("INSERT INTO meta VALUES (?, ?)", meta.items())
         db.commit()
     finally:
         db.close()
-    return LoadReport(count, repaired_rows, newest)
+    return report
+
+
+def _load_rows(
+    db: sqlite3.Connection,
+    reader: _csv_reader,
+    repaired_lines: set[int],
+    report: LoadReport,
+) -> None:
+    """Insert every well-formed row; note repaired and skipped ones in `report`."""
+    first_line = reader.line_num + 1
+    for values in reader:
+        lines = range(first_line, reader.line_num + 1)
+        first_line = reader.line_num + 1
+        if not any(v.strip() for v in values):
+            continue
+        problem = _row_problem(values)
+        if problem:
+            report.skipped.append(f"line {lines[0]}: {problem}")
+            continue
+        row = dict(zip(COLUMNS, (v.strip() for v in values), strict=False))
+        if any(n in repaired_lines for n in lines):
+            report.repaired_rows += 1
+            report.repaired_records.append(row["Record ID"])
+        notice_date = _insert(db, row)
+        report.rows += 1
+        if notice_date and (report.newest_notice_date or "") < notice_date:
+            report.newest_notice_date = notice_date
+
+
+def _row_problem(values: list[str]) -> str | None:
+    """Why a row cannot be a Retraction Watch row (a cut-off download, a stray quote)."""
+    extra = [v for v in values[len(COLUMNS) :] if v.strip()]
+    if len(values) < len(COLUMNS) or extra:
+        return f"{len(values)} columns instead of {len(COLUMNS)}"
+    if not values[0].strip().isdigit():
+        return f"Record ID {values[0].strip()[:20]!r} is not a number"
+    return None
 
 
 def _check_header(header: list[str] | None, url: str) -> None:
     names = [name.strip() for name in header or []]
     while names and not names[-1]:
         names.pop()
+    if names and names[0].startswith("version https://git-lfs"):
+        raise UnexpectedResponse(
+            NAME, "a Git LFS pointer, not the CSV: use the repository's raw file URL", url=url
+        )
     if tuple(names) != COLUMNS:
         missing = [c for c in COLUMNS if c not in names]
         detail = f"missing columns: {', '.join(missing)}" if missing else "columns out of order"
@@ -536,11 +592,49 @@ class UpdateReport:
     newest_notice_date: str | None
     bytes: int
     path: str
+    #: record ids of (at most 20 of) the rows read as Windows-1252
+    repaired_records: list[str] = field(default_factory=list)
+    #: malformed rows left out, as "line N: why"
+    skipped: list[str] = field(default_factory=list)
+
+
+LABS_URL = "https://api.labs.crossref.org/data/retractionwatch"
+REPOSITORY_URL = "https://gitlab.com/crossref/retraction-watch-data"
+REPOSITORY_FILE = "retraction_watch.csv"
+# `--url labs` / `--url gitlab`: the two places Crossref publishes the CSV.
+SHORTHANDS = {"labs": LABS_URL, "gitlab": REPOSITORY_URL, "repository": REPOSITORY_URL}
+_VIEW = r"(?:\.git)?(?:/(?:-/)?(?:blob|tree|raw)/(?P<rest>[^?#]*))?/*(?:[?#].*)?$"
+_GITLAB = re.compile(r"^(?P<repo>https?://gitlab\.com/[^?#]+?)" + _VIEW)
+_GITHUB = re.compile(r"^https?://github\.com/(?P<repo>[^/?#]+/[^/?#]+?)" + _VIEW)
+
+
+def raw_csv_url(url: str) -> str:
+    """The raw file behind a repository address: the project page, a blob or tree view.
+
+    `https://gitlab.com/crossref/retraction-watch-data` serves an HTML page; the CSV
+    itself is `…/-/raw/main/retraction_watch.csv`. GitHub mirrors map to
+    raw.githubusercontent.com the same way. Other addresses are returned as given.
+    """
+    url = SHORTHANDS.get(url.strip().lower(), url.strip())
+    if "/-/raw/" in url or "raw.githubusercontent.com" in url:
+        return url
+    for pattern, raw, default_ref in (
+        (_GITLAB, "{repo}/-/raw/{ref}/{file}", "main"),
+        (_GITHUB, "https://raw.githubusercontent.com/{repo}/{ref}/{file}", "HEAD"),
+    ):
+        match = pattern.match(url)
+        if match is None or (match["rest"] is None and url.endswith(".csv")):
+            continue
+        ref, _, file = (match["rest"] or "").strip("/").partition("/")
+        if not file.endswith(".csv"):
+            file = f"{file}/{REPOSITORY_FILE}".lstrip("/")
+        return raw.format(repo=match["repo"], ref=ref or default_ref, file=file)
+    return url
 
 
 def download_url(settings: Settings, url: str | None = None) -> tuple[str, dict[str, str]]:
     """The CSV address and its query parameters (Crossref Labs asks callers for a mailto)."""
-    chosen = (url or settings.base_urls.get(NAME) or "").rstrip("/")
+    chosen = raw_csv_url(url or settings.base_urls.get(NAME) or "").rstrip("/")
     params = {}
     if settings.mailto and chosen.endswith("/data/retractionwatch"):
         params["mailto"] = settings.mailto
@@ -581,6 +675,8 @@ async def download_snapshot(
         newest_notice_date=loaded.newest_notice_date,
         bytes=received,
         path=str(target),
+        repaired_records=loaded.repaired_records[:_SHOWN],
+        skipped=loaded.skipped,
     )
 
 
