@@ -48,6 +48,13 @@ def _emit_json(data: Any) -> None:
     typer.echo(json.dumps(to_dict(data), indent=2, ensure_ascii=False))
 
 
+def _emit_credited_json(data: dict[str, Any]) -> None:
+    """JSON carrying Retraction Watch data, with the credit its CC BY licence asks for."""
+    from refaudit.retractions.snapshot import CREDIT
+
+    _emit_json({**data, "credit": CREDIT})
+
+
 def _print_table(table: Any, *, credit: bool = True) -> None:
     """Print a table; `credit` adds the attribution Retraction Watch's CC BY licence asks for."""
     console = stdout_console()
@@ -66,7 +73,10 @@ def _print_credit() -> None:
 @handle_errors
 def update(
     url: str = typer.Option(
-        None, "--url", help="CSV address (default: Crossref Labs, or REFAUDIT_RETRACTIONWATCH_URL)."
+        None,
+        "--url",
+        help="labs, gitlab, the CSV's URL, a retraction-watch-data repository URL or a local"
+        " file (default: Crossref Labs, or REFAUDIT_RETRACTIONWATCH_URL).",
     ),
     output: OutputFormat = FormatOption,
 ) -> None:
@@ -77,31 +87,16 @@ def update(
 
     Example: refaudit retractions update
     """
-    import asyncio
-
-    from refaudit.retractions import download_snapshot
+    from refaudit.errors import RefauditError
 
     settings = _settings()
-    if sys.stderr.isatty() and output is OutputFormat.TABLE:
-        from rich.progress import DownloadColumn, Progress, TransferSpeedColumn
-
-        with Progress(
-            *Progress.get_default_columns(),
-            DownloadColumn(),
-            TransferSpeedColumn(),
-            console=stderr_console(),
-            transient=True,
-        ) as bar:
-            task = bar.add_task("Retraction Watch CSV", total=None)
-
-            def advance(done: int, total: int | None) -> None:
-                bar.update(task, completed=done, total=total)
-
-            report = asyncio.run(download_snapshot(settings, url=url, progress=advance))
-    else:
-        report = asyncio.run(download_snapshot(settings, url=url))
+    try:
+        report = _download(settings, url, bar=sys.stderr.isatty() and output is OutputFormat.TABLE)
+    except RefauditError as exc:
+        exc.hint = exc.hint or _kept_snapshot(settings)
+        raise
     if output is OutputFormat.JSON:
-        _emit_json(report)
+        _emit_credited_json(_plain(report))
         return
     console = stdout_console()
     console.print(
@@ -111,11 +106,66 @@ def update(
     if report.repaired_rows:
         console.print(
             f"[yellow]{report.repaired_rows} rows had bytes that are not UTF-8;"
-            " they were read as Windows-1252.[/]"
+            " they were read as Windows-1252[/] (records "
+            f"{_listing(report.repaired_records, report.repaired_rows)}).",
+            highlight=False,
+        )
+    if report.skipped:
+        console.print(
+            f"[yellow]{len(report.skipped)} malformed rows left out[/]"
+            f" ({_listing(report.skipped, len(report.skipped))}).",
+            highlight=False,
         )
     console.print(f"Newest notice: {report.newest_notice_date or 'unknown'}", highlight=False)
     console.print(f"Snapshot: {report.path}", highlight=False)
     _print_credit()
+
+
+def _download(settings: Any, url: str | None, *, bar: bool) -> Any:
+    """Run the download, with a progress bar on a terminal."""
+    import asyncio
+
+    from refaudit.retractions import download_snapshot
+
+    if not bar:
+        return asyncio.run(download_snapshot(settings, url=url))
+    from rich.progress import DownloadColumn, Progress, TransferSpeedColumn
+
+    with Progress(
+        *Progress.get_default_columns(),
+        DownloadColumn(),
+        TransferSpeedColumn(),
+        console=stderr_console(),
+        transient=True,
+    ) as progress:
+        task = progress.add_task("Retraction Watch CSV", total=None)
+
+        def advance(done: int, total: int | None) -> None:
+            progress.update(task, completed=done, total=total)
+
+        return asyncio.run(download_snapshot(settings, url=url, progress=advance))
+
+
+def _kept_snapshot(settings: Any) -> str:
+    """What the user still has after a failed update."""
+    from refaudit.retractions import Snapshot
+
+    snapshot = Snapshot.open(settings)
+    if snapshot is None:
+        return "no snapshot is installed yet; retry later or pass --url gitlab"
+    try:
+        info = snapshot.status()
+    finally:
+        snapshot.close()
+    return (
+        f"the previous snapshot is unchanged: {info.rows:,} notices,"
+        f" downloaded {info.downloaded_at[:10]} ({info.age_days:.0f} days ago)"
+    )
+
+
+def _listing(items: list[str], total: int) -> str:
+    shown = ", ".join(items[:5])
+    return shown if total <= 5 else f"{shown} and {total - 5} more"
 
 
 @retractions_app.command()
@@ -130,7 +180,7 @@ def status(output: OutputFormat = FormatOption) -> None:
     finally:
         snapshot.close()
     if output is OutputFormat.JSON:
-        _emit_json(info)
+        _emit_credited_json(_plain(info))
         return
     from rich.table import Table
 
@@ -141,11 +191,18 @@ def status(output: OutputFormat = FormatOption) -> None:
         ("age", f"{info.age_days:.1f} days"),
         ("source", info.source_url),
         ("notices", f"{info.rows:,}"),
-        ("repaired rows", str(info.repaired_rows)),
+        ("repaired rows", _repaired(info)),
+        ("malformed rows left out", str(info.skipped_rows)),
         ("newest notice", info.newest_notice_date or "unknown"),
     ):
         table.add_row(label, value)
     _print_table(table)
+
+
+def _repaired(info: Any) -> str:
+    if not info.repaired_rows:
+        return "0"
+    return f"{info.repaired_rows} (records {_listing(info.repaired_records, info.repaired_rows)})"
 
 
 @retractions_app.command()
@@ -187,8 +244,12 @@ def check(
     settings = _settings(offline=offline or None)
     screenings = asyncio.run(check_dois(inputs, settings))
     if output is OutputFormat.JSON:
-        _emit_json(
-            [{**_plain(s), "status": s.status, "withdrawn": s.withdrawn} for s in screenings]
+        _emit_credited_json(
+            {
+                "results": [
+                    {**_plain(s), "status": s.status, "withdrawn": s.withdrawn} for s in screenings
+                ]
+            }
         )
     else:
         _check_table(screenings, offline=settings.offline)
@@ -256,14 +317,16 @@ def _check_table(screenings: list[Any], *, offline: bool) -> None:
 
 
 def _shows_rw(screening: Any) -> bool:
+    from refaudit.retractions.screen import shows_retraction_watch_data
+
     return screening.snapshot_age_days is not None or any(
-        n.source == "retraction-watch" for n in screening.notices
+        shows_retraction_watch_data(n) for n in screening.notices
     )
 
 
 def _records_output(records: list[Any], output: OutputFormat, title: str) -> None:
     if output is OutputFormat.JSON:
-        _emit_json(records)
+        _emit_credited_json({"records": _plain(records)})
         return
     from rich.table import Table
 
@@ -327,6 +390,13 @@ def search(
             fail(f"--since {since!r} is not a date", hint="use YYYY-MM-DD")
     if not (query or journal or since or kind):
         fail("give a query or at least one of --journal, --since, --type")
+    if kind is not None:
+        from refaudit.notices import normalize_notice_kind
+        from refaudit.retractions.screen import FINDING_CODES
+
+        if normalize_notice_kind(kind) not in FINDING_CODES:
+            known = ", ".join(k.value.replace("_", "-") for k in FINDING_CODES)
+            fail(f"--type {kind!r} is not a notice type", hint=f"use one of {known}")
     records = search_retractions(
         _settings(), query=query, journal=journal, since=since, nature=kind, limit=limit
     )
@@ -365,10 +435,11 @@ def record(
     import asyncio
 
     from refaudit.retractions import get_notice
+    from refaudit.retractions.screen import shows_retraction_watch_data
 
     lookup = asyncio.run(get_notice(notice_doi, _settings()))
     if output is OutputFormat.JSON:
-        _emit_json(lookup)
+        _emit_credited_json(_plain(lookup))
     elif lookup.records:
         _records_output(lookup.records, output, f"Notice {lookup.notice_doi}")
     else:
@@ -385,7 +456,7 @@ def record(
                 notice.label or "",
                 notice.source or "",
             )
-        _print_table(table, credit=any(n.source == "retraction-watch" for n in lookup.notices))
+        _print_table(table, credit=any(shows_retraction_watch_data(n) for n in lookup.notices))
         if lookup.reason:
             stdout_console().print(lookup.reason, highlight=False)
     if lookup.found is None:
