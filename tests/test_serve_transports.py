@@ -408,3 +408,26 @@ def test_serve_refuses_to_bind_beyond_loopback_without_a_token() -> None:
 
     assert result.exit_code == 2
     assert "without a bearer token" in result.output
+
+
+def test_only_serve_imports_the_mcp_sdk(tmp_path: Path) -> None:
+    """A broken or missing `mcp` must not take the other commands down with it."""
+    probe = (
+        "import sys\n"
+        "from typer.testing import CliRunner\n"
+        "from refaudit.cli import app\n"
+        "for args in (['--help'], ['check', '--help'], ['search', '--help'],\n"
+        "             ['bibtex', 'doi:'], ['retractions', '--help']):\n"
+        "    CliRunner().invoke(app, args)\n"
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'mcp', 'uvicorn'}))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe],
+        env={**_without_refaudit_settings(), **server_environment(tmp_path)},
+        capture_output=True,
+        text=True,
+        timeout=STARTUP_TIMEOUT_S,
+        check=True,
+    )
+
+    assert result.stdout.strip() == "[]"
