@@ -154,11 +154,12 @@ class OpenAlexSource(Source):
             ("per_page", len(values)),
             ("select", ",".join(SELECT_FIELDS)),
         ]
-        fetched = await self._client.get("/works", [*params, *self._auth])
+        # Lookups carry `is_retracted`, which must not be trusted from a week-old answer.
+        fetched = await self._client.get("/works", [*params, *self._auth], ttl="integrity")
         return [to_work(item) for item in _results(fetched.json(), fetched.url)]
 
     async def _fetch_single(self, key: str) -> Work | None:
-        fetched = await self._client.get(f"/works/{key}", self._auth)
+        fetched = await self._client.get(f"/works/{key}", self._auth, ttl="integrity")
         if fetched.status == 404:
             return None
         body = fetched.json()

@@ -127,6 +127,7 @@ class PubMedSource(Source):
         fetched = await self.client.get(
             "/esummary.fcgi",
             {"db": "pubmed", "id": ",".join(pmids), "retmode": "json", **self._etiquette},
+            ttl="integrity",  # docsums carry "Retracted Publication" and "Retraction in" links
             accept=(200,),
             check=check_body,
         )

@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import threading
 from pathlib import Path
 
+import pytest
+from fakes import FakeUpstreams, make_client, openalex_work
+
 from refaudit.cache import ResponseCache
+from refaudit.config import Settings
+from refaudit.sources.base import SearchQuery
+from refaudit.sources.openalex import OpenAlexSource
+from refaudit.sources.pubmed import PubMedSource
 
 
 class Clock:
@@ -67,4 +75,62 @@ def test_two_connections_writing_at_once_share_one_file_intact(tmp_path: Path) -
     reader = ResponseCache(path)
     assert reader.info().entries == 300
     assert reader.get("w0-149") is not None and reader.get("w1-0") is not None
+    assert reader._db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+@pytest.mark.anyio
+async def test_integrity_bearing_lookups_expire_after_a_day_searches_after_a_week(
+    tmp_path: Path,
+) -> None:
+    """OpenAlex `is_retracted` and PubMed's retraction links must not be a week old."""
+    clock = Clock()
+    cache = ResponseCache(tmp_path / "c.sqlite3", clock=clock)
+    fake = FakeUpstreams()
+    fake.serve_openalex([openalex_work("W1", "Retracted paper", doi="10.1000/r")])
+    fake.json("pubmed", r"/esummary.fcgi", {"result": {"uids": []}})
+    settings = Settings()
+    openalex = OpenAlexSource(make_client(fake, "openalex", cache=cache), settings)
+    pubmed = PubMedSource(make_client(fake, "pubmed", cache=cache), settings)
+
+    async def ask() -> None:
+        await openalex.lookup_dois(["10.1000/r"])
+        await openalex.search(SearchQuery(title="Retracted paper"))
+        await pubmed.lookup_pmids(["9500320"])
+
+    await ask()
+    await ask()
+    assert [fake.count("openalex"), fake.count("pubmed")] == [2, 1]
+
+    clock.now += 2 * 86400
+    await ask()
+
+    lookups = [r.url.params.get("filter") for r in fake.requests_to("openalex")]
+    assert lookups.count("doi:10.1000/r") == 2 and fake.count("openalex") == 3
+    assert fake.count("pubmed") == 2
+
+
+def _fill_from_another_process(path: str, prefix: str) -> None:
+    cache = ResponseCache(Path(path))
+    for n in range(200):
+        put(cache, f"{prefix}{n}", ttl=3600)
+        assert cache.get(f"{prefix}{n}") is not None
+    cache.close()
+
+
+def test_two_processes_writing_at_once_share_one_file_intact(tmp_path: Path) -> None:
+    path = tmp_path / "shared.sqlite3"
+    context = multiprocessing.get_context("fork")
+    writers = [
+        context.Process(target=_fill_from_another_process, args=(str(path), f"p{i}-"))
+        for i in range(2)
+    ]
+    for writer in writers:
+        writer.start()
+    for writer in writers:
+        writer.join(timeout=60)
+
+    assert [writer.exitcode for writer in writers] == [0, 0]
+    reader = ResponseCache(path)
+    assert reader.info().entries == 400
+    assert reader.get("p0-199").text == "body of p0-199 ✓"  # type: ignore[union-attr]
     assert reader._db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
