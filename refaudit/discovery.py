@@ -469,10 +469,12 @@ def _open(
     settings: Settings,
     transport: httpx.AsyncBaseTransport | None,
     names: list[str] | None = None,
+    stats: RunStats | None = None,
 ) -> AbstractAsyncContextManager[Sources]:
+    """The sources, counting requests, cache hits and failures into `stats` when given."""
     from refaudit.sources import open_sources
 
-    return open_sources(settings, RunStats(), transport=transport, names=names)
+    return open_sources(settings, stats or RunStats(), transport=transport, names=names)
 
 
 # --- public API --------------------------------------------------------------------------
@@ -487,6 +489,7 @@ async def search_works(
     sources: list[str] | None = None,
     limit: int = 10,
     transport: httpx.AsyncBaseTransport | None = None,
+    stats: RunStats | None = None,
 ) -> SearchOutcome:
     """Search every chosen source and return merged works, best first.
 
@@ -508,7 +511,7 @@ async def search_works(
         if name not in SOURCE_NAMES:
             raise InputError(f"unknown source {name!r}", hint=f"known: {', '.join(SOURCE_NAMES)}")
     tracker = _Tracker()
-    async with _open(settings, transport, sources) as opened:
+    async with _open(settings, transport, sources, stats) as opened:
         searchers = opened.with_capability("search")
         if not searchers:
             raise InputError("none of the chosen sources can search")
@@ -535,6 +538,7 @@ async def bibtex_entries(
     settings: Settings,
     *,
     transport: httpx.AsyncBaseTransport | None = None,
+    stats: RunStats | None = None,
 ) -> list[BibtexEntry]:
     """BibTeX for each identifier or title, from the databases, keys unique across the list.
 
@@ -543,7 +547,7 @@ async def bibtex_entries(
     merged record. Keys follow refaudit's `{family}{year}{firstword}` convention.
     """
     trackers = [_Tracker() for _ in identifiers]
-    async with _open(settings, transport) as opened:
+    async with _open(settings, transport, stats=stats) as opened:
         resolutions = await asyncio.gather(
             *(
                 _resolve(text, opened, tracker)
@@ -576,10 +580,11 @@ async def bibtex_for_works(
     settings: Settings,
     *,
     transport: httpx.AsyncBaseTransport | None = None,
+    stats: RunStats | None = None,
 ) -> list[BibtexEntry]:
     """BibTeX for already merged records (search hits), keys unique across the list."""
     tracker = _Tracker()
-    async with _open(settings, transport) as opened:
+    async with _open(settings, transport, stats=stats) as opened:
         texts = await asyncio.gather(*(_fetch_bibtex(work, opened, tracker) for work in works))
     taken: set[str] = set()
     entries = []
@@ -598,10 +603,11 @@ async def paper_details(
     citations: bool = False,
     limit: int = 20,
     transport: httpx.AsyncBaseTransport | None = None,
+    stats: RunStats | None = None,
 ) -> PaperDetails:
     """The merged record of one work, each source's record, notices and citation graph."""
     tracker = _Tracker()
-    async with _open(settings, transport) as opened:
+    async with _open(settings, transport, stats=stats) as opened:
         resolution = await _resolve(identifier, opened, tracker)
         work = resolution.work
         details = PaperDetails(identifier, resolution.status, message=resolution.message)

@@ -724,6 +724,7 @@ def _add_discovery_tools(server: MCPServer[ServerState], state: ServerState) -> 
         Use it to find the real work behind a citation refaudit could not find, or to find
         something to cite. Every hit is a database record, never a guess.
         """
+        stats = RunStats()
         outcome = await _pipeline(
             discovery.search_works(
                 query,
@@ -733,9 +734,11 @@ def _add_discovery_tools(server: MCPServer[ServerState], state: ServerState) -> 
                 sources=list(sources) if sources else None,
                 limit=limit,
                 transport=state.transport,
+                stats=stats,
             )
         )
         state.record_statuses([outcome.sources])
+        state.record_stats(stats)
         return SearchResults(
             status=outcome.status,
             message=outcome.message,
@@ -759,9 +762,11 @@ def _add_discovery_tools(server: MCPServer[ServerState], state: ServerState) -> 
         A title only gives BibTeX when a database has a work with that title; keys are
         unique across the list.
         """
+        stats = RunStats()
         entries = await _pipeline(
-            discovery.bibtex_entries(identifiers, settings, transport=state.transport)
+            discovery.bibtex_entries(identifiers, settings, transport=state.transport, stats=stats)
         )
+        state.record_stats(stats)
         return BibtexResults(
             entries=[
                 BibtexResult(
@@ -789,6 +794,7 @@ def _add_discovery_tools(server: MCPServer[ServerState], state: ServerState) -> 
     ) -> PaperDetailsResult:
         """One work in full: the merged record with each field's source, every source's own
         record, integrity notices and, on request, its references and citations."""
+        stats = RunStats()
         details = await _pipeline(
             discovery.paper_details(
                 identifier,
@@ -797,9 +803,11 @@ def _add_discovery_tools(server: MCPServer[ServerState], state: ServerState) -> 
                 citations=citations,
                 limit=limit,
                 transport=state.transport,
+                stats=stats,
             )
         )
         state.record_statuses([details.sources])
+        state.record_stats(stats)
         return PaperDetailsResult(
             identifier=details.identifier,
             status=details.status,

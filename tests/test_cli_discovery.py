@@ -32,9 +32,12 @@ def upstreams(monkeypatch: pytest.MonkeyPatch) -> World:
         settings: Settings,
         transport: httpx.AsyncBaseTransport | None,
         names: list[str] | None = None,
+        stats: RunStats | None = None,
     ) -> AbstractAsyncContextManager[Sources]:
         settings.max_retries = 0
-        return open_sources(settings, RunStats(), transport=fake_world.transport(), names=names)
+        return open_sources(
+            settings, stats or RunStats(), transport=fake_world.transport(), names=names
+        )
 
     monkeypatch.setattr(refaudit.discovery, "_open", fake_open)
     return fake_world

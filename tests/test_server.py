@@ -450,6 +450,20 @@ async def test_search_references_returns_merged_records_and_source_statuses() ->
     assert {s["source"] for s in found["sources"]} == {"crossref", "openalex"}
 
 
+async def test_discovery_calls_count_in_the_source_health() -> None:
+    fake = upstreams(WIDGETS, RETRACTED)
+    async with connected(settings_for(), fake) as client:
+        structured(await client.call_tool("search_references", {"query": "widget inspection"}))
+        structured(await client.call_tool("get_bibtex", {"identifiers": [WIDGETS_DOI]}))
+        structured(await client.call_tool("paper_details", {"identifier": RETRACTED_DOI}))
+        contents = (await client.read_resource("refaudit://sources")).contents
+
+    health = {s["name"]: s["health"] for s in json.loads(contents[0].text)["sources"]}  # type: ignore[union-attr]
+    assert health["crossref"]["requests"] == fake.count("crossref") > 0
+    assert health["openalex"]["requests"] == fake.count("openalex") > 0
+    assert health["crossref"]["state"] == "ok"
+
+
 async def test_search_references_rejects_an_unknown_source_name() -> None:
     async with connected(settings_for(), upstreams()) as client:
         result = await client.call_tool(
