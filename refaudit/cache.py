@@ -27,6 +27,7 @@ CREATE TABLE IF NOT EXISTS responses (
 );
 CREATE INDEX IF NOT EXISTS responses_source ON responses(source);
 """
+BUSY_TIMEOUT_S = 30.0
 
 
 @dataclass
@@ -53,10 +54,27 @@ class ResponseCache:
         self.path = path
         self._clock = clock
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA busy_timeout=30000")
+        self._db = sqlite3.connect(
+            path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
+        )
+        self._enable_wal()
         self._db.executescript(SCHEMA)
+
+    def _enable_wal(self) -> None:
+        """Switch to WAL, waiting out a process that is creating the same file right now.
+
+        SQLite does not call the busy handler while changing the journal mode, so two
+        refaudit runs starting together on a fresh cache would otherwise fail at once.
+        """
+        deadline = time.monotonic() + BUSY_TIMEOUT_S
+        while True:
+            try:
+                self._db.execute("PRAGMA journal_mode=WAL")
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.02)
 
     @classmethod
     def in_dir(cls, directory: Path) -> ResponseCache:

@@ -111,26 +111,28 @@ async def test_integrity_bearing_lookups_expire_after_a_day_searches_after_a_wee
 
 def _fill_from_another_process(path: str, prefix: str) -> None:
     cache = ResponseCache(Path(path))
-    for n in range(200):
+    for n in range(50):
         put(cache, f"{prefix}{n}", ttl=3600)
         assert cache.get(f"{prefix}{n}") is not None
     cache.close()
 
 
-def test_two_processes_writing_at_once_share_one_file_intact(tmp_path: Path) -> None:
-    path = tmp_path / "shared.sqlite3"
+def test_processes_starting_together_on_a_fresh_cache_share_it_intact(tmp_path: Path) -> None:
+    """Several runs at once on a cache file none has created yet (repeated: it is a race)."""
     context = multiprocessing.get_context("fork")
-    writers = [
-        context.Process(target=_fill_from_another_process, args=(str(path), f"p{i}-"))
-        for i in range(2)
-    ]
-    for writer in writers:
-        writer.start()
-    for writer in writers:
-        writer.join(timeout=60)
+    for round_ in range(6):
+        path = tmp_path / f"shared{round_}.sqlite3"
+        writers = [
+            context.Process(target=_fill_from_another_process, args=(str(path), f"p{i}-"))
+            for i in range(3)
+        ]
+        for writer in writers:
+            writer.start()
+        for writer in writers:
+            writer.join(timeout=60)
 
-    assert [writer.exitcode for writer in writers] == [0, 0]
-    reader = ResponseCache(path)
-    assert reader.info().entries == 400
-    assert reader.get("p0-199").text == "body of p0-199 ✓"  # type: ignore[union-attr]
-    assert reader._db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        assert [writer.exitcode for writer in writers] == [0, 0, 0]
+        reader = ResponseCache(path)
+        assert reader.info().entries == 150
+        assert reader.get("p2-49").text == "body of p2-49 ✓"  # type: ignore[union-attr]
+        assert reader._db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
