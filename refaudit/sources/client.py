@@ -131,14 +131,15 @@ class _Pool:
         self._tokens = float(limit.burst)
         self._updated = clock()
         self._lock = asyncio.Lock()
-        self._slots = asyncio.Semaphore(limit.concurrency) if limit.concurrency else None
+        self._in_flight = 0
+        self._freed = asyncio.Condition()
 
-    def adopt(self, limit: RateLimit) -> None:
-        """Tighten the limit when the server announces a lower one."""
-        if limit.rps < self.limit.rps:
-            self.limit = RateLimit(
-                limit.rps, min(limit.burst, self.limit.burst), self.limit.concurrency
-            )
+    def adopt(self, rps: float | None = None, concurrency: int | None = None) -> None:
+        """Tighten the limits when the server announces lower ones (never loosen them)."""
+        lowest = self.limit.concurrency
+        if concurrency and concurrency > 0 and (not lowest or concurrency < lowest):
+            lowest = concurrency
+        self.limit = RateLimit(min(rps or self.limit.rps, self.limit.rps), self.limit.burst, lowest)
 
     async def acquire(self, sleep: Callable[[float], Awaitable[None]]) -> None:
         async with self._lock:
@@ -157,8 +158,18 @@ class _Pool:
         """After a 429, stop everyone in this pool for `seconds`."""
         self._tokens = min(self._tokens, 0.0) - seconds * self.limit.rps
 
-    def slots(self) -> asyncio.Semaphore | None:
-        return self._slots
+    async def enter(self) -> None:
+        """Wait for a free slot under the in-flight cap."""
+        async with self._freed:
+            await self._freed.wait_for(
+                lambda: not self.limit.concurrency or self._in_flight < self.limit.concurrency
+            )
+            self._in_flight += 1
+
+    async def leave(self) -> None:
+        async with self._freed:
+            self._in_flight -= 1
+            self._freed.notify()
 
 
 @dataclass
@@ -348,9 +359,7 @@ class SourceClient:
         pool: _Pool,
     ) -> Fetched:
         await pool.acquire(self._sleep)
-        slots = pool.slots()
-        if slots is not None:
-            await slots.acquire()
+        await pool.enter()
         self._stats.requests[self.name] = self._stats.requests.get(self.name, 0) + 1
         try:
             response = await self._http.request(
@@ -366,8 +375,7 @@ class SourceClient:
                 self.name, f"connection failed: {exc or type(exc).__name__}", url=url
             ) from exc
         finally:
-            if slots is not None:
-                slots.release()
+            await pool.leave()
         kept = {k.lower(): v for k, v in response.headers.items() if k.lower() in _KEPT_HEADERS}
         self._adopt_announced_limits(kept, pool)
         return Fetched(
@@ -375,14 +383,14 @@ class SourceClient:
         )
 
     def _adopt_announced_limits(self, headers: dict[str, str], pool: _Pool) -> None:
+        """Crossref announces its pool's rate and in-flight cap on every answer."""
         limit, interval = headers.get("x-rate-limit-limit"), headers.get("x-rate-limit-interval")
-        if not limit or not interval:
-            return
+        concurrency = headers.get("x-concurrency-limit")
         try:
-            seconds = float(interval.rstrip("s") or 1)
-            pool.adopt(RateLimit(rps=float(limit) / seconds, burst=pool.limit.burst))
-        except ValueError:
-            log.debug("%s: unreadable rate-limit headers %s/%s", self.name, limit, interval)
+            rps = float(limit) / float(interval.rstrip("s") or 1) if limit and interval else None
+            pool.adopt(rps, int(concurrency) if concurrency else None)
+        except (ValueError, ZeroDivisionError):
+            log.debug("%s: unreadable rate-limit headers %s", self.name, headers)
 
     def _pool(self, name: str) -> _Pool:
         return self._pools.get(name) or self._pools["default"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from pathlib import Path
 
@@ -13,7 +14,7 @@ from refaudit.cache import ResponseCache
 from refaudit.config import Settings
 from refaudit.errors import OfflineMiss, RateLimited, SourceUnavailable, UnexpectedResponse
 from refaudit.models import RunStats
-from refaudit.sources.client import BREAKER_COOLDOWN_S, PACING, RateLimit
+from refaudit.sources.client import BREAKER_COOLDOWN_S, PACING, RateLimit, SourceClient
 
 pytestmark = pytest.mark.anyio
 JSON = {"content-type": "application/json"}
@@ -275,3 +276,31 @@ async def test_keys_sent_as_parameters_never_reach_logs_or_urls(
     assert "HTTP Request" in caplog.text
     assert "SEKRIT" not in caplog.text and "me@x.org" not in caplog.text
     assert "SEKRIT" not in fetched.url and "api_key=***" in fetched.url
+
+
+async def test_in_flight_cap_holds_and_a_lower_announced_cap_is_adopted() -> None:
+    in_flight, peaks = 0, []
+    announced = {"x-concurrency-limit": "2", "x-rate-limit-limit": "50"}
+
+    async def slow(request: httpx.Request) -> httpx.Response:
+        nonlocal in_flight
+        in_flight += 1
+        peaks.append(in_flight)
+        await asyncio.sleep(0.01)
+        in_flight -= 1
+        return json_response({"status": "ok"}, headers=announced)
+
+    client = SourceClient(
+        "crossref",
+        "https://api.crossref.org",
+        settings=Settings(),
+        stats=RunStats(),
+        limits={"default": RateLimit(rps=1000, burst=1000, concurrency=5)},
+        transport=httpx.MockTransport(slow),
+    )
+    await asyncio.gather(*(client.get("/works", {"n": n}) for n in range(5)))
+    assert max(peaks) == 5  # nothing announced yet: the configured cap of 5
+
+    peaks.clear()
+    await asyncio.gather(*(client.get("/works", {"n": n}) for n in range(5, 15)))
+    assert max(peaks) == 2
