@@ -14,7 +14,7 @@ What refaudit asks:
 Rate limits (per IP, over a rolling 5-minute window, as of 2026): 500 requests for
 anonymous callers, 1,000 for callers who name a contact e-mail (refaudit puts
 REFAUDIT_MAILTO in its User-Agent), 3,000 with DataCite credentials (refaudit has
-none). A burst plus a steady rate keeps every 5-minute window under the limit.
+none).
 """
 
 from __future__ import annotations
@@ -42,9 +42,10 @@ from refaudit.sources.mapping import (
 NAME = "datacite"
 BATCH_SIZE = 1
 WINDOW_S = 300
-# burst + rps × WINDOW_S stays within each tier's 500 / 1,000 requests per window.
-RATE_LIMIT = RateLimit(rps=450 / WINDOW_S, burst=50, concurrency=4)
-IDENTIFIED_RATE_LIMIT = RateLimit(rps=900 / WINDOW_S, burst=100, concurrency=4)
+# A burst of five (no flood the moment a run starts), then a steady rate that keeps
+# every 5-minute window within the tier's 500 / 1,000 requests.
+RATE_LIMIT = RateLimit(rps=480 / WINDOW_S, burst=5, concurrency=4)
+IDENTIFIED_RATE_LIMIT = RateLimit(rps=990 / WINDOW_S, burst=5, concurrency=4)
 
 _TYPES = {
     "preprint": "preprint",

@@ -146,4 +146,4 @@ async def test_lookups_stay_within_the_published_five_minute_allowance(
     assert len(found) == len(dois)
     busiest = max(sum(1 for t in sent if start <= t < start + 300) for start in sent)
     assert allowed * 0.8 < busiest <= allowed
-    assert sent[allowed // 20] == sent[0]  # a short bibliography is not slowed down
+    assert sent[4] == sent[0] < sent[5]  # a burst of five, then the steady rate
