@@ -26,7 +26,10 @@ _OLD_ARXIV = re.compile(
 _ARXIV_HINT = re.compile(r"arxiv|eprint|abs/|pdf/", re.IGNORECASE)
 _PMID = re.compile(r"\bPMID:?\s*(\d{1,9})\b", re.IGNORECASE)
 _PMCID = re.compile(r"\b(PMC\d{4,9})\b", re.IGNORECASE)
-_TRAILING = ".,;:)]}>"
+_TRAILING = ".,;:)]}>/"
+_URL_TAIL = re.compile(r"[?#].*$")
+# Zero-width characters and the BOM arrive with DOIs copied from web pages and PDFs.
+_INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad"))
 _PAIRS = {")": "(", "]": "[", ">": "<"}
 
 
@@ -38,7 +41,10 @@ def normalize_doi(value: str | None) -> str | None:
     """
     if not value:
         return None
-    text = unquote(value.strip())
+    text = unquote(value.translate(_INVISIBLE).strip())
+    if _DOI_PREFIXES.match(text) and text.lower().startswith("http"):
+        # A resolver URL's query string and fragment are the browser's, not the DOI's.
+        text = _URL_TAIL.sub("", text)
     text = _DOI_PREFIXES.sub("", text).strip()
     match = _DOI_IN_TEXT.search(text)
     if not match:
