@@ -179,7 +179,11 @@ def is_convincing(reference: Reference, work: Work) -> bool:
     else:
         return False
     year_agrees = bool(reference.year and work.year and abs(reference.year - work.year) <= 1)
-    return distinctive or authors_agree is not False or year_agrees
+    if distinctive:
+        return True
+    # A short title ("Introduction", "Batched Dueling Bandits") needs a second witness:
+    # authors that agree, or the year. A record without authors in another year is not one.
+    return authors_agree is True or year_agrees
 
 
 def _near_miss(cited_title: str, title: match.TitleComparison) -> bool:

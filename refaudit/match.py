@@ -508,6 +508,7 @@ class _Name:
 
 
 _INITIAL = re.compile(r"[A-Z]\.(?:-?[A-Z]\.)*")
+_FAMILY_SUFFIX = re.compile(r"(?:,\s*|\s+)(?:Jr|Sr|Jnr|Snr)\.?$|(?:,\s*|\s+)(?:II|III|IV)$")
 
 
 def _split_name(person: Person) -> tuple[str, str, str]:
@@ -523,6 +524,8 @@ def _split_name(person: Person) -> tuple[str, str, str]:
     # particle and leading initials belong to the given names.
     if particle.endswith("."):
         given, particle = f"{given} {particle}".strip(), ""
+    # Crossref often keeps the generational suffix in the family name ("Powell, Jr.").
+    family = _FAMILY_SUFFIX.sub("", family) or family
     words = family.split()
     while len(words) > 1 and _INITIAL.fullmatch(words[0]):
         given = f"{given} {words.pop(0)}".strip()
@@ -960,8 +963,10 @@ def _is_initialism(short: str, full: str) -> bool:
             spelled.append(bare if word.isupper() and len(word) <= 5 else bare[0])
         return "".join(spelled)
 
-    # A leading publisher acronym is often dropped: "ACM Transactions on Graphics" is TOG.
+    # A leading publisher acronym is often dropped ("ACM Transactions on Graphics" is TOG),
+    # and so are words naming the kind of venue (OSDI: "USENIX Symposium on Operating …").
     forms = [words, words[1:]] if words[0].isupper() else [words]
+    forms += [[w for w in named if normalize_text(w) not in _VENUE_BOILERPLATE] for named in forms]
     return any(letters == initials(named, keep) for named in forms for keep in (False, True))
 
 

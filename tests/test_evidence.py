@@ -75,3 +75,40 @@ def test_a_near_miss_with_other_authors_is_the_work_only_at_its_exact_locator(
     reference.year, reference.volume, reference.pages = year, volume, pages
 
     assert is_convincing(reference, PNAS) is expected
+
+
+CLEEREMANS = [Person("Cleeremans", "Axel")]
+
+
+@pytest.mark.parametrize(
+    ("record_authors", "record_year", "expected"),
+    [
+        ([], 2019, False),
+        ([], 2003, True),
+        (CLEEREMANS, 2003, True),
+        (CLEEREMANS, 2019, True),
+        ([Person("Smith", "Jane")], 2003, True),
+        ([Person("Smith", "Jane")], 2019, False),
+    ],
+    ids=[
+        "anonymous-other-year",
+        "anonymous-same-year",
+        "same-author",
+        "same-author-other-year",
+        "other-author-same-year",
+        "other-author-other-year",
+    ],
+)
+def test_a_generic_short_title_needs_authors_or_year_to_identify_a_chapter(
+    record_authors: list[Person], record_year: int, expected: bool
+) -> None:
+    reference = Reference(
+        key="cleeremans2003",
+        entry_type="incollection",
+        title="Introduction",
+        authors=CLEEREMANS,
+        year=2003,
+    )
+    record = Work(source="openalex", title="Introduction", authors=record_authors, year=record_year)
+
+    assert is_convincing(reference, record) is expected

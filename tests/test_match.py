@@ -716,11 +716,21 @@ def test_compare_venues_classifies_the_difference(
         ("NEJM", "New England Journal of Medicine", "acronym"),
         ("CACM", "Communications of the ACM", "acronym"),
         ("TOG", "ACM Transactions on Graphics", "acronym"),
+        ("OSDI", "USENIX Symposium on Operating Systems Design and Implementation", "acronym"),
         ("New England Journal of Medicine", "NEJM", "acronym"),
         ("JOSS", "Journal of Open Research Software", "different"),
         ("Nature", "Nature Communications", "different"),
     ],
-    ids=["joss", "nejm", "cacm-inner-acronym", "tog-publisher-dropped", "reverse", "jors", "word"],
+    ids=[
+        "joss",
+        "nejm",
+        "cacm-inner-acronym",
+        "tog-publisher-dropped",
+        "osdi-kind-dropped",
+        "reverse",
+        "jors",
+        "word",
+    ],
 )
 def test_initialisms_of_unlisted_venues_are_recognised(cited: str, found: str, kind: str) -> None:
     assert compare_venues(cited, found).kind == kind
@@ -905,3 +915,13 @@ def test_is_same_work_by_arxiv_id_or_pmid_when_dois_do_not_conflict() -> None:
     preprint = Work(source="arxiv", title="B", arxiv_id="1706.03762")
     assert is_same_work(published, preprint)
     assert is_same_work(Work(source="pubmed", pmid="123"), Work(source="crossref", pmid="123"))
+
+
+@pytest.mark.parametrize("record_family", ["Powell, Jr.", "Powell Jr", "Powell, III"])
+def test_a_generational_suffix_left_in_the_records_family_name_still_matches(
+    record_family: str,
+) -> None:
+    cited = [Person("Powell", "J.", suffix="Jr.")]
+    result = compare_authors(cited, [Person(record_family, "James")])
+    assert result.kind == "ok"
+    assert result.missing == () and result.extra == ()
