@@ -2,10 +2,11 @@
 
 Entries are located by a small scanner (balanced braces, `@type{key,` heads)
 rather than re-serialised by a parser, so comments, `@string`s, field order,
-alignment and every untouched entry keep their exact bytes. Only entries with a
-`mismatch` verdict are replaced (by `Result.corrected_bibtex`), and with
-`add_ids` verified entries gain a `doi = {…}` line. Entries nobody could
-confirm (`not_found`, `unverified`) are left alone and listed.
+alignment and every untouched entry keep their exact bytes. Within an entry with
+a `mismatch` verdict only the fields `Result.corrected_bibtex` changes are
+rewritten, so a field nobody contradicts keeps its macro (`journal = nature`),
+quoting and alignment; with `add_ids` verified entries gain a `doi = {…}` line.
+Entries nobody could confirm (`not_found`, `unverified`) are left alone and listed.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from refaudit.models import AuditReport, Result, Verdict
 
 _ENTRY_HEAD = re.compile(r"@[ \t]*([A-Za-z]+)[ \t\r\n]*([{(])")
 _NON_ENTRIES = frozenset({"comment", "string", "preamble"})
+_NAME = re.compile(r"[A-Za-z0-9_:.+\-]+")
 
 
 @dataclass(frozen=True)
@@ -28,6 +30,28 @@ class EntrySpan:
     start: int
     end: int
     line: int
+
+
+@dataclass(frozen=True)
+class FieldSpan:
+    """One `name = value` of an entry, as offsets into the entry's text."""
+
+    name: str  # lower-cased
+    name_start: int
+    name_end: int
+    equals: int
+    value_start: int
+    value_end: int
+    comma_end: int | None  # just after the field's trailing comma, when it has one
+
+
+@dataclass(frozen=True)
+class EntryLayout:
+    """Where an entry's type and fields sit in its text."""
+
+    type_start: int
+    type_end: int
+    fields: list[FieldSpan]
 
 
 @dataclass(frozen=True)
@@ -159,25 +183,207 @@ def _edit_for(
             corrected = corrected_entry(result.reference, result.matched, result.findings)
         if corrected is None:
             return "mismatch without a matched record to correct from"
+        corrected = corrected.rstrip("\n")
+        edited = _edit_fields(original, result.reference.fields, corrected)
+        if edited is not None:
+            return edited[0], edited[1], "corrected"
         fields = tuple(sorted({f.field for f in result.findings if f.field and not f.suppressed}))
-        return _reindent(corrected.rstrip("\n"), _field_indent(original)), fields, "corrected"
+        return _reindent(corrected, _field_indent(original)), fields, "corrected"
     if verdict == Verdict.VERIFIED and add_ids:
         return _with_missing_doi(result, original) or ""
     return ""
 
 
-def _with_missing_doi(result: Result, original: str) -> tuple[str, tuple[str, ...], str] | None:
-    """Insert a `doi` line before the entry's closing delimiter, in the entry's own style."""
-    doi = result.matched.doi if result.matched else None
-    has_doi = result.reference.doi or re.search(r"(?im)^\s*doi\s*=", original)
-    if not doi or has_doi:
+def parse_layout(entry: str) -> EntryLayout | None:
+    """The type and field offsets of one entry's text, or None when it is not plain BibTeX."""
+    head = _ENTRY_HEAD.match(entry)
+    if not head or entry[-1] not in "})":
         return None
-    body = original[:-1].rstrip()
-    indent = _field_indent(original)
-    separator = "" if body.endswith(",") else ","
-    closing_newline = "\n" if "\n" in original else " "
-    new = f"{body}{separator}\n{indent}doi = {{{doi}}},{closing_newline}{original[-1]}"
-    return new, ("doi",), "added-ids"
+    close = len(entry) - 1
+    key_comma = entry.find(",", head.end(), close)
+    fields: list[FieldSpan] = []
+    position = close if key_comma < 0 else key_comma + 1
+    while (position := _skip_space(entry, position)) < close:
+        name = _NAME.match(entry, position)
+        equals = _skip_space(entry, name.end()) if name else close
+        if not name or equals >= close or entry[equals] != "=":
+            return None
+        value_start = _skip_space(entry, equals + 1)
+        value_end = _value_end(entry, value_start, close)
+        if value_end is None:
+            return None
+        after = _skip_space(entry, value_end)
+        comma_end = after + 1 if after < close and entry[after] == "," else None
+        if comma_end is None and after < close:
+            return None
+        fields.append(
+            FieldSpan(
+                name.group().lower(),
+                name.start(),
+                name.end(),
+                equals,
+                value_start,
+                value_end,
+                comma_end,
+            )
+        )
+        position = comma_end or after
+    return EntryLayout(head.start(1), head.end(1), fields)
+
+
+def _skip_space(text: str, position: int) -> int:
+    while position < len(text) and text[position].isspace():
+        position += 1
+    return position
+
+
+def _value_end(entry: str, position: int, close: int) -> int | None:
+    """End of a field value: `{…}`, `"…"`, a macro or number, joined by `#`."""
+    while position < close:
+        char = entry[position]
+        if char in '{"':
+            end = _delimited_end(entry, position, close)
+            if end is None:
+                return None
+            position = end
+        else:
+            piece = _NAME.match(entry, position)
+            if not piece:
+                return None
+            position = piece.end()
+        following = _skip_space(entry, position)
+        if following >= close or entry[following] != "#":
+            return position
+        position = _skip_space(entry, following + 1)
+    return None
+
+
+def _delimited_end(entry: str, start: int, close: int) -> int | None:
+    """Just past the `}` or `"` (at brace depth 0) that closes the value opened at `start`."""
+    depth = 0
+    for index in range(start + 1, close):
+        char = entry[index]
+        if char == "{":
+            depth += 1
+        elif char == "}":
+            if depth == 0:
+                return index + 1 if entry[start] == "{" else None
+            depth -= 1
+        elif char == '"' and entry[start] == '"' and depth == 0:
+            return index + 1
+    return None
+
+
+def _plain(value: str) -> str:
+    """A value without its outer braces or quotes and with whitespace collapsed, to compare."""
+    value = value.strip()
+    if len(value) >= 2 and value[0] + value[-1] in ("{}", '""'):
+        value = value[1:-1]
+    return " ".join(value.split())
+
+
+def _edit_fields(
+    original: str, user_fields: dict[str, str], corrected: str
+) -> tuple[str, tuple[str, ...]] | None:
+    """`original` with only what `corrected` changes rewritten: values, renames, drops, additions.
+
+    None when the entry's text cannot be read field by field (or has a field the
+    parser did not see), so the caller falls back to replacing the whole entry.
+    """
+    old, new = parse_layout(original), parse_layout(corrected)
+    if old is None or new is None:
+        return None
+    user = {name.lower(): _plain(value) for name, value in user_fields.items()}
+    names = [f.name for f in old.fields]
+    if len(set(names)) != len(names) or not set(names) <= set(user):
+        return None
+    wanted = {f.name: corrected[f.value_start : f.value_end] for f in new.fields}
+    # A field the parser saw but the text lacks (inherited through `crossref`) stays out.
+    added = [
+        name for name in wanted if name not in names and _plain(wanted[name]) != user.get(name)
+    ]
+    edits: list[tuple[int, int, str]] = []
+    changed: set[str] = set()
+    new_type = corrected[new.type_start : new.type_end]
+    if new_type.lower() != original[old.type_start : old.type_end].lower():
+        edits.append((old.type_start, old.type_end, new_type))
+        changed.add("type")
+    for span in old.fields:
+        if span.name in wanted:
+            if _plain(wanted[span.name]) != user[span.name]:
+                edits.append((span.value_start, span.value_end, wanted[span.name]))
+                changed.add(span.name)
+            continue
+        renamed = next((n for n in added if _plain(wanted[n]) == user[span.name]), None)
+        if renamed is not None:
+            added.remove(renamed)
+            width = span.equals - span.name_start
+            edits.append((span.name_start, span.equals, _padded(renamed, width)))
+            changed |= {span.name, renamed}
+        else:
+            edits.append(_removal(original, span))
+            changed.add(span.name)
+    if added:
+        edits.append(_insertion(original, old, [(name, wanted[name]) for name in added]))
+        changed.update(added)
+    text = original
+    for start, end, replacement in sorted(edits, reverse=True):
+        text = text[:start] + replacement + text[end:]
+    return text, tuple(sorted(changed))
+
+
+def _padded(name: str, width: int) -> str:
+    return name.ljust(width) if len(name) < width else f"{name} "
+
+
+def _removal(entry: str, field: FieldSpan) -> tuple[int, int, str]:
+    """The span of a dropped field: its whole line when it has one to itself."""
+    line_start = entry.rfind("\n", 0, field.name_start) + 1
+    start = line_start if not entry[line_start : field.name_start].strip() else field.name_start
+    end = field.comma_end or field.value_end
+    while end < len(entry) and entry[end] in " \t":
+        end += 1
+    if start == line_start and entry.startswith("\r\n", end):
+        end += 2
+    elif start == line_start and entry.startswith("\n", end):
+        end += 1
+    return start, end, ""
+
+
+def _insertion(
+    entry: str, layout: EntryLayout, fields: list[tuple[str, str]]
+) -> tuple[int, int, str]:
+    """New `name = value,` lines after the last field, in the entry's indent and alignment."""
+    newline = "\r\n" if "\r\n" in entry else "\n"
+    indent = _field_indent(entry)
+    if not layout.fields:
+        position = len(entry.rstrip()) - 1
+        lines = "".join(f"{newline}{indent}{name} = {value}," for name, value in fields)
+        return position, position, lines + newline
+    first, last = layout.fields[0], layout.fields[-1]
+    widths = {f.equals - f.name_start for f in layout.fields}
+    width = widths.pop() if len(layout.fields) > 1 and len(widths) == 1 else None
+    before = entry[first.name_end : first.equals]
+    after = entry[first.equals + 1 : first.value_start]
+    lines = "".join(
+        f"{newline}{indent}{_padded(name, width) if width else name + before}={after}{value},"
+        for name, value in fields
+    )
+    if last.comma_end is None:
+        return last.value_end, last.value_end, "," + lines
+    return last.comma_end, last.comma_end, lines
+
+
+def _with_missing_doi(result: Result, original: str) -> tuple[str, tuple[str, ...], str] | None:
+    """Insert a `doi` line after the entry's last field, in the entry's own style."""
+    doi = result.matched.doi if result.matched else None
+    layout = parse_layout(original)
+    if not doi or result.reference.doi or layout is None:
+        return None
+    if any(f.name == "doi" for f in layout.fields):
+        return None
+    start, end, text = _insertion(original, layout, [("doi", f"{{{doi}}}")])
+    return original[:start] + text + original[end:], ("doi",), "added-ids"
 
 
 def _field_indent(entry: str) -> str:

@@ -15,7 +15,8 @@ from refaudit.bibtex import (
     work_to_entry,
 )
 from refaudit.fix import apply_fixes, scan_entries
-from refaudit.models import Finding, Person, Reference, Work
+from refaudit.models import AuditReport, Finding, Person, Reference, Result, Verdict, Work
+from refaudit.parsing.bibtex import parse_bibtex
 
 
 def corrected_lecun() -> str:
@@ -135,7 +136,7 @@ def test_unconfirmed_entries_are_left_alone_and_listed() -> None:
 
 def test_add_ids_inserts_a_doi_line_into_verified_entries_only_where_missing() -> None:
     outcome = apply_fixes(BIB_TEXT, sample_report(), add_ids=True)
-    assert "  year      = {2017},\n  doi = {10.5555/3295222.3295349},\n}" in outcome.text
+    assert "  year      = {2017},\n  doi       = {10.5555/3295222.3295349},\n}" in outcome.text
     assert outcome.text.count("doi = {10.1016/S0140-6736(97)11096-0}") == 1
     assert ("vaswani2017attention", "added-ids") in [(c.key, c.action) for c in outcome.changes]
 
@@ -152,3 +153,98 @@ def test_nothing_changes_when_no_entry_is_corrected() -> None:
     report = copy.deepcopy(sample_report())
     report.results = [report.results[0], report.results[2]]
     assert apply_fixes(BIB_TEXT, report).text == BIB_TEXT
+
+
+MACRO_BIB = """@string{nature = "Nature"}
+@string{nips = "Advances in Neural Information Processing Systems"}
+
+% wrong year, venue given as a macro
+@article{watson1953dna,
+  author  = {Watson, J. D. and Crick, F. H. C.},
+  title   = "Molecular Structure of Nucleic Acids",
+  journal = nature,
+  year    = {1956},
+  volume  = {171},
+}
+
+@article{krizhevsky2012imagenet,
+  author    = {Krizhevski, Alex and Sutskever, Ilya and Hinton, Geoffrey E.},
+  title     = {{ImageNet} Classification with Deep Convolutional Neural Networks},
+  journal   = nips # { 25},
+  year      = {2012},
+  doi       = {10.9999/not-registered},
+}
+"""
+
+
+def _mismatch(key: str, work: Work, findings: list[Finding]) -> Result:
+    reference = next(r for r in parse_bibtex(MACRO_BIB, file="refs.bib").references if r.key == key)
+    return Result(reference, Verdict.MISMATCH, findings=findings, matched=work)
+
+
+def test_a_correction_rewrites_only_contradicted_fields_keeping_macros_quotes_and_alignment() -> (
+    None
+):
+    work = Work(
+        source="openalex",
+        type="journal-article",
+        title="Molecular Structure of Nucleic Acids",
+        authors=[Person("Watson", "J. D."), Person("Crick", "F. H. C.")],
+        year=1953,
+        venue="Nature",
+        volume="171",
+        doi="10.1038/171737a0",
+    )
+    finding = Finding("year-mismatch", "error", "Year should be 1953", field="year")
+    outcome = apply_fixes(
+        MACRO_BIB, AuditReport(results=[_mismatch("watson1953dna", work, [finding])])
+    )
+    assert outcome.text == MACRO_BIB.replace(
+        "  year    = {1956},\n  volume  = {171},\n",
+        "  year    = {1953},\n  volume  = {171},\n  doi     = {10.1038/171737a0},\n",
+    )
+    assert [(c.key, c.fields) for c in outcome.changes] == [("watson1953dna", ("doi", "year"))]
+
+
+def test_a_type_correction_renames_the_venue_field_and_a_dropped_field_loses_its_line() -> None:
+    work = Work(
+        source="dblp",
+        type="proceedings-article",
+        title="ImageNet Classification with Deep Convolutional Neural Networks",
+        authors=[
+            Person("Krizhevsky", "Alex"),
+            Person("Sutskever", "Ilya"),
+            Person("Hinton", "Geoffrey E."),
+        ],
+        year=2012,
+        venue="NeurIPS",
+    )
+    findings = [
+        Finding("author-misspelled", "warning", "Krizhevski → Krizhevsky", field="authors"),
+        Finding("doi-not-registered", "error", "no such DOI", field="doi"),
+    ]
+    result = _mismatch("krizhevsky2012imagenet", work, findings)
+    outcome = apply_fixes(MACRO_BIB, AuditReport(results=[result]))
+    start = MACRO_BIB.index("@article{krizhevsky")
+    assert outcome.text[:start] == MACRO_BIB[:start]
+    assert outcome.text[start:] == (
+        "@inproceedings{krizhevsky2012imagenet,\n"
+        "  author    = {Krizhevsky, Alex and Sutskever, Ilya and Hinton, Geoffrey E.},\n"
+        "  title     = {{ImageNet} Classification with Deep Convolutional Neural Networks},\n"
+        "  booktitle = nips # { 25},\n"
+        "  year      = {2012},\n"
+        "}\n"
+    )
+    assert outcome.changes[0].fields == ("author", "booktitle", "doi", "journal", "type")
+
+
+def test_an_entry_it_cannot_read_field_by_field_is_replaced_whole() -> None:
+    work = Work(source="crossref", type="journal-article", title="X", year=2020, venue="J")
+    reference = Reference(
+        key="k", entry_type="article", fields={"title": "X", "year": "2019"}, line=1
+    )
+    finding = Finding("year-mismatch", "error", "Year should be 2020", field="year")
+    text = "@article{k, title = {X}, year = 2019 2019}\n"
+    result = Result(reference, Verdict.MISMATCH, findings=[finding], matched=work)
+    outcome = apply_fixes(text, AuditReport(results=[result]))
+    assert outcome.text == "@article{k,\n  title = {X},\n  year = {2020},\n}\n"
