@@ -17,12 +17,11 @@ import argparse
 import asyncio
 import collections
 import json
-import os
 import tempfile
 import time
 from pathlib import Path
 
-from simulator import SHARED, start_simulator
+from simulator import SHARED, refaudit_settings, start_simulator
 
 PUBLIC = SHARED / "bench" / "public"
 SETS = {
@@ -174,18 +173,7 @@ def main() -> None:
     scores = {}
     try:
         with tempfile.TemporaryDirectory() as cache:
-            os.environ.update(
-                REFAUDIT_SIMULATOR_URL=url,
-                REFAUDIT_CACHE_DIR=cache,
-                REFAUDIT_DATA_DIR=cache,
-                REFAUDIT_MAILTO="bench@refaudit.invalid",
-            )
-            from refaudit.config import load_settings
-
-            settings = load_settings()
-            if args.config == "no-limits":
-                # The simulator enforces nothing here; measure accuracy, not politeness.
-                settings.rate_limits = {name: 500.0 for name in settings.sources}
+            settings = refaudit_settings(url, cache, args.config)
             for name in args.sets:
                 # A cold cache per set, so its request counts are its own.
                 settings.cache_dir = Path(cache) / name

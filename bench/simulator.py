@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -34,3 +35,20 @@ def start_simulator(config: str, log: Path | None = None) -> tuple[subprocess.Po
         process.kill()
         raise SystemExit(f"scholarsim did not start: {line!r}")
     return process, line.rsplit(" ", 1)[-1].strip()
+
+
+def refaudit_settings(url: str, folder: str, config: str) -> object:
+    """refaudit's settings pointed at the simulator, with its cache and data in `folder`."""
+    os.environ.update(
+        REFAUDIT_SIMULATOR_URL=url,
+        REFAUDIT_CACHE_DIR=folder,
+        REFAUDIT_DATA_DIR=folder,
+        REFAUDIT_MAILTO="bench@refaudit.invalid",
+    )
+    from refaudit.config import load_settings
+
+    settings = load_settings()
+    if config == "no-limits":
+        # The simulator enforces nothing here; measure accuracy, not politeness.
+        settings.rate_limits = {name: 500.0 for name in settings.sources}
+    return settings

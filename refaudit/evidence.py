@@ -214,7 +214,12 @@ def _settles(reference: Reference, work: Work) -> bool:
     Different works share titles ("The Legal Status of the Fetus"); a hit whose authors
     disagree is kept as a candidate, but the slower sources are still asked.
     """
-    return is_convincing(reference, work) and _authors_agree(reference, work) is not False
+    if not is_convincing(reference, work) or _authors_agree(reference, work) is False:
+        return False
+    # A short title recurs across one author's works ("Book review"): a hit from another
+    # year is kept as well, but the other sources may still hold the cited one.
+    short = len(match.title_tokens(reference.title or "")) < DISTINCTIVE_TITLE_WORDS
+    return not (short and match.compare_years(reference.year, work.year).kind == "different")
 
 
 def _authors_agree(reference: Reference, work: Work) -> bool | None:

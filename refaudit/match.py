@@ -202,6 +202,11 @@ _GREEK = {
     "ω": "omega",
 }
 _GREEK_NAMES = frozenset(_GREEK.values()) | {"varepsilon", "vartheta", "varphi", "varpi"}
+# Operator names print as words ("$O(\\log n)$" reads "O(log n)" in the published title).
+_MATH_OPERATORS = frozenset(
+    "log ln lg exp sin cos tan sinh cosh tanh max min sup inf lim det dim ker deg gcd arg "
+    "Pr".split()
+)
 _LATEX_LETTERS = {"ss": "ss", "o": "o", "O": "o", "l": "l", "L": "l", "ae": "ae", "AE": "ae"}
 _LATEX_LETTERS |= {"oe": "oe", "OE": "oe", "aa": "a", "AA": "a", "i": "i", "j": "j"}
 
@@ -225,6 +230,8 @@ def _latex_command(match: re.Match[str]) -> str:
         return _LATEX_LETTERS[name]
     if name.lower() in _GREEK_NAMES:
         return f" {name.lower().removeprefix('var')} "
+    if name in _MATH_OPERATORS:
+        return f" {name.lower()} "
     return " "
 
 
@@ -419,6 +426,14 @@ def strip_notice_prefix(title: str) -> str:
     return _NOTICE_PREFIX.sub("", title)
 
 
+# Old journals number their articles in the title: Crossref's "I.—COMPUTING MACHINERY …".
+_SECTION_NUMBER = re.compile(r"^\s*[IVXLC]+\.\s*[\u2014\u2013]+\s*")
+
+
+def _title_words(title: str) -> list[str]:
+    return title_tokens(_SECTION_NUMBER.sub("", strip_notice_prefix(title)))
+
+
 def compare_titles(cited: str, found: str, found_subtitle: str | None = None) -> TitleComparison:
     """Compare a cited title with a found one (and its separate subtitle, if any).
 
@@ -426,8 +441,8 @@ def compare_titles(cited: str, found: str, found_subtitle: str | None = None) ->
     added or removed word is "different". Dropped or added subtitles and clear
     truncations are named as such so the engine can decide how loud to be.
     """
-    cited_words = title_tokens(strip_notice_prefix(cited))
-    found_words = title_tokens(strip_notice_prefix(found))
+    cited_words = _title_words(cited)
+    found_words = _title_words(found)
     if not cited_words or not found_words:
         return TitleComparison("different", 0.0)
     similarity = fuzz.ratio(" ".join(cited_words), " ".join(found_words)) / 100
@@ -847,7 +862,8 @@ _PREPRINT_TYPES = frozenset({"preprint", "posted-content"})
 _VENUE_BOILERPLATE = frozenset(
     "proceedings proc proceeding conference conf international intl int annual journal j "
     "symposium meeting ieee acm siam ieee cvf cvf the of on in and for a an at to "
-    "volume vol part series edition ed eds findings workshops companion".split()
+    "volume vol part series edition ed eds findings workshops companion "
+    "suppl supplement supplementum supplements".split()
 )
 # Containers that say where a work was printed but not which venue it belongs to.
 _SERIES = (
@@ -1001,7 +1017,8 @@ def _venue_core(text: str) -> str:
 
 def _is_series(text: str) -> bool:
     normalised = " ".join(_venue_words(text))
-    return any(normalised.startswith(series) for series in _SERIES)
+    # OpenAlex files book chapters under its publisher collections ("Springer eBooks").
+    return normalised.endswith("ebooks") or any(normalised.startswith(series) for series in _SERIES)
 
 
 def _venue_variants(text: str) -> list[str]:

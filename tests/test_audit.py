@@ -330,3 +330,38 @@ async def test_retraction_is_found_for_a_reference_cited_without_its_doi(setting
     assert result.verdict == Verdict.VERIFIED
     assert [n.kind.value for n in result.integrity] == ["correction", "retraction"]
     assert any(f.code == "retracted" and f.severity == "error" for f in result.findings)
+
+
+async def test_a_short_title_from_another_year_does_not_stop_the_search(settings) -> None:
+    """One reviewer's "Book review" of 1999 is not the one of 1997 that Crossref holds."""
+    cited_review = crossref_work(
+        "10.1016/S0176-1617(97)80304-5",
+        "Book review",
+        authors=[("H.", "Lichtenthaler")],
+        year=1997,
+        venue="Journal of Plant Physiology",
+    )
+    later_review = openalex_work(
+        "W1999000001",
+        "Book review",
+        doi="10.1016/S0176-1617(99)80001-1",
+        authors=["H. Lichtenthaler"],
+        year=1999,
+        venue="Journal of Plant Physiology",
+    )
+    fake = _upstreams()
+    fake.route("openalex", r"/works", lambda _r, _m: openalex_list([later_review]))
+    fake.route(
+        "crossref",
+        r"/works",
+        lambda request, _m: crossref_list(
+            [cited_review] if "query.bibliographic" in request.url.params else []
+        ),
+    )
+    bib = """@article{lichtenthaler1997, author = {Lichtenthaler, H.}, title = {Book review},
+      journal = {Journal of Plant Physiology}, year = {1997}}"""
+
+    (result,) = (await _audit(bib, settings, fake)).results
+
+    assert result.verdict == Verdict.VERIFIED
+    assert result.matched is not None and result.matched.doi == "10.1016/s0176-1617(97)80304-5"

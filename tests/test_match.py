@@ -925,3 +925,38 @@ def test_a_generational_suffix_left_in_the_records_family_name_still_matches(
     result = compare_authors(cited, [Person(record_family, "James")])
     assert result.kind == "ok"
     assert result.missing == () and result.extra == ()
+
+
+def test_math_operators_in_a_latex_title_read_as_words() -> None:
+    result = compare_titles(
+        "An O(loglogm) Prophet Inequality for Subadditive Combinatorial Auctions",
+        r"An $O(\log \log m)$ Prophet Inequality for Subadditive Combinatorial Auctions",
+    )
+    assert result.kind == "minor"
+
+
+@pytest.mark.parametrize(
+    ("cited", "found", "kind"),
+    [
+        (
+            "Proceedings of the 2022 Annual ACM-SIAM Symposium on Discrete Algorithms (SODA)",
+            "Society for Industrial and Applied Mathematics eBooks",
+            "compatible",
+        ),
+        ("Practica Oto-Rhino-Laryngologica", "Practica oto-rhino-laryngologica. Suppl.", "same"),
+        ("Acta Oto-Laryngologica", "Practica oto-rhino-laryngologica. Suppl.", "different"),
+    ],
+    ids=["openalex-publisher-collection", "journal-supplement", "other-journal"],
+)
+def test_publisher_collections_and_supplements_do_not_contradict_the_venue(
+    cited: str, found: str, kind: str
+) -> None:
+    assert compare_venues(cited, found).kind == kind
+
+
+def test_an_article_number_before_the_title_is_not_a_word_of_it() -> None:
+    turing = compare_titles(
+        "Computing Machinery and Intelligence", "I.—COMPUTING MACHINERY AND INTELLIGENCE"
+    )
+    assert turing.kind == "exact"
+    assert compare_titles("I. Introduction", "Introduction").kind == "different"

@@ -92,6 +92,35 @@ def test_chicago_notes_style_without_year_after_the_authors() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("text", "title"),
+    [
+        (
+            r"Endoh, T., Sugimoto, N. (2013). Selection of RNAs for Constructing “Lighting-UP” "
+            r"Biomolecular Switches in Response to Specific Small Molecules. \emph{PloS one}.",
+            "Selection of RNAs for Constructing “Lighting-UP” Biomolecular Switches in Response "
+            "to Specific Small Molecules",
+        ),
+        (
+            "Hoffman A, Gold N. T-Mobile “The Un-Carrier”: Good Strategy Despite Ethical "
+            "Concerns. Rotterdam School of Management, Erasmus University. 2016.",
+            "T-Mobile “The Un-Carrier”: Good Strategy Despite Ethical Concerns",
+        ),
+        (
+            r"B. Cowley and J. W. Pillow, ``High-contrast ``gaudy'' images improve the training "
+            r"of deep neural network models of visual cortex,'' in \emph{NeurIPS}, 2020.",
+            "High-contrast “gaudy” images improve the training of deep neural network models "
+            "of visual cortex",
+        ),
+    ],
+    ids=["apa", "vancouver", "ieee-nested"],
+)
+def test_a_phrase_quoted_inside_a_title_is_not_taken_for_the_title(text: str, title: str) -> None:
+    ref = parse_freetext(text, key="k")
+    assert ref.title == title
+    assert ref.year in (2013, 2016, 2020)
+
+
 def test_ieee_with_particle_and_doi() -> None:
     ref = parse_freetext(
         r"H.~Taher, D.~Schreurs, C.~van Niekerk, and B.~Nauwelaers, ``Detecting variations of "

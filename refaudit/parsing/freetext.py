@@ -191,8 +191,8 @@ def _read_style(text: str) -> _Parts:
     """Try each known style; the first whose shape matches wins."""
     if NEWBLOCK in text:
         return _read_newblocks(text)
-    quoted = _QUOTED.search(text)
-    if quoted and quoted.start() > 0:
+    quoted = _quoted_title(text)
+    if quoted:
         return _read_quoted(text, quoted)
     italic_pair = _ITALIC_PAIR.match(text)
     if italic_pair:
@@ -212,6 +212,35 @@ def _read_style(text: str) -> _Parts:
     if vancouver:
         return _read_vancouver(vancouver)
     return _Parts()
+
+
+@dataclass
+class _Quoted:
+    start: int
+    end: int
+    title: str
+
+
+def _quoted_title(text: str) -> _Quoted | None:
+    """The quoted span that is a title (IEEE, Chicago), not a phrase quoted inside one.
+
+    A quoted title follows the names or the year and their punctuation; a quotation
+    inside an APA or Vancouver title ("Constructing “Lighting-UP” Switches") follows a
+    word. Curly quotes nest, so a quoted title may itself quote a phrase.
+    """
+    for quoted in _QUOTED.finditer(text):
+        before = text[: quoted.start()].rstrip()
+        if not before or before[-1] not in ",.:;)]":
+            continue
+        if text[quoted.start()] != "“":
+            return _Quoted(quoted.start(), quoted.end(), quoted.group("title"))
+        depth = 0
+        for position in range(quoted.start(), len(text)):
+            depth += {"“": 1, "”": -1}.get(text[position], 0)
+            if depth == 0:
+                return _Quoted(quoted.start(), position + 1, text[quoted.start() + 1 : position])
+        return None
+    return None
 
 
 def _read_newblocks(text: str) -> _Parts:
@@ -235,11 +264,11 @@ def _read_newblocks(text: str) -> _Parts:
     return parts
 
 
-def _read_quoted(text: str, quoted: re.Match[str]) -> _Parts:
-    """IEEE and Chicago: the title is the only quoted span."""
-    before = text[: quoted.start()].strip()
-    after = text[quoted.end() :]
-    parts = _Parts(title=quoted.group("title"), tail=after)
+def _read_quoted(text: str, quoted: _Quoted) -> _Parts:
+    """IEEE and Chicago: the title is the quoted span after the names."""
+    before = text[: quoted.start].strip()
+    after = text[quoted.end :]
+    parts = _Parts(title=quoted.title, tail=after)
     chicago = _CHICAGO_HEAD.match(before)
     if chicago:
         parts.style = "chicago"
