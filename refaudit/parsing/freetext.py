@@ -70,7 +70,9 @@ _VANCOUVER_NAME = r"[^\W\d_][\w'’\-]*(?:\s[^\W\d_][\w'’\-]*)?\s(?:(?:[A-Z]\.
 _VANCOUVER = re.compile(
     rf"^(?P<authors>{_VANCOUVER_NAME}(?:,\s*{_VANCOUVER_NAME})*(?:,?\s*et\s+al)?)\.?\s+(?P<rest>\S.+)$"
 )
-_LOOSE_SENTENCE_END = re.compile(r"(?<=\S\S)[.?!]\s+(?=\S)")
+# A lone capital before the period is an initial; any other one-letter word (a symbol,
+# "ϕ") can end a title.
+_LOOSE_SENTENCE_END = re.compile(r"(?<=\S\S|\s[^\sA-Z])[.?!]\s+(?=\S)")
 _SENTENCE_END = re.compile(r"(?<=[^\s.A-Z])[.?!]\s+(?=\S)|(?<=[a-z]{2}[A-Z])\.\s+(?=\S)")
 _APA_VENUE = re.compile(r"^(?P<venue>[^.,]{2,}(?:\.[^.,\d]+)*?),\s*(?:\d|\(|[A-Z]\d)")
 _CHICAGO_VENUE_END = re.compile(r"\s+\d|\s*\(|:|\.\s+https?:|\.\s*$|,")
@@ -230,7 +232,7 @@ def _quoted_title(text: str) -> _Quoted | None:
     """
     for quoted in _QUOTED.finditer(text):
         before = text[: quoted.start()].rstrip()
-        if not before or before[-1] not in ",.:;)]":
+        if not before or before[-1] not in ",.)]":
             continue
         if text[quoted.start()] != "“":
             return _Quoted(quoted.start(), quoted.end(), quoted.group("title"))
