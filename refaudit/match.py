@@ -258,7 +258,8 @@ def normalize_text(text: str) -> str:
     text = _MARKUP_TAG.sub("", text)
     text = _LATEX_SYMBOL_ACCENT.sub(r"\1", text)
     text = _LATEX_LETTER_ACCENT.sub(lambda match: match.group(1) or match.group(2), text)
-    text = text.replace("\\&", "&").replace("\\\\", " ")
+    # "\\/" is LaTeX's italic correction, kept by some records ("Bio\\/technology").
+    text = text.replace("\\&", "&").replace("\\\\", " ").replace("\\/", "")
     text = _LATEX_COMMAND.sub(_latex_command, text)
     text = text.replace("{", "").replace("}", "")
     text = text.translate(_SPECIAL_LETTERS)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from refaudit import match
 from refaudit.evidence import Evidence, is_convincing
@@ -93,7 +93,7 @@ def decide(evidence: Evidence, *, enabled_sources: Sequence[str] = ()) -> Result
 
     result.matched = merge_records(identity.records)
     pool = evidence.id_records + evidence.candidates
-    result.findings.extend(compare_fields(reference, identity, pool))
+    result.findings.extend(compare_fields(_as_written(reference, identity.records), identity, pool))
     result.verdict = (
         Verdict.MISMATCH
         if any(f.code in MISMATCH_CODES for f in result.findings)
@@ -336,6 +336,46 @@ def compare_fields(reference: Reference, identity: Identity, pool: list[Work]) -
     findings.extend(_locator_findings(reference, identity.records))
     findings.extend(_identifier_info(reference, versions))
     return findings
+
+
+def _as_written(reference: Reference, records: list[Work]) -> Reference:
+    """A free-text citation re-read where its title meets its venue, using the record.
+
+    Where a title ends is the parser's guess: in "Kapp RA. Sino-American Economic
+    Exchanges. The Legal Contributions. Pacific Affairs. 1986" it cannot know that the
+    second sentence is still the title. When the record's title is the cited title
+    plus the first words of the cited venue (or the cited title is the record's title
+    plus its venue), the citation says what the record says. Anything else, such as
+    a title with words of its own, is compared as parsed.
+    """
+    if not (reference.free_text and reference.title and reference.venue):
+        return reference
+    cited_title = match.normalize_text(reference.title)
+    cited_venue = match.normalize_text(reference.venue)
+    for work in records:
+        title = match.normalize_text(work.title or "")
+        if not title or title == cited_title:
+            continue
+        if title.startswith(f"{cited_title} ") and f"{cited_title} {cited_venue}".startswith(title):
+            spilled = title[len(cited_title) :].strip()
+            venue = _drop_leading_words(reference.venue, spilled)
+            return replace(reference, title=work.title, venue=venue)
+        rest = cited_title[len(title) :].strip()
+        venues = {match.normalize_text(v) for v in (work.venue, work.venue_short) if v}
+        if cited_title.startswith(f"{title} ") and rest in venues:
+            return replace(
+                reference, title=work.title, venue=_drop_leading_words(reference.title, title)
+            )
+    return reference
+
+
+def _drop_leading_words(text: str, spilled: str) -> str | None:
+    """`text` without the leading words that normalise to `spilled`."""
+    words = text.split()
+    for count in range(1, len(words) + 1):
+        if match.normalize_text(" ".join(words[:count])) == spilled:
+            return " ".join(words[count:]).lstrip(" .,;:") or None
+    return text
 
 
 def linked_versions(group: list[Work], pool: list[Work]) -> list[Work]:

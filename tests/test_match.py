@@ -960,3 +960,7 @@ def test_an_article_number_before_the_title_is_not_a_word_of_it() -> None:
     )
     assert turing.kind == "exact"
     assert compare_titles("I. Introduction", "Introduction").kind == "different"
+
+
+def test_latex_italic_correction_is_not_a_word_break() -> None:
+    assert normalize_text(r"Bio\/technology") == normalize_text("Biotechnology")

@@ -61,9 +61,10 @@ _ITALIC_PAIR = re.compile(
     re.DOTALL,
 )
 _CHICAGO_HEAD = re.compile(rf"^(?P<authors>.+?)\.?\s+(?P<year>{_YEAR})[a-z]?\.\s*$")
+# Volume, number and pages are bare tokens, never a URL's pieces ("https://doi. org/…").
 _LISTING_TAIL = re.compile(
-    rf"\.\s+(?P<venue>[^.]+?)\.\s+(?P<year>{_YEAR})\.\s*(?P<volume>[^.\s]*)\s*\.\s*"
-    r"(?P<number>[^.\s]*)\s*\.\s*(?P<pages>[^.\s]*)\s*\.?\s*$"
+    rf"\.\s+(?P<venue>[^.]+?)\.\s+(?P<year>{_YEAR})\.\s*(?P<volume>[^.\s/:]*)\s*\.\s*"
+    r"(?P<number>[^.\s/:]*)\s*\.\s*(?P<pages>[^.\s/:]*)\s*\.?\s*$"
 )
 # Dotted initials first, so "Muller K. R." keeps its "R." instead of starting the title.
 _VANCOUVER_NAME = r"[^\W\d_][\w'’\-]*(?:\s[^\W\d_][\w'’\-]*)?\s(?:(?:[A-Z]\.\s?){1,3}|[A-Z]{1,3})"
