@@ -115,7 +115,7 @@ def test_publisher_and_retraction_watch_entries_for_one_notice_become_one(
     assert (notice.source, notice.date, notice.record_id) == ("publisher", "2024-08-01", "70752")
 
 
-def test_crossref_retraction_and_snapshot_withdrawal_of_one_notice_become_one_withdrawal(
+def test_crossref_retraction_and_snapshot_withdrawal_of_one_notice_become_one_retraction(
     snapshot: Snapshot,
 ) -> None:
     # Crossref carries Retraction Watch rows with their nature ("Retraction"); the snapshot
@@ -135,8 +135,30 @@ def test_crossref_retraction_and_snapshot_withdrawal_of_one_notice_become_one_wi
         )
     )
     (notice,) = collect_notices([work], snapshot.lookup_doi("10.1002/14651858.CD011411"))
-    assert (notice.kind, notice.date) == (NoticeKind.WITHDRAWAL, "2017-09-07")
+    assert (notice.kind, notice.date) == (NoticeKind.RETRACTION, "2017-09-07")
+    assert "Withdrawn" in (notice.reason or "")
     assert notice.reported_by == "crossref, retractionwatch snapshot"
+
+
+def test_a_withdrawal_that_retraction_watch_calls_a_retraction_stays_a_retraction() -> None:
+    work = crossref.to_work(
+        crossref_work(
+            "10.1002/14651858.CD004142.pub2",
+            updated_by=[
+                crossref_update("withdrawal", "10.1002/14651858.CD004142.pub3", date=(2017, 2, 14)),
+                crossref_update(
+                    "retraction",
+                    "10.1002/14651858.CD004142.pub3",
+                    date=(2017, 2, 14),
+                    source="retraction-watch",
+                    record_id="90001",
+                ),
+            ],
+        )
+    )
+    (notice,) = collect_notices([work], [])
+    assert notice.kind is NoticeKind.RETRACTION
+    assert notice.label == "Withdrawal" and notice.record_id == "90001"
 
 
 def test_a_publisher_notice_merged_with_retraction_watch_credits_the_data() -> None:

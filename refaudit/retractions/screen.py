@@ -163,8 +163,14 @@ def _copy(notice: Notice) -> Notice:
 
 
 def _absorb(kept: Notice, other: Notice) -> None:
-    if kept.kind is NoticeKind.RETRACTION and other.kind in WITHDRAWING_KINDS:
-        kept.kind = other.kind
+    if {kept.kind, other.kind} == {NoticeKind.RETRACTION, NoticeKind.PARTIAL_RETRACTION}:
+        kept.kind = NoticeKind.PARTIAL_RETRACTION
+    elif {kept.kind, other.kind} <= WITHDRAWING_KINDS and kept.kind != other.kind:
+        # A publisher's "withdrawal" that Retraction Watch records as a retraction (or the
+        # reverse) is one notice: it keeps the graver kind and the withdrawal's wording.
+        withdrawal = kept if kept.kind is NoticeKind.WITHDRAWAL else other
+        graver = other if withdrawal is kept else kept
+        kept.kind, kept.label = graver.kind, withdrawal.label or kept.label
     if kept.date and other.date and len(other.date) > len(kept.date):
         kept.date = other.date if _dates_agree(kept.date, other.date) else kept.date
     for name in ("notice_doi", "date", "label", "source", "record_id", "reason", "target_doi"):
