@@ -306,3 +306,34 @@ def test_benchmark_bibitems_titles_and_years_are_extracted() -> None:
     with_year = sum(1 for r in bibliography.references if r.year)
     assert with_title >= 130 and with_year >= 140
     assert bibliography.problems == []
+
+
+@pytest.mark.parametrize(
+    ("text", "families"),
+    [
+        (
+            r"Allard, M., Moisan, H., Brouillette, É., \& Gervais, A. (2006). Transcriptional "
+            r"modulation of some iron-regulated genes. \emph{Microbiology}, \emph{152}, 1--10.",
+            ["Allard", "Moisan", "Brouillette", "Gervais"],
+        ),
+        (
+            r"J. Gu, S. Zhai, M. Á. Bautista, and J. M. Susskind, ``f-DM: A multi-stage "
+            r"diffusion model via progressive signal transformation,'' in \emph{ICLR}, 2023.",
+            ["Gu", "Zhai", "Bautista", "Susskind"],
+        ),
+        (
+            "Kaasa S, Loge JH, Aapro M, Bruera É. Integration of oncology and palliative care. "
+            "Lancet Oncol. 2018;19:e588-653.",
+            ["Kaasa", "Loge", "Aapro", "Bruera"],
+        ),
+        (
+            "Á. Parra, S.-F. Ch&apos;ng, T.-J. Chin, ``Provably robust rotation search,'' in "
+            r"\emph{CVPR}, 2020.",
+            ["Parra", "Ch'ng", "Chin"],
+        ),
+    ],
+    ids=["apa", "ieee", "vancouver", "html-entity"],
+)
+def test_accented_initials_are_initials_not_authors(text: str, families: list[str]) -> None:
+    ref = parse_freetext(text, key="k")
+    assert [person.family for person in ref.authors] == families

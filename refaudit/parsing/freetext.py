@@ -16,6 +16,7 @@ these fields and a wrong title costs more than a missing one.
 
 from __future__ import annotations
 
+import html
 import re
 from dataclasses import dataclass, field
 
@@ -40,12 +41,14 @@ NEWBLOCK = "\ue002"
 _EMPH_COMMAND = re.compile(r"\\(?:emph|textit|textsl|it|em)\s*\{")
 _OLD_EMPH = re.compile(r"\{\\(?:em|it|sl)\s+")
 
+# Capitals an initial can be: "É." in "Bruera, É." is as much an initial as "E.".
+_CAP = "A-ZÀ-ÖØ-Þ\u0100-\u017f\u0391-\u03a9\u0410-\u042f"
 _YEAR = r"(?:1[5-9]\d\d|20\d\d)"
 _QUOTED = re.compile(r"(?:“|``|\"|‘‘)(?P<title>.+?)(?:”|''|\"|’’)")
 _APA = re.compile(
     rf"^(?P<authors>.+?)\s*\((?P<year>{_YEAR})[a-z]?(?:,\s*[^)]*)?\)\.?\s+(?P<rest>.+)$"
 )
-_INITIALS_GROUP = r"[A-Z]\.(?:\s?-?[A-Z]\.)*"
+_INITIALS_GROUP = rf"[{_CAP}]\.(?:\s?-?[{_CAP}]\.)*"
 _NATURE_NAME = rf"[^\W\d_][\w'’\-]*(?:\s[^\W\d_][\w'’\-]*)*,\s{_INITIALS_GROUP}"
 _NATURE = re.compile(
     rf"^(?P<authors>{_NATURE_NAME}(?:(?:,\s*|,?\s*&\s*|,?\s+and\s+){_NATURE_NAME})*"
@@ -67,14 +70,16 @@ _LISTING_TAIL = re.compile(
     r"(?P<number>[^.\s/:]*)\s*\.\s*(?P<pages>[^.\s/:]*)\s*\.?\s*$"
 )
 # Dotted initials first, so "Muller K. R." keeps its "R." instead of starting the title.
-_VANCOUVER_NAME = r"[^\W\d_][\w'’\-]*(?:\s[^\W\d_][\w'’\-]*)?\s(?:(?:[A-Z]\.\s?){1,3}|[A-Z]{1,3})"
+_VANCOUVER_NAME = (
+    rf"[^\W\d_][\w'’\-]*(?:\s[^\W\d_][\w'’\-]*)?\s(?:(?:[{_CAP}]\.\s?){{1,3}}|[{_CAP}]{{1,3}})"
+)
 _VANCOUVER = re.compile(
     rf"^(?P<authors>{_VANCOUVER_NAME}(?:,\s*{_VANCOUVER_NAME})*(?:,?\s*et\s+al)?)\.?\s+(?P<rest>\S.+)$"
 )
 # A lone capital before the period is an initial; any other one-letter word (a symbol,
 # "ϕ") can end a title.
-_LOOSE_SENTENCE_END = re.compile(r"(?<=\S\S|\s[^\sA-Z])[.?!]\s+(?=\S)")
-_SENTENCE_END = re.compile(r"(?<=[^\s.A-Z])[.?!]\s+(?=\S)|(?<=[a-z]{2}[A-Z])\.\s+(?=\S)")
+_LOOSE_SENTENCE_END = re.compile(rf"(?<=\S\S|\s[^\s{_CAP}])[.?!]\s+(?=\S)")
+_SENTENCE_END = re.compile(rf"(?<=[^\s.{_CAP}])[.?!]\s+(?=\S)|(?<=[a-z]{{2}}[A-Z])\.\s+(?=\S)")
 _APA_VENUE = re.compile(r"^(?P<venue>[^.,]{2,}(?:\.[^.,\d]+)*?),\s*(?:\d|\(|[A-Z]\d)")
 _CHICAGO_VENUE_END = re.compile(r"\s+\d|\s*\(|:|\.\s+https?:|\.\s*$|,")
 _VANCOUVER_VENUE_END = re.compile(rf"\.\s+(?={_YEAR}\b)|\.\s*$|;|,\s*(?:[Vv]ol\b|\d)|\.\s+doi")
@@ -83,7 +88,7 @@ _EPRINT_COMMAND = re.compile(r"\\(?:eprint|arxiv)\s*(?=\{)", re.IGNORECASE)
 _GROUP_AUTHOR = re.compile(r"\b(?:collaboration|consortium)\b", re.IGNORECASE)
 _URL = re.compile(r"https?://[^\s<>\"{}]+")
 _ISBN = re.compile(r"ISBN(?:-1[03])?:?\s*([\dXx][\d\s-]{8,16}[\dXx])")
-_INITIALS = re.compile(r"^(?:[A-Z][a-z]?\.?[\s-]?){1,4}$|^[A-Z]{1,3}$")
+_INITIALS = re.compile(rf"^(?:[{_CAP}][a-z]?\.?[\s-]?){{1,4}}$|^[{_CAP}]{{1,3}}$")
 _ET_AL = re.compile(r"(?:,\s*|\s+)et\.?\s*al\.?\s*$", re.IGNORECASE)
 _AND = re.compile(r"\s*(?:,\s*)?(?:\band\b|&)\s*")
 _LOCATOR = (
@@ -152,8 +157,11 @@ def parse_freetext(
 
 
 def _decode(text: str) -> str:
-    """LaTeX → Unicode, keeping \\emph spans as EMPH_OPEN…EMPH_CLOSE."""
-    marked = _mark_emphasis(text)
+    """LaTeX → Unicode, keeping \\emph spans as EMPH_OPEN…EMPH_CLOSE.
+
+    Citations pasted from web pages bring HTML entities ("Ch&apos;ng") along.
+    """
+    marked = _mark_emphasis(html.unescape(text))
     marked = re.sub(r"\\newblock\b\s*", NEWBLOCK, marked.replace("\\\\", " "))
     return latex_to_text(marked).replace("``", "“").replace("''", "”")
 
@@ -465,18 +473,18 @@ def _natural_person(name: str) -> Person:
 
 
 def _has_initials(text: str) -> bool:
-    return bool(re.search(r"\b[A-Z]\.", text))
+    return bool(re.search(rf"\b[{_CAP}]\.", text))
 
 
 def _vancouver_person(name: str) -> Person | None:
     match = re.match(
-        r"^(?P<family>.+?)\s+(?P<initials>[A-Z]{1,3}|(?:[A-Z]\.\s?){1,3})$", name.strip()
+        rf"^(?P<family>.+?)\s+(?P<initials>[{_CAP}]{{1,3}}|(?:[{_CAP}]\.\s?){{1,3}})$", name.strip()
     )
     if not match:
         return Person(family=name.strip()) if name.strip() else None
     initials = match.group("initials").strip()
     # "Hinton G" and "Hinton G." are the same person; keep bare initials.
-    if re.fullmatch(r"[A-Z]\.", initials):
+    if re.fullmatch(rf"[{_CAP}]\.", initials):
         initials = initials[0]
     return Person(family=match.group("family"), given=initials)
 
