@@ -646,11 +646,14 @@ def _venue_findings(reference: Reference, versions: list[Work]) -> tuple[list[Fi
 
 
 def _journal_ref_names(preprints: list[Work], cited: str) -> bool:
-    """arXiv's journal reference (the authors' own note of where it appeared) names the venue."""
-    return any(
-        w.journal_ref and match.compare_venues(cited, w.journal_ref).kind != "different"
-        for w in preprints
-    )
+    """A preprint record names the cited venue after all.
+
+    arXiv's journal reference is the authors' own note of where it appeared; and a
+    record some index types as a preprint may still carry its proceedings' name.
+    """
+    named = [w.journal_ref for w in preprints if w.journal_ref]
+    named += [w.venue for w in preprints if w.venue and not match.is_preprint_venue(w.venue)]
+    return any(match.compare_venues(cited, venue).kind != "different" for venue in named)
 
 
 def _published_version(reference: Reference, records: list[Work]) -> list[Finding]:
