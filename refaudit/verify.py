@@ -56,6 +56,11 @@ MIN_IDENTITY_SCORE = 0.55
 # Below this title similarity, a cited identifier's work is not the work the entry describes.
 RELATED_TITLE_SCORE = 0.6
 
+# Work types cited by publisher or institution rather than by a container's title.
+_PUBLISHED_BY = frozenset(
+    {"book", "monograph", "edited-book", "report", "thesis", "dissertation", "dataset"}
+)
+
 # A record with at most this many authors, all cited, may simply be incomplete.
 SHORT_AUTHOR_RECORD = 2
 
@@ -627,6 +632,12 @@ def _venue_findings(reference: Reference, versions: list[Work]) -> tuple[list[Fi
     comparisons = [
         match.compare_venues(cited, w.venue, found_short=w.venue_short, found_type=w.type)
         for w in published
+    ]
+    # Books, reports and theses are cited by their publisher or institution.
+    comparisons += [
+        match.compare_venues(cited, w.publisher)
+        for w in versions
+        if w.publisher and (w.type or "") in _PUBLISHED_BY
     ]
     if any(c.kind != "different" for c in comparisons):
         return [], published

@@ -40,3 +40,29 @@ def test_a_published_venue_cited_for_a_preprint_typed_record(
     result = decide(Evidence(reference=reference, candidates=[_record(record_venue)]))
     assert result.verdict == verdict
     assert any(f.code == "venue-mismatch" for f in result.findings) is (verdict == Verdict.MISMATCH)
+
+
+@pytest.mark.parametrize(
+    ("cited_venue", "verdict"),
+    [("British Film Institute", Verdict.VERIFIED), ("Journal of Film Studies", Verdict.MISMATCH)],
+    ids=["publisher", "a-journal"],
+)
+def test_a_book_cited_by_its_publisher(cited_venue: str, verdict: Verdict) -> None:
+    book = Work(
+        source="openalex",
+        type="book",
+        title="The Cinema of Small Nations",
+        authors=[Person("Hjort", "Mette")],
+        year=2007,
+        venue="BJPsych International",
+        publisher="British Film Institute",
+    )
+    reference = Reference(
+        key="hjort2007",
+        entry_type="misc",
+        title=book.title,
+        authors=book.authors,
+        year=2007,
+        venue=cited_venue,
+    )
+    assert decide(Evidence(reference=reference, candidates=[book])).verdict == verdict
