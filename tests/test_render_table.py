@@ -70,10 +70,16 @@ def test_baselined_findings_are_marked_and_stop_failing() -> None:
     assert "nothing fails" in text
 
 
-def test_quiet_prints_only_the_summary() -> None:
-    text = table_text(RenderContext(quiet=True))
-    assert "smith2021quantum" not in text
-    assert "6 references:" in text
+def test_quiet_prints_only_what_fails_and_the_summary() -> None:
+    lines = table_text(RenderContext(quiet=True)).splitlines()
+    assert lines[:2] == [
+        "refs.bib:21 smith2021quantum not-found: "
+        "No such work found in crossref, openalex, semanticscholar",
+        "refs.bib:28 wakefield1998 retracted: "
+        "retracted on 2010-02-06 (notice 10.1016/s0140-6736(10)60175-4)",
+    ]
+    assert lines[2].startswith("6 references:")
+    assert not any("lecun2015deep" in line for line in lines), "a warning that passes is hidden"
 
 
 def test_colour_is_dropped_when_the_console_has_no_colour() -> None:

@@ -41,12 +41,14 @@ def group_of(result: Result, result_rows: list[Row]) -> str:
 def render_table(report: AuditReport, context: RenderContext, console: Any) -> None:
     """Print the report on a rich Console (colour follows the console, NO_COLOR included).
 
-    With `context.quiet` only the summary is printed.
+    With `context.quiet` only the findings that fail the run (one line each, so a
+    pre-commit hook still says which entry to fix) and the summary are printed.
     """
     from rich.table import Table
     from rich.text import Text
 
     if context.quiet:
+        _print_failing_lines(report, context, console)
         _print_summary(report, context, console)
         return
     grouped: dict[str, list[tuple[Result, list[Row]]]] = {name: [] for name, _, _ in _GROUPS}
@@ -90,6 +92,24 @@ def render_table(report: AuditReport, context: RenderContext, console: Any) -> N
     if context.details:
         _print_details(report, context, console)
     _print_summary(report, context, console)
+
+
+def _print_failing_lines(report: AuditReport, context: RenderContext, console: Any) -> None:
+    """`refs.bib:205 key code: message`, one line per finding that fails the run."""
+    from rich.text import Text
+
+    for result in report.results:
+        for row in rows(result, context):
+            if row.failing:
+                finding = row.finding
+                console.print(
+                    Text.assemble(
+                        (location(result), "bold"),
+                        f" {result.reference.key} ",
+                        (f"{finding.code}: ", _SEVERITY_STYLE.get(finding.severity, "")),
+                        finding.message,
+                    )
+                )
 
 
 def _add_result(table: Any, result: Result, result_rows: list[Row]) -> None:
