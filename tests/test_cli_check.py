@@ -272,3 +272,67 @@ def test_real_pipeline_offline_with_empty_cache_reports_unverified_never_not_fou
     jsonschema.Draft202012Validator(load_schema()).validate(data)
     assert data["summary"]["not_found"] == 0
     assert {r["verdict"] for r in data["results"]} <= {"unverified", "skipped"}
+
+
+SARIF_SCHEMA = json.loads(
+    (REPO / "tests" / "fixtures" / "sarif-2.1.0-subset.schema.json").read_text()
+)
+
+
+def test_subprocess_writes_every_format_to_its_output_file(tmp_path: Path) -> None:
+    (tmp_path / "refs.bib").write_text(BIB_TEXT)
+    for output_format in ("table", "json", "markdown", "sarif", "junit", "github"):
+        target = f"report.{output_format}"
+        result = _subprocess(
+            ["check", "refs.bib", "-f", output_format, "-o", target], tmp_path, PATCHED_MAIN
+        )
+        assert result.returncode == 1, result.stderr
+        assert result.stdout == "", "the report goes to the file, not stdout"
+        assert f"wrote {output_format} report to {target}" in result.stderr
+    text = {p.suffix[1:]: p.read_text(encoding="utf-8") for p in tmp_path.glob("report.*")}
+    jsonschema.Draft202012Validator(load_schema()).validate(json.loads(text["json"]))
+    sarif = json.loads(text["sarif"])
+    jsonschema.Draft7Validator(SARIF_SCHEMA).validate(sarif)
+    located = {
+        r["ruleId"]: r["locations"][0]["physicalLocation"]["region"]["startLine"]
+        for r in sarif["runs"][0]["results"]
+    }
+    assert located["not-found"] == 21 and located["retracted"] == 28
+    suites = ET.fromstring(text["junit"])
+    assert len(suites.findall(".//testcase")) == 6
+    assert {c.get("name") for c in suites.iter("testcase") if c.find("failure") is not None} == {
+        "smith2021quantum",
+        "wakefield1998",
+    }
+    assert "::error file=refs.bib,line=21," in text["github"]
+    assert "| `smith2021quantum` | not found |" in text["markdown"]
+    assert "Errors (3)" in text["table"] and "\x1b[" not in text["table"]
+
+
+def test_subprocess_outage_is_exit_3_only_with_require_verified(tmp_path: Path) -> None:
+    (tmp_path / "refs.bib").write_text(BIB_TEXT)
+    args = ["check", "refs.bib", "--offline", "--quiet"]
+    assert _subprocess(args, tmp_path).returncode == 0
+    outage = _subprocess([*args, "--require-verified"], tmp_path)
+    assert outage.returncode == 3
+    assert "more than the 10% allowed by --require-verified" in outage.stderr
+
+
+def test_pre_commit_hooks_run_refaudit_on_bib_and_tex_changes(bib: Path) -> None:
+    import re
+
+    import yaml
+
+    hooks = {
+        hook["id"]: hook for hook in yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text())
+    }
+    assert re.search(hooks["refaudit"]["files"], "paper/refs.bib")
+    paper = hooks["refaudit-paper"]
+    assert re.search(paper["files"], "chapters/intro.tex") and re.search(paper["files"], "a.bib")
+    assert paper["pass_filenames"] is False, "chapters without \\bibliography are not inputs"
+    for hook in hooks.values():
+        program, *args = hook["entry"].split()
+        assert program == "refaudit"
+        result = run(*args, str(bib))
+        assert result.exit_code == 1, (hook["id"], result.output)
+        assert result.stdout.splitlines()[0].startswith("refs.bib:21 smith2021quantum not-found")
