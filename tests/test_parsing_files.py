@@ -73,6 +73,16 @@ def test_cli_missing_file_exits_2(tmp_path: Path) -> None:
     assert "nope.tex" in result.output and "not found" in result.output
 
 
+def test_error_messages_show_brackets_in_paths_and_keys_as_written(tmp_path: Path) -> None:
+    folder = tmp_path / "[/draft]"
+    folder.mkdir()
+    (folder / "refs.bib").write_text("@article{smith2020,\n  title = {Unclosed\n")
+    result = CliRunner().invoke(app, ["parse", str(folder / "refs.bib")])
+    assert result.exit_code == 2
+    assert "[/draft]" in result.output and "[smith2020]" in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
 def test_cli_json_lists_references_and_problems() -> None:
     result = CliRunner().invoke(
         app, ["parse", str(FIXTURES / "bib" / "broken.bib"), "--format", "json"]

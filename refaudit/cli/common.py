@@ -43,10 +43,13 @@ def stdout_console() -> Any:
 
 def fail(message: str, *, hint: str | None = None, code: ExitCode = ExitCode.USAGE) -> None:
     """Print a one-line error (and hint) to stderr and exit; never a traceback."""
+    from rich.markup import escape
+
     console = stderr_console()
-    console.print(f"[bold red]error:[/] {message}", highlight=False, markup=True)
+    # Messages carry file names and citation keys ("[smith2020]"): never read them as markup.
+    console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, markup=True)
     if hint:
-        console.print(f"[dim]hint:[/] {hint}", highlight=False)
+        console.print(f"[dim]hint:[/] {escape(hint)}", highlight=False)
     raise typer.Exit(int(code))
 
 
