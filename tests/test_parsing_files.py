@@ -74,8 +74,8 @@ def test_cli_missing_file_exits_2(tmp_path: Path) -> None:
 
 
 def test_error_messages_show_brackets_in_paths_and_keys_as_written(tmp_path: Path) -> None:
-    folder = tmp_path / "[/draft]"
-    folder.mkdir()
+    folder = tmp_path / "[" / "draft]"
+    folder.mkdir(parents=True)
     (folder / "refs.bib").write_text("@article{smith2020,\n  title = {Unclosed\n")
     result = CliRunner().invoke(app, ["parse", str(folder / "refs.bib")])
     assert result.exit_code == 2
