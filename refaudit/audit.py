@@ -141,9 +141,26 @@ async def audit_paths(
     from refaudit.parsing import parse_file
 
     combined = Bibliography()
+    # `check paper.tex refs.bib` reaches refs.bib twice: each entry is audited once.
+    seen_entries: set[tuple[str, int | None, str]] = set()
+    seen_problems: set[tuple[str, int | None, str | None, str]] = set()
     for path in paths:
         parsed = parse_file(Path(path), all_entries=all_entries)
-        combined.references.extend(parsed.references)
-        combined.problems.extend(parsed.problems)
-        combined.files.extend(parsed.files or [str(path)])
+        for reference in parsed.references:
+            entry = (_same_file(reference.file), reference.line, reference.key)
+            if entry not in seen_entries:
+                seen_entries.add(entry)
+                combined.references.append(reference)
+        for problem in parsed.problems:
+            where = (_same_file(problem.file), problem.line, problem.key, problem.message)
+            if where not in seen_problems:
+                seen_problems.add(where)
+                combined.problems.append(problem)
+        for name in parsed.files or [str(path)]:
+            if _same_file(name) not in {_same_file(f) for f in combined.files}:
+                combined.files.append(name)
     return await audit_bibliography(combined, settings, transport=transport, progress=progress)
+
+
+def _same_file(name: str | None) -> str:
+    return str(Path(name).resolve()) if name else ""

@@ -365,3 +365,19 @@ async def test_a_short_title_from_another_year_does_not_stop_the_search(settings
 
     assert result.verdict == Verdict.VERIFIED
     assert result.matched is not None and result.matched.doi == "10.1016/s0176-1617(97)80304-5"
+
+
+async def test_a_bib_given_beside_the_tex_that_uses_it_is_audited_once(settings, tmp_path) -> None:
+    from refaudit.audit import audit_paths
+
+    (tmp_path / "refs.bib").write_text(BIB)
+    (tmp_path / "paper.tex").write_text(
+        "\\documentclass{article}\\begin{document}\\cite{he2016deep}"
+        "\\bibliography{refs}\\end{document}\n"
+    )
+    paths = [tmp_path / "paper.tex", tmp_path / "refs.bib"]
+
+    report = await audit_paths(paths, settings, transport=_upstreams().transport())
+
+    keys = [result.reference.key for result in report.results]
+    assert len(keys) == len(set(keys)) == BIB.count("\n@")
