@@ -44,13 +44,20 @@ RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 MAX_RETRY_AFTER_S = 120.0
 # Pace a little under the published rate: network jitter bunches requests up on arrival.
 PACING = 0.9
-BREAKER_THRESHOLD = 3
+# Consecutive failed requests (any calls') that open a source's circuit: more than one
+# call's retries, so one unlucky call cannot open it, and few enough that a dead source
+# stops costing time while dozens of calls wait for their turn.
+BREAKER_THRESHOLD = 6
 BREAKER_COOLDOWN_S = 60.0
 
 Params = Mapping[str, Any] | Sequence[tuple[str, Any]] | None
 Check = Callable[["Fetched"], None]
 _SECRET_VALUE = re.compile(r"(?<=[?&])(" + "|".join(sorted(SECRET_PARAMS)) + r")=[^&\s\"]*")
 _UNPARSED: Any = object()
+
+
+class _CircuitOpen(SourceUnavailable):
+    """The source failed repeatedly; calls fail at once until the cooldown ends."""
 
 
 class _Malformed(UnexpectedResponse):
@@ -177,6 +184,7 @@ class _Breaker:
     failures: int = 0
     opened_at: float | None = None
     reason: str = ""
+    probing: bool = False
 
 
 class SourceClient:
@@ -312,41 +320,51 @@ class SourceClient:
         check: Check | None,
         pool: _Pool,
     ) -> Fetched:
-        self._check_breaker(url)
-        attempts = self._settings.max_retries + 1
+        probe = self._check_breaker(url)
+        # The half-open probe asks once: a source that is still down reopens the circuit.
+        attempts = 1 if probe else self._settings.max_retries + 1
         last_error: SourceError | None = None
         for attempt in range(attempts):
+            if attempt:
+                # Calls that fail together open the circuit for the ones still retrying.
+                self._check_breaker(url)
             try:
-                fetched = await self._send_once(method, url, pairs, json_body, headers, pool)
+                fetched = await self._send_once(
+                    method, url, pairs, json_body, headers, pool, probe=probe
+                )
                 if fetched.status in RETRY_STATUSES:
                     raise _retryable_status(self.name, fetched)
                 if fetched.status not in accept:
+                    self._breaker = _Breaker()  # it answered: the source is up
                     raise UnexpectedResponse(
                         self.name, f"HTTP {fetched.status}: {_excerpt(fetched.text)}", url=url
                     )
                 problem = fetched.malformed()
                 if problem is not None:
                     raise _Malformed(self.name, f"malformed answer: {problem}", url=fetched.url)
+                self._breaker = _Breaker()
                 if check is not None:
                     check(fetched)
-                self._breaker = _Breaker()
                 return fetched
+            except _CircuitOpen:
+                raise
             except RateLimited as exc:
                 self._stats.rate_limited[self.name] = self._stats.rate_limited.get(self.name, 0) + 1
                 last_error = exc
                 wait = exc.retry_after if exc.retry_after is not None else _backoff(attempt)
                 if wait > MAX_RETRY_AFTER_S:
+                    self._record_failure(exc)
                     break
                 for each in self._pools.values():
                     each.penalise(wait)
             except (SourceUnavailable, _Malformed) as exc:
                 last_error = exc
                 wait = _backoff(attempt)
+                self._record_failure(exc)
             if attempt + 1 < attempts:
                 await self._sleep(wait)
         assert last_error is not None
         self._stats.failures[self.name] = self._stats.failures.get(self.name, 0) + 1
-        self._record_failure(last_error)
         raise last_error
 
     async def _send_once(
@@ -357,11 +375,16 @@ class SourceClient:
         json_body: Any,
         headers: Mapping[str, str] | None,
         pool: _Pool,
+        *,
+        probe: bool = False,
     ) -> Fetched:
         await pool.acquire(self._sleep)
         await pool.enter()
-        self._stats.requests[self.name] = self._stats.requests.get(self.name, 0) + 1
         try:
+            if not probe and self._breaker.opened_at is not None:
+                # The circuit opened while this call waited for its turn.
+                raise self._circuit_open(url)
+            self._stats.requests[self.name] = self._stats.requests.get(self.name, 0) + 1
             response = await self._http.request(
                 method, url, params=pairs or None, json=json_body, headers=headers
             )
@@ -395,21 +418,26 @@ class SourceClient:
     def _pool(self, name: str) -> _Pool:
         return self._pools.get(name) or self._pools["default"]
 
-    def _check_breaker(self, url: str) -> None:
-        opened = self._breaker.opened_at
-        if opened is None:
-            return
-        if self._clock() - opened < BREAKER_COOLDOWN_S:
-            raise SourceUnavailable(
-                self.name, f"circuit open after repeated failures: {self._breaker.reason}", url=url
-            )
-        self._breaker.opened_at = None  # half-open: let this request probe
+    def _check_breaker(self, url: str) -> bool:
+        """Raise while the circuit is open; True when this call is the half-open probe."""
+        breaker = self._breaker
+        if breaker.opened_at is None:
+            return False
+        if breaker.probing or self._clock() - breaker.opened_at < BREAKER_COOLDOWN_S:
+            raise self._circuit_open(url)
+        breaker.probing = True
+        return True
+
+    def _circuit_open(self, url: str) -> _CircuitOpen:
+        reason = f"circuit open after repeated failures: {self._breaker.reason}"
+        return _CircuitOpen(self.name, reason, url=url)
 
     def _record_failure(self, error: SourceError) -> None:
-        self._breaker.failures += 1
-        self._breaker.reason = error.reason
-        if self._breaker.failures >= BREAKER_THRESHOLD:
-            self._breaker.opened_at = self._clock()
+        breaker = self._breaker
+        breaker.failures += 1
+        breaker.reason = error.reason
+        if breaker.probing or breaker.failures >= BREAKER_THRESHOLD:
+            breaker.opened_at, breaker.probing = self._clock(), False
 
 
 _KEPT_HEADERS = frozenset(

@@ -14,7 +14,13 @@ from refaudit.cache import ResponseCache
 from refaudit.config import Settings
 from refaudit.errors import OfflineMiss, RateLimited, SourceUnavailable, UnexpectedResponse
 from refaudit.models import RunStats
-from refaudit.sources.client import BREAKER_COOLDOWN_S, PACING, RateLimit, SourceClient
+from refaudit.sources.client import (
+    BREAKER_COOLDOWN_S,
+    BREAKER_THRESHOLD,
+    PACING,
+    RateLimit,
+    SourceClient,
+)
 
 pytestmark = pytest.mark.anyio
 JSON = {"content-type": "application/json"}
@@ -155,8 +161,8 @@ async def test_unexpected_status_is_an_unexpected_response_not_a_retry() -> None
 async def test_breaker_opens_after_repeated_failures_and_half_opens_after_cooldown() -> None:
     fake, clock = ok_fake(), FakeClock()
     client = make_client(fake, "crossref", clock=clock, settings=Settings(max_retries=0))
-    fake.fail("crossref", "503", times=3)
-    for n in range(3):
+    fake.fail("crossref", "503", times=BREAKER_THRESHOLD)
+    for n in range(BREAKER_THRESHOLD):
         with pytest.raises(SourceUnavailable):
             await client.get("/works", {"n": n})
     sent = fake.count("crossref")
@@ -169,6 +175,46 @@ async def test_breaker_opens_after_repeated_failures_and_half_opens_after_cooldo
     clock.now += BREAKER_COOLDOWN_S + 1
     assert (await client.get("/works", {"n": "probe"})).status == 200
     assert client.health == "ok"
+
+
+async def test_an_open_breaker_stops_requests_already_waiting_or_retrying() -> None:
+    """A dead source costs a few requests, not every queued call's every retry."""
+    fake, clock = ok_fake(), FakeClock()
+    fake.fail("crossref", "drop", times=10_000)
+    client = make_client(
+        fake,
+        "crossref",
+        clock=clock,
+        settings=Settings(max_retries=4),
+        limits={"default": RateLimit(rps=1, burst=1, concurrency=3)},
+    )
+
+    outcomes = await asyncio.gather(
+        *(client.get("/works", {"n": n}) for n in range(30)), return_exceptions=True
+    )
+
+    assert all(isinstance(outcome, SourceUnavailable) for outcome in outcomes)
+    assert fake.count("crossref") <= 3 * BREAKER_THRESHOLD * 5
+    assert sum("circuit open" in str(outcome) for outcome in outcomes) >= 20
+
+
+async def test_half_open_sends_one_probe_while_other_calls_fail_fast() -> None:
+    fake, clock = ok_fake(), FakeClock()
+    fake.fail("crossref", "drop", times=10_000)
+    client = make_client(fake, "crossref", clock=clock, settings=Settings(max_retries=4))
+    for n in range(BREAKER_THRESHOLD):
+        with pytest.raises(SourceUnavailable):
+            await client.get("/works", {"n": n})
+    clock.now += BREAKER_COOLDOWN_S + 1
+    sent = fake.count("crossref")
+
+    outcomes = await asyncio.gather(
+        *(client.get("/works", {"n": f"later{n}"}) for n in range(10)), return_exceptions=True
+    )
+
+    assert fake.count("crossref") == sent + 1
+    assert all(isinstance(outcome, SourceUnavailable) for outcome in outcomes)
+    assert client.health.startswith("circuit open")
 
 
 async def test_requests_are_spaced_by_the_rate_limit() -> None:
