@@ -190,7 +190,8 @@ def write_docs(body: str, config: str, count: int) -> None:
     if SECTION in text:
         start = text.index(SECTION)
         following = text.find("\n## ", start + len(SECTION))
-        text = text[:start] + section + (text[following + 1 :] if following != -1 else "")
+        rest = "\n" + text[following + 1 :] if following != -1 else ""
+        text = text[:start] + section + rest
     else:
         text = text.rstrip("\n") + "\n\n" + section
     DOCS.write_text(text, encoding="utf-8")
