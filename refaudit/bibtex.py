@@ -52,6 +52,17 @@ _ENTRY_TYPES = {
     "posted-content": "misc",
     "dataset": "misc",
 }
+# The work types that say journal or proceedings, unlike OpenAlex's generic "article".
+_SPECIFIC_TYPES = {
+    "journal-article": "article",
+    "article-journal": "article",
+    "proceedings-article": "inproceedings",
+    "paper-conference": "inproceedings",
+}
+# Sources whose type vocabulary tells journal articles from proceedings papers
+# (PubMed indexes journals). Semantic Scholar is not one: it tags many
+# conference papers JournalArticle as well as Conference.
+_TYPE_AUTHORITIES = frozenset({"crossref", "datacite", "dblp", "pubmed"})
 _VENUE_FIELD = {"article": "journal", "inproceedings": "booktitle", "incollection": "booktitle"}
 
 # Finding codes that mean "this field of the entry is wrong"; info-level style
@@ -277,9 +288,18 @@ def _lower_keys(fields: dict[str, str]) -> dict[str, str]:
 
 
 def _corrected_type(cited: str, work: Work) -> str:
-    """Keep the user's type unless it contradicts the record (article vs proceedings)."""
+    """Keep the user's type unless a source that tells journals from proceedings disagrees.
+
+    Only @article ⇄ @inproceedings is ever corrected, and only on a journal or
+    proceedings type from one of `_TYPE_AUTHORITIES`: OpenAlex's generic
+    "article" covers conference papers too, so it is no evidence against
+    @inproceedings. A merged record's type is its primary source's when that
+    source gives one (`merge_records`).
+    """
     cited = cited.lower()
-    found = entry_type_for(work)
+    if work.source not in _TYPE_AUTHORITIES:
+        return cited
+    found = _SPECIFIC_TYPES.get((work.type or "").lower())
     clash = {("article", "inproceedings"), ("inproceedings", "article")}
     if (cited, found) in clash or (cited == "conference" and found == "article"):
         return found or cited

@@ -15,6 +15,7 @@ from refaudit.bibtex import (
     work_to_entry,
 )
 from refaudit.fix import apply_fixes, scan_entries
+from refaudit.merge import merge_records
 from refaudit.models import AuditReport, Finding, Person, Reference, Result, Verdict, Work
 from refaudit.parsing.bibtex import parse_bibtex
 
@@ -236,6 +237,86 @@ def test_a_type_correction_renames_the_venue_field_and_a_dropped_field_loses_its
         "}\n"
     )
     assert outcome.changes[0].fields == ("author", "booktitle", "doi", "journal", "type")
+
+
+NEURIPS_BIB = """@string{neurips = "Advances in Neural Information Processing Systems"}
+
+@inproceedings{krizhevsky2012imagenet,
+  author    = {Krizhevski, Alex and Sutskever, Ilya and Hinton, Geoffrey E.},
+  title     = {{ImageNet} Classification with Deep Convolutional Neural Networks},
+  booktitle = neurips # { 25},
+  year      = {2012},
+}
+"""
+ALEXNET_AUTHORS = [
+    Person("Krizhevsky", "Alex"),
+    Person("Sutskever", "Ilya"),
+    Person("Hinton", "Geoffrey E."),
+]
+
+
+def _alexnet(source: str, work_type: str) -> Work:
+    """The NeurIPS 2012 paper as one source describes it: no DOI, its own type word."""
+    return Work(
+        source=source,
+        type=work_type,
+        title="ImageNet Classification with Deep Convolutional Neural Networks",
+        authors=ALEXNET_AUTHORS,
+        year=2012,
+        venue="Advances in Neural Information Processing Systems 25 (NIPS 2012)",
+    )
+
+
+@pytest.mark.parametrize(
+    "records",
+    [
+        pytest.param([_alexnet("openalex", "article")], id="openalex-article"),
+        pytest.param([_alexnet("semanticscholar", "journal-article")], id="s2-journalarticle"),
+        pytest.param(
+            [_alexnet("openalex", "article"), _alexnet("semanticscholar", "journal-article")],
+            id="openalex+s2",
+        ),
+    ],
+)
+def test_an_aggregators_article_type_never_turns_a_conference_paper_into_an_article(
+    records: list[Work],
+) -> None:
+    reference = parse_bibtex(NEURIPS_BIB, file="refs.bib").references[0]
+    finding = Finding("author-misspelled", "warning", "Krizhevski → Krizhevsky", field="authors")
+    result = Result(reference, Verdict.MISMATCH, findings=[finding], matched=merge_records(records))
+    outcome = apply_fixes(NEURIPS_BIB, AuditReport(results=[result]))
+    assert outcome.text == NEURIPS_BIB.replace("Krizhevski,", "Krizhevsky,")
+    assert outcome.changes[0].fields == ("author",)
+
+
+def test_dblp_proceedings_type_in_a_merged_record_corrects_an_article() -> None:
+    matched = merge_records(
+        [_alexnet("openalex", "article"), _alexnet("dblp", "proceedings-article")]
+    )
+    reference = Reference(
+        key="k", entry_type="article", fields={"title": "X", "journal": "NeurIPS"}
+    )
+    assert corrected_entry(reference, matched, []).startswith("@inproceedings{k,")
+
+
+@pytest.mark.parametrize(
+    ("cited", "source", "work_type", "expected"),
+    [
+        ("inproceedings", "crossref", "journal-article", "article"),
+        ("article", "crossref", "proceedings-article", "inproceedings"),
+        ("inproceedings", "pubmed", "journal-article", "article"),
+        ("misc", "crossref", "journal-article", "misc"),
+        ("incollection", "openalex", "article", "incollection"),
+        ("book", "openalex", "article", "book"),
+        ("inproceedings", "crossref", "book-chapter", "inproceedings"),
+    ],
+)
+def test_only_a_journal_or_proceedings_type_from_a_registry_or_dblp_changes_the_type(
+    cited: str, source: str, work_type: str, expected: str
+) -> None:
+    reference = Reference(key="k", entry_type=cited, fields={"title": "X"})
+    work = Work(source=source, type=work_type, title="X", venue="V")
+    assert corrected_entry(reference, work, []).startswith(f"@{expected}{{k,")
 
 
 def test_an_entry_it_cannot_read_field_by_field_is_replaced_whole() -> None:
