@@ -12,12 +12,21 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from refaudit.config import Settings
-from refaudit.models import AuditReport, Bibliography, Reference, Result, Verdict, Work
+from refaudit.models import (
+    AuditReport,
+    Bibliography,
+    Reference,
+    Result,
+    SnapshotState,
+    Verdict,
+    Work,
+)
 
 if TYPE_CHECKING:
     import httpx
 
     from refaudit.evidence import Evidence
+    from refaudit.retractions.snapshot import Snapshot
 
 Progress = Callable[[int, int], None]
 """Called as progress(done, total) while references are checked."""
@@ -74,11 +83,26 @@ async def _screen(
 
     records = [_records_of(result, item) for result, item in zip(results, evidence, strict=True)]
     snapshot = Snapshot.open(settings)
+    report.retraction_snapshot = _snapshot_state(snapshot)
     try:
         screen_results(results, records, settings, snapshot=snapshot)
     finally:
         if snapshot is not None:
             snapshot.close()
+
+
+def _snapshot_state(snapshot: Snapshot | None) -> SnapshotState:
+    """What the report says about the snapshot: an offline run's only retraction data."""
+    if snapshot is None:
+        return SnapshotState(available=False)
+    info = snapshot.status()
+    return SnapshotState(
+        available=True,
+        downloaded_at=info.downloaded_at,
+        age_days=round(snapshot.age_days, 1),
+        rows=info.rows,
+        newest_notice_date=info.newest_notice_date,
+    )
 
 
 def _records_of(result: Result, item: Evidence) -> list[Work]:

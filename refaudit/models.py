@@ -14,7 +14,7 @@ import enum
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-JSON_SCHEMA_VERSION = "1.0"
+JSON_SCHEMA_VERSION = "1.1"
 
 Severity = Literal["error", "warning", "info"]
 SEVERITY_RANK: dict[str, int] = {"info": 0, "warning": 1, "error": 2}
@@ -253,6 +253,21 @@ class RunStats:
 
 
 @dataclass
+class SnapshotState:
+    """The Retraction Watch snapshot screening used, so a reader can judge how current it was.
+
+    `available` is False when no snapshot was installed: offline, retractions
+    were then only seen in cached source records.
+    """
+
+    available: bool
+    downloaded_at: str | None = None
+    age_days: float | None = None
+    rows: int | None = None
+    newest_notice_date: str | None = None
+
+
+@dataclass
 class AuditReport:
     """Everything one `refaudit check` run found."""
 
@@ -261,6 +276,8 @@ class AuditReport:
     files: list[str] = field(default_factory=list)
     stats: RunStats = field(default_factory=RunStats)
     offline: bool = False
+    #: set by screening; None for a report that was never screened
+    retraction_snapshot: SnapshotState | None = None
 
     def counts(self) -> dict[str, int]:
         counts = {verdict.value: 0 for verdict in Verdict}

@@ -11,8 +11,9 @@ import pytest
 
 from refaudit.audit import audit_references
 from refaudit.config import Settings, load_settings
-from refaudit.models import Result, Verdict
+from refaudit.models import Result, SnapshotState, Verdict
 from refaudit.parsing import parse_bibtex
+from refaudit.render import RenderContext, render
 from tests.fakes import (
     FakeUpstreams,
     crossref_list,
@@ -381,3 +382,23 @@ async def test_a_bib_given_beside_the_tex_that_uses_it_is_audited_once(settings,
 
     keys = [result.reference.key for result in report.results]
     assert len(keys) == len(set(keys)) == BIB.count("\n@")
+
+
+async def test_online_run_without_a_snapshot_still_screens_and_does_not_nag(settings) -> None:
+    report = await _audit(BIB, settings, _upstreams())
+    assert report.retraction_snapshot == SnapshotState(available=False)
+    assert report.counts()["retracted"] == 1
+    assert "retraction screening" not in render(report, "table", RenderContext())
+
+
+async def test_offline_rerun_without_a_snapshot_screens_what_the_cache_holds(settings) -> None:
+    fake = _upstreams()
+    await _audit(BIB, settings, fake)
+    settings.offline = True
+    report = await _audit(BIB, settings, fake)
+    wakefield = next(r for r in report.results if r.reference.key == "wakefield1998")
+    assert any(f.code == "retracted" and f.source == "crossref" for f in wakefield.findings)
+    assert not report.retraction_snapshot.available
+    text = " ".join(render(report, "table", RenderContext()).split())
+    assert "no Retraction Watch snapshot — run `refaudit retractions update`" in text
+    assert "only notices in cached source records were screened" in text

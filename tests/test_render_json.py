@@ -8,7 +8,7 @@ import jsonschema
 from report_samples import sample_report, suppressed_report
 
 from refaudit.baseline import build_baseline
-from refaudit.models import JSON_SCHEMA_VERSION, AuditReport
+from refaudit.models import JSON_SCHEMA_VERSION, AuditReport, SnapshotState
 from refaudit.render import RenderContext, render
 from refaudit.render.json import load_schema
 
@@ -59,3 +59,24 @@ def test_unverified_result_names_the_failed_sources() -> None:
     offline = next(r for r in rendered(sample_report())["results"] if r["key"] == "offline2020")
     assert offline["verdict"] == "unverified"
     assert offline["sources"]["crossref"] == {"state": "failed", "reason": "timeout after 20 s"}
+
+
+def test_snapshot_state_is_serialised_and_a_1_0_report_without_it_still_validates() -> None:
+    validator = jsonschema.Draft202012Validator(load_schema())
+    report = sample_report()
+    assert rendered(report)["retraction_snapshot"] is None
+    report.retraction_snapshot = SnapshotState(
+        available=True,
+        downloaded_at="2026-11-01T06:12:40+00:00",
+        age_days=22.3,
+        rows=61482,
+        newest_notice_date="2026-10-31",
+    )
+    data = rendered(report)
+    validator.validate(data)
+    assert data["retraction_snapshot"]["age_days"] == 22.3
+    data["retraction_snapshot"]["age_days"] = "22 days"
+    assert list(validator.iter_errors(data))
+    old = rendered(sample_report())
+    del old["retraction_snapshot"]
+    validator.validate({**old, "schema_version": "1.0"})

@@ -8,6 +8,7 @@ from report_samples import sample_report, suppressed_report
 from rich.console import Console
 
 from refaudit.baseline import build_baseline
+from refaudit.models import SnapshotState
 from refaudit.render import RenderContext, render
 from refaudit.render.table import render_table
 
@@ -90,3 +91,20 @@ def test_colour_is_dropped_when_the_console_has_no_colour() -> None:
     console = Console(file=coloured, force_terminal=True, color_system="standard", width=120)
     render_table(sample_report(), RenderContext(), console)
     assert "\x1b[31m" in coloured.getvalue()
+
+
+def test_summary_names_the_snapshot_online_and_offline_but_its_absence_only_offline() -> None:
+    report = sample_report()
+    report.retraction_snapshot = SnapshotState(
+        available=True, downloaded_at="2026-11-01T06:12:40+00:00", age_days=1.4, rows=61482
+    )
+    line = "retraction screening: Retraction Watch snapshot of 2026-11-01 (1 day old)"
+    assert line in table_text(RenderContext(), report).splitlines()
+    assert line in table_text(RenderContext(quiet=True), report).splitlines()
+    assert line in render(report, "github", RenderContext()).splitlines()
+    report.retraction_snapshot = SnapshotState(available=False)
+    assert "retraction screening" not in table_text(RenderContext(), report)
+    report.offline = True
+    assert "retraction screening: no Retraction Watch snapshot" in table_text(
+        RenderContext(), report
+    )

@@ -123,6 +123,30 @@ def consulted_sources(report: AuditReport) -> list[str]:
     return sorted(names)
 
 
+def snapshot_line(report: AuditReport) -> str | None:
+    """How current the Retraction Watch data behind the run were (None: nothing worth saying).
+
+    Online runs without a snapshot still screen via Crossref and OpenAlex, so
+    only offline runs, which depend on the snapshot, point out that it is missing.
+    """
+    state = report.retraction_snapshot
+    if state is None:
+        return None
+    if state.available:
+        days = round(state.age_days or 0.0)
+        downloaded = (state.downloaded_at or "")[:10] or "unknown date"
+        return (
+            f"retraction screening: Retraction Watch snapshot of {downloaded} "
+            f"({days} day{'' if days == 1 else 's'} old)"
+        )
+    if not report.offline:
+        return None
+    return (
+        "retraction screening: no Retraction Watch snapshot — run `refaudit retractions update`;"
+        " offline, only notices in cached source records were screened"
+    )
+
+
 def tool_version() -> str:
     from importlib.metadata import PackageNotFoundError, version
 

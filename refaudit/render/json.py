@@ -23,6 +23,7 @@ def report_data(report: AuditReport, context: RenderContext) -> dict[str, Any]:
         "tool": {"name": "refaudit", "version": tool_version()},
         "files": list(report.files),
         "offline": report.offline,
+        "retraction_snapshot": to_dict(report.retraction_snapshot),
         "fail_on": list(context.fail_on),
         "baseline": context.baseline is not None,
         "summary": report_summary(report, context),

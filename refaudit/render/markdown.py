@@ -13,8 +13,10 @@ def _cell(text: str | None) -> str:
 
 
 def render_markdown(report: AuditReport, context: RenderContext) -> str:
-    counts, cost = summary_lines(report, context)
+    counts, cost, *snapshot = summary_lines(report, context)
     lines = ["# refaudit report", "", f"**{counts}**", "", cost, ""]
+    for line in snapshot:
+        lines += [line, ""]
 
     issues, quiet = [], []
     for result in report.results:

@@ -16,6 +16,7 @@ from refaudit.render import (
     location,
     report_summary,
     rows,
+    snapshot_line,
 )
 
 _GROUPS = (
@@ -192,7 +193,7 @@ def _print_details(report: AuditReport, context: RenderContext, console: Any) ->
 
 
 def summary_lines(report: AuditReport, context: RenderContext) -> list[str]:
-    """The two summary lines (counts; cost) that the table and markdown both show."""
+    """The summary lines (counts; cost; the snapshot's age if relevant) every text format shows."""
     summary = report_summary(report, context)
     counts = " · ".join(
         f"{summary[key]} {label}"
@@ -213,15 +214,19 @@ def summary_lines(report: AuditReport, context: RenderContext) -> list[str]:
     )
     if report.offline:
         cost += " · offline"
-    return [f"{summary['total']} references: {counts}", cost]
+    snapshot = snapshot_line(report)
+    return [f"{summary['total']} references: {counts}", cost, *([snapshot] if snapshot else [])]
 
 
 def _print_summary(report: AuditReport, context: RenderContext, console: Any) -> None:
     from rich.text import Text
 
-    first, second = summary_lines(report, context)
+    first, second, *snapshot = summary_lines(report, context)
     console.print(Text(first, style="bold"))
     console.print(Text(second, style="dim"))
+    for line in snapshot:
+        missing = not (report.retraction_snapshot and report.retraction_snapshot.available)
+        console.print(Text(line, style="yellow" if missing else "dim"))
     failing = report_summary(report, context)["failing"]
     policy = ",".join(context.fail_on)
     if failing:
