@@ -5,8 +5,8 @@ commands that need them; this script measures the wall time of a few help
 screens, run through the installed `refaudit` console script next to this
 interpreter as a user runs it, and lists any heavy module that `import
 refaudit.cli` pulls in. Without that script (package not installed into this
-environment) it says so and times `python -m refaudit` instead, which also pays
-for runpy: that figure is not the one the target is about.
+environment) it says so and times `python -m refaudit` instead, which goes
+through runpy: not the command the target is about.
 
     python bench/startup.py [--runs 10]
 """
@@ -36,7 +36,7 @@ def launcher() -> list[str]:
     print(
         f"warning: no `refaudit` console script next to {sys.executable} "
         "(install the package into this environment: pip install -e .); "
-        "timing `python -m refaudit`, which is slower than what users run",
+        "timing `python -m refaudit` instead, which is not what users run",
         file=sys.stderr,
     )
     return [sys.executable, "-m", "refaudit"]
