@@ -108,3 +108,18 @@ def test_summary_names_the_snapshot_online_and_offline_but_its_absence_only_offl
     assert "retraction screening: no Retraction Watch snapshot" in table_text(
         RenderContext(), report
     )
+
+
+def test_unverified_references_are_named_as_no_verdict_with_the_failing_sources() -> None:
+    text = table_text(RenderContext(fail_on=("not_found",)))
+    assert "1 reference(s) unverified — not checked, not cleared" in text
+    assert "crossref: timeout" in text and "--require-verified" in text
+    assert "nothing fails among the references checked" not in text  # not_found still fails
+
+
+def test_a_run_that_checked_nothing_does_not_look_clean() -> None:
+    report = sample_report()
+    report.results = [r for r in report.results if r.reference.key == "offline2020"]
+    text = table_text(RenderContext(), report)
+    assert "nothing fails among the references checked" in text
+    assert "nothing fails (--fail-on" not in text

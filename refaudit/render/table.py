@@ -227,12 +227,41 @@ def _print_summary(report: AuditReport, context: RenderContext, console: Any) ->
     for line in snapshot:
         missing = not (report.retraction_snapshot and report.retraction_snapshot.available)
         console.print(Text(line, style="yellow" if missing else "dim"))
+    unverified = _unverified_line(report)
+    if unverified:
+        console.print(Text(unverified, style="bold yellow"))
     failing = report_summary(report, context)["failing"]
     policy = ",".join(context.fail_on)
     if failing:
         console.print(Text(f"{failing} reference(s) fail (--fail-on {policy})", "bold red"))
+    elif unverified:
+        console.print(Text(f"nothing fails among the references checked (--fail-on {policy})"))
     else:
         console.print(Text(f"nothing fails (--fail-on {policy})", "green"))
+
+
+_CIRCUIT_OPEN = "circuit open after repeated failures: "
+
+
+def _unverified_line(report: AuditReport) -> str | None:
+    """Unverified is no verdict: say so, and why, where a passing run would look clean."""
+    unverified = [r for r in report.results if r.verdict is Verdict.UNVERIFIED]
+    if not unverified:
+        return None
+    by_reason: dict[str, set[str]] = {}
+    for result in unverified:
+        for name, status in result.sources.items():
+            if status.state == "failed":
+                reason = (status.reason or "failed").removeprefix(_CIRCUIT_OPEN)
+                by_reason.setdefault(reason, set()).add(name)
+    why = "; ".join(
+        f"{', '.join(sorted(names))}: {reason}" for reason, names in sorted(by_reason.items())
+    )
+    return (
+        f"{len(unverified)} reference(s) unverified — not checked, not cleared"
+        + (f" ({why})" if why else "")
+        + ". Rerun later; --require-verified makes this fail."
+    )
 
 
 def render_table_text(report: AuditReport, context: RenderContext) -> str:
