@@ -45,6 +45,7 @@ from refaudit.models import (
     Verdict,
     Work,
 )
+from refaudit.render import snapshot_line
 from refaudit.retractions.snapshot import CREDIT, RetractionRecord
 
 if TYPE_CHECKING:
@@ -190,6 +191,10 @@ class BibliographySummary(BaseModel):
     input_problems: list[InputProblemReport]
     files: list[str]
     offline: bool
+    retraction_screening: str | None = Field(
+        None,
+        description="which Retraction Watch snapshot screened the entries and how old it was",
+    )
 
 
 class BibliographyAudit(BaseModel):
@@ -479,6 +484,7 @@ def bibliography_audit(report: AuditReport) -> BibliographyAudit:
             input_problems=[_input_problem(problem) for problem in report.problems],
             files=report.files,
             offline=report.offline,
+            retraction_screening=snapshot_line(report),
         ),
         entries=[reference_verdict(result) for result in report.results],
     )

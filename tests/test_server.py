@@ -355,6 +355,17 @@ async def test_verify_bibliography_gives_per_entry_verdicts_and_a_summary() -> N
     assert summary["counts"]["verified"] == 1 and summary["counts"]["not_found"] == 1
 
 
+async def test_verify_bibliography_says_offline_that_no_retraction_snapshot_screened(
+    tmp_path: Path,
+) -> None:
+    settings = settings_for(offline=True, data_dir=tmp_path, cache_dir=tmp_path)
+    async with connected(settings, upstreams(WIDGETS)) as client:
+        audit = structured(await client.call_tool("verify_bibliography", {"bibtex": BIBTEX}))
+
+    assert audit["summary"]["offline"] is True
+    assert "no Retraction Watch snapshot" in audit["summary"]["retraction_screening"]
+
+
 async def test_verify_bibliography_reports_input_problems() -> None:
     broken = BIBTEX + "\n@article{broken, title = {Unclosed\n"
     async with connected(settings_for(), upstreams(WIDGETS)) as client:
