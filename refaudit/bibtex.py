@@ -161,7 +161,13 @@ def format_people(people: list[Person]) -> str:
 
 
 def entry_type_for(work: Work) -> str | None:
-    return _ENTRY_TYPES.get((work.type or "").lower())
+    """The BibTeX type for a record; OpenAlex's and S2's generic "article" by its venue."""
+    from refaudit.match import is_conference_venue
+
+    kind = (work.type or "").lower()
+    if kind == "article" and is_conference_venue(work.venue):
+        return "inproceedings"
+    return _ENTRY_TYPES.get(kind)
 
 
 def make_key(work: Work, existing: set[str]) -> str:

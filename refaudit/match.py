@@ -928,6 +928,26 @@ def _venue_identities(text: str) -> set[str]:
     return found
 
 
+_JOURNAL_VENUES = frozenset({"TACL", "JMLR", "TPAMI", "TMLR", "PNAS"})
+_CONFERENCE_WORDS = re.compile(
+    r"\b(?:conference|conf|symposium|workshop|workshops)\b|\b\d+(?:st|nd|rd|th) annual\b"
+)
+
+
+def is_conference_venue(text: str | None) -> bool:
+    """Whether a venue names a conference (its words, or a known conference's name).
+
+    "Proceedings" alone does not: Proceedings of the IEEE and of the Royal Society
+    are journals. Used where a source's type says only "article".
+    """
+    if not text:
+        return False
+    identities = _venue_identities(text)
+    if identities & _JOURNAL_VENUES:
+        return False
+    return bool(identities) or bool(_CONFERENCE_WORDS.search(normalize_text(text)))
+
+
 def _distinctive_words(text: str) -> set[str]:
     words = _venue_words(_PARENTHESES.sub(" ", text)) or _venue_words(text)
     return {_canonical_word(word) for word in words if word not in _VENUE_BOILERPLATE}

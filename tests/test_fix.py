@@ -329,3 +329,25 @@ def test_an_entry_it_cannot_read_field_by_field_is_replaced_whole() -> None:
     result = Result(reference, Verdict.MISMATCH, findings=[finding], matched=work)
     outcome = apply_fixes(text, AuditReport(results=[result]))
     assert outcome.text == "@article{k,\n  title = {X},\n  year = {2020},\n}\n"
+
+
+@pytest.mark.parametrize(
+    ("venue", "entry_type"),
+    [
+        ("Advances in Neural Information Processing Systems 25", "@inproceedings{"),
+        ("Communications of the ACM", "@article{"),
+    ],
+    ids=["neurips", "journal"],
+)
+def test_an_entry_for_an_openalex_article_takes_its_type_from_the_venue(
+    venue: str, entry_type: str
+) -> None:
+    work = Work(
+        source="openalex",
+        type="article",
+        title="ImageNet Classification with Deep Convolutional Neural Networks",
+        authors=[Person("Krizhevsky", "Alex")],
+        year=2012,
+        venue=venue,
+    )
+    assert work_to_entry(work).startswith(entry_type)

@@ -12,6 +12,7 @@ from refaudit.match import (
     compare_venues,
     compare_volume,
     compare_years,
+    is_conference_venue,
     is_preprint_venue,
     is_same_work,
     normalize_text,
@@ -964,3 +965,19 @@ def test_an_article_number_before_the_title_is_not_a_word_of_it() -> None:
 
 def test_latex_italic_correction_is_not_a_word_break() -> None:
     assert normalize_text(r"Bio\/technology") == normalize_text("Biotechnology")
+
+
+@pytest.mark.parametrize(
+    ("venue", "conference"),
+    [
+        ("Advances in Neural Information Processing Systems 25", True),
+        ("Proceedings of the 38th International Conference on Machine Learning", True),
+        ("2016 IEEE Conference on Computer Vision and Pattern Recognition (CVPR)", True),
+        ("Proceedings of the IEEE", False),
+        ("Proceedings of the National Academy of Sciences", False),
+        ("Journal of Machine Learning Research", False),
+        (None, False),
+    ],
+)
+def test_is_conference_venue(venue: str | None, conference: bool) -> None:
+    assert is_conference_venue(venue) is conference

@@ -35,16 +35,17 @@ FIELDS = (
     "paperId,externalIds,url,title,authors,year,publicationDate,venue,publicationVenue,"
     "journal,citationCount,publicationTypes,isOpenAccess"
 )
-# S2 publicationTypes → refaudit's work types; the first known type of the list wins.
+# S2 publicationTypes → refaudit's work types, most specific first: S2 lists many
+# conference papers as ["JournalArticle", "Conference"], and they are conference papers.
 TYPES = {
     "Conference": "proceedings-article",
-    "JournalArticle": "journal-article",
     "Review": "review",
-    "Book": "book",
     "BookSection": "book-chapter",
+    "Book": "book",
     "Dataset": "dataset",
     "Editorial": "editorial",
     "LettersAndComments": "letter",
+    "JournalArticle": "journal-article",
 }
 
 
@@ -188,7 +189,7 @@ def to_work(item: Any) -> Work:
         source_id=paper_id,
         url=item.get("url")
         or (f"https://www.semanticscholar.org/paper/{paper_id}" if paper_id else None),
-        type=next((TYPES[t] for t in types if t in TYPES), None),
+        type=next((work_type for s2_type, work_type in TYPES.items() if s2_type in types), None),
         title=strip_markup(raw_title),
         raw_title=raw_title,
         authors=[

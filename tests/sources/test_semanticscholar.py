@@ -162,7 +162,8 @@ def test_to_work_maps_every_field_refaudit_compares() -> None:
     assert work.venue == "Neural Information Processing Systems"
     assert work.venue_short == "NeurIPS"
     assert work.pages == "5998-6008"
-    assert work.type == "journal-article"
+    # S2 types it ["JournalArticle", "Conference"]: a NeurIPS paper is a conference paper.
+    assert work.type == "proceedings-article"
     assert (work.arxiv_id, work.dblp_key) == ("1706.03762", "conf/nips/VaswaniSPUJGKP17")
     assert work.citation_count == 120000
 
