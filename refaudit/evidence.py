@@ -214,12 +214,17 @@ def _settles(reference: Reference, work: Work) -> bool:
     Different works share titles ("The Legal Status of the Fetus"); a hit whose authors
     disagree is kept as a candidate, but the slower sources are still asked.
     """
-    if not is_convincing(reference, work) or _authors_agree(reference, work) is False:
+    authors_agree = _authors_agree(reference, work)
+    if not is_convincing(reference, work) or authors_agree is False:
         return False
-    # A short title recurs across one author's works ("Book review"): a hit from another
-    # year is kept as well, but the other sources may still hold the cited one.
+    # A short title recurs across works ("Book review", "Pandora's Box"): a hit from
+    # another year, or one without authors to confirm it, is kept, but the other
+    # sources may still hold the cited work.
     short = len(match.title_tokens(reference.title or "")) < DISTINCTIVE_TITLE_WORDS
-    return not (short and match.compare_years(reference.year, work.year).kind == "different")
+    if not short:
+        return True
+    other_year = match.compare_years(reference.year, work.year).kind == "different"
+    return not other_year and (authors_agree is True or not reference.authors)
 
 
 def _authors_agree(reference: Reference, work: Work) -> bool | None:

@@ -402,3 +402,40 @@ async def test_offline_rerun_without_a_snapshot_screens_what_the_cache_holds(set
     text = " ".join(render(report, "table", RenderContext()).split())
     assert "no Retraction Watch snapshot — run `refaudit retractions update`" in text
     assert "only notices in cached source records were screened" in text
+
+
+async def test_a_short_title_on_a_record_without_authors_does_not_stop_the_search(
+    settings,
+) -> None:
+    """OpenAlex's author-less "Pandora's box" of 2018 is not Hutchinson's 2018 book."""
+    book = crossref_work(
+        "10.1057/978-1-84457-968-6",
+        "Pandora's Box",
+        authors=[("Pamela", "Hutchinson")],
+        year=2018,
+        type="book",
+    )
+    editorial = openalex_work(
+        "W2018000001",
+        "Pandora's box",
+        doi="10.1192/bji.2018.1",
+        authors=[],
+        year=2018,
+        venue="BJPsych International",
+    )
+    fake = _upstreams()
+    fake.route("openalex", r"/works", lambda _r, _m: openalex_list([editorial]))
+    fake.route(
+        "crossref",
+        r"/works",
+        lambda request, _m: crossref_list(
+            [book] if "query.bibliographic" in request.url.params else []
+        ),
+    )
+    bib = """@book{hutchinson2018, author = {Hutchinson, Pamela}, title = {Pandora's Box},
+      publisher = {British Film Institute}, year = {2018}}"""
+
+    (result,) = (await _audit(bib, settings, fake)).results
+
+    assert result.verdict == Verdict.VERIFIED
+    assert result.matched is not None and result.matched.doi == "10.1057/978-1-84457-968-6"
