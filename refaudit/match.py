@@ -360,6 +360,58 @@ def _is_typo(cited: str, found: str) -> bool:
     return OSA.distance(cited, found) <= allowed
 
 
+# Endings that make another word of the same stem ("differential" → "differentiable").
+_DERIVATIONAL_SUFFIXES = (
+    "",
+    "able",
+    "ible",
+    "al",
+    "ial",
+    "ical",
+    "ic",
+    "ive",
+    "ion",
+    "ation",
+    "ing",
+    "ed",
+    "er",
+    "or",
+    "ly",
+    "ment",
+    "ness",
+    "ity",
+    "ism",
+    "ist",
+    "ize",
+    "ous",
+    "ful",
+    "less",
+    "ent",
+    "ence",
+    "ance",
+    "ant",
+)
+MIN_DERIVATION_STEM = 5
+
+
+def _stems(word: str) -> set[str]:
+    return {
+        word[: len(word) - len(suffix)]
+        for suffix in _DERIVATIONAL_SUFFIXES
+        if word.endswith(suffix) and len(word) - len(suffix) >= MIN_DERIVATION_STEM
+    }
+
+
+def _is_derivation(cited: str, found: str) -> bool:
+    """Another word of the same stem, not a slip of the keyboard.
+
+    "Differentiable" for "Differential" or "Computation" for "Computational" is a
+    changed word even though few letters differ; "Recogntion" is a typo because
+    no ending turns one into the other.
+    """
+    return cited != found and bool(_stems(cited) & _stems(found))
+
+
 def _word_changes(cited: Sequence[str], found: Sequence[str]) -> list[tuple[str, str]]:
     """The (cited, found) word pairs an edit script needs; "" marks an absent word."""
     changes: list[tuple[str, str]] = []
@@ -392,6 +444,8 @@ def _compare_words(cited: list[str], found: list[str]) -> tuple[TitleKind, list[
     if cited_canon == found_canon or "".join(cited_canon) == "".join(found_canon):
         return "word_form", _word_changes(cited, found)
     changes = _word_changes(cited_canon, found_canon)
+    if changes and all(c and f and _is_derivation(c, f) for c, f in changes):
+        return "word_form", _word_changes(cited, found)
     only_typos = (
         len(cited_canon) >= MIN_WORDS_FOR_TYPO
         and len(changes) <= MAX_TYPO_WORDS

@@ -981,3 +981,18 @@ def test_latex_italic_correction_is_not_a_word_break() -> None:
 )
 def test_is_conference_venue(venue: str | None, conference: bool) -> None:
     assert is_conference_venue(venue) is conference
+
+
+@pytest.mark.parametrize(
+    ("cited", "kind"),
+    [
+        ("Learning Differentiable Equations that are Easy to Solve", "word_form"),
+        ("Learning Differential Equation that are Easy to Solve", "word_form"),
+        ("Learning Diferential Equations that are Easy to Solve", "typo"),
+        ("Learning Differentail Equations that are Easy to Solve", "typo"),
+    ],
+    ids=["derived-word", "plural", "letter-dropped", "letters-swapped"],
+)
+def test_another_word_of_the_same_stem_is_a_changed_word_not_a_typo(cited: str, kind: str) -> None:
+    found = "Learning Differential Equations that are Easy to Solve"
+    assert compare_titles(cited, found).kind == kind
