@@ -119,10 +119,7 @@ def search_queries(query: SearchQuery) -> list[str]:
 
 def parse_feed(fetched: Fetched) -> tuple[list[ET.Element], str | None]:
     """The feed's entries, or the id arXiv rejected when the feed is an error report."""
-    try:
-        root = ET.fromstring(fetched.text)
-    except ET.ParseError as exc:
-        raise UnexpectedResponse(NAME, f"invalid Atom XML ({exc})", url=fetched.url) from exc
+    root = fetched.xml()
     if root.tag != f"{{{NS['atom']}}}feed":
         raise UnexpectedResponse(NAME, "answer is not an Atom feed", url=fetched.url)
     entries = root.findall("atom:entry", NS)

@@ -114,6 +114,15 @@ class Fetched:
                 ) from exc
         return self._parsed
 
+    def xml(self) -> ET.Element:
+        """The parsed XML body (parsed once: the client checks it before sources read it)."""
+        if self._parsed is _UNPARSED:
+            try:
+                self._parsed = ET.fromstring(self.text)
+            except ET.ParseError as exc:
+                raise UnexpectedResponse(self.source, f"invalid XML ({exc})", url=self.url) from exc
+        return self._parsed
+
     def malformed(self) -> str | None:
         """Why a body that its content type says is JSON or XML does not parse, if it does not."""
         kind = self.headers.get("content-type", "").lower()
@@ -121,11 +130,9 @@ class Fetched:
             if "json" in kind:
                 self.json()
             elif "xml" in kind:
-                ET.fromstring(self.text)
+                self.xml()
         except UnexpectedResponse as exc:
             return exc.reason
-        except ET.ParseError as exc:
-            return f"invalid XML ({exc})"
         return None
 
 
