@@ -15,6 +15,9 @@ an `unverified` verdict that names the source and this message.
 
 from __future__ import annotations
 
+#: How a failure reads when a source's circuit breaker is open; the reason follows.
+CIRCUIT_OPEN = "circuit open after repeated failures: "
+
 
 class RefauditError(Exception):
     """Base class; `hint` is an optional next step for the user."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 from typing import Any
 
+from refaudit.errors import CIRCUIT_OPEN
 from refaudit.models import SEVERITY_RANK, AuditReport, Result, Verdict
 from refaudit.render import (
     VERDICT_LABELS,
@@ -224,8 +225,8 @@ def _print_summary(report: AuditReport, context: RenderContext, console: Any) ->
     first, second, *snapshot = summary_lines(report, context)
     console.print(Text(first, style="bold"))
     console.print(Text(second, style="dim"))
+    missing = not (report.retraction_snapshot and report.retraction_snapshot.available)
     for line in snapshot:
-        missing = not (report.retraction_snapshot and report.retraction_snapshot.available)
         console.print(Text(line, style="yellow" if missing else "dim"))
     unverified = _unverified_line(report)
     if unverified:
@@ -240,9 +241,6 @@ def _print_summary(report: AuditReport, context: RenderContext, console: Any) ->
         console.print(Text(f"nothing fails (--fail-on {policy})", "green"))
 
 
-_CIRCUIT_OPEN = "circuit open after repeated failures: "
-
-
 def _unverified_line(report: AuditReport) -> str | None:
     """Unverified is no verdict: say so, and why, where a passing run would look clean."""
     unverified = [r for r in report.results if r.verdict is Verdict.UNVERIFIED]
@@ -252,7 +250,7 @@ def _unverified_line(report: AuditReport) -> str | None:
     for result in unverified:
         for name, status in result.sources.items():
             if status.state == "failed":
-                reason = (status.reason or "failed").removeprefix(_CIRCUIT_OPEN)
+                reason = (status.reason or "failed").removeprefix(CIRCUIT_OPEN)
                 by_reason.setdefault(reason, set()).add(name)
     why = "; ".join(
         f"{', '.join(sorted(names))}: {reason}" for reason, names in sorted(by_reason.items())

@@ -29,6 +29,7 @@ from refaudit import __name__ as package_name
 from refaudit.cache import ResponseCache
 from refaudit.config import Settings
 from refaudit.errors import (
+    CIRCUIT_OPEN,
     OfflineMiss,
     RateLimited,
     SourceError,
@@ -436,7 +437,7 @@ class SourceClient:
         return True
 
     def _circuit_open(self, url: str) -> _CircuitOpen:
-        reason = f"circuit open after repeated failures: {self._breaker.reason}"
+        reason = f"{CIRCUIT_OPEN}{self._breaker.reason}"
         return _CircuitOpen(self.name, reason, url=url)
 
     def _record_failure(self, error: SourceError) -> None:
