@@ -6,6 +6,7 @@ about references itself.
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -166,25 +167,27 @@ async def audit_paths(
 
     combined = Bibliography()
     # `check paper.tex refs.bib` reaches refs.bib twice: each entry is audited once.
-    seen_entries: set[tuple[str, int | None, str]] = set()
-    seen_problems: set[tuple[str, int | None, str | None, str]] = set()
+    seen: set[tuple[object, ...]] = set()
+
+    def first_time(*where: object) -> bool:
+        if where in seen:
+            return False
+        seen.add(where)
+        return True
+
     for path in paths:
         parsed = parse_file(Path(path), all_entries=all_entries)
-        for reference in parsed.references:
-            entry = (_same_file(reference.file), reference.line, reference.key)
-            if entry not in seen_entries:
-                seen_entries.add(entry)
-                combined.references.append(reference)
-        for problem in parsed.problems:
-            where = (_same_file(problem.file), problem.line, problem.key, problem.message)
-            if where not in seen_problems:
-                seen_problems.add(where)
-                combined.problems.append(problem)
-        for name in parsed.files or [str(path)]:
-            if _same_file(name) not in {_same_file(f) for f in combined.files}:
-                combined.files.append(name)
+        combined.references += [
+            r for r in parsed.references if first_time(_real(r.file), r.line, r.key)
+        ]
+        combined.problems += [
+            p for p in parsed.problems if first_time(_real(p.file), p.line, p.key, p.message)
+        ]
+        combined.files += [name for name in parsed.files or [str(path)] if first_time(_real(name))]
     return await audit_bibliography(combined, settings, transport=transport, progress=progress)
 
 
-def _same_file(name: str | None) -> str:
+@functools.lru_cache(maxsize=256)
+def _real(name: str | None) -> str:
+    """One spelling per file, so `refs.bib` and `./refs.bib` are the same file."""
     return str(Path(name).resolve()) if name else ""
