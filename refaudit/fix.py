@@ -20,6 +20,7 @@ from refaudit.models import AuditReport, Result, Verdict
 _ENTRY_HEAD = re.compile(r"@[ \t]*([A-Za-z]+)[ \t\r\n]*([{(])")
 _NON_ENTRIES = frozenset({"comment", "string", "preamble"})
 _NAME = re.compile(r"[A-Za-z0-9_:.+\-]+")
+_CLOSERS = {"{": "}", "(": ")", '"': '"'}
 
 
 @dataclass(frozen=True)
@@ -101,20 +102,21 @@ def _in_percent_comment(text: str, index: int) -> bool:
     return text[line_start:index].lstrip().startswith("%")
 
 
-def _closing(text: str, open_index: int) -> int | None:
-    """Index of the delimiter closing the entry opened at `open_index`.
+def _closing(text: str, open_index: int, end: int | None = None) -> int | None:
+    """Index of the delimiter closing the `{`, `(` or `"` at `open_index` (before `end`).
 
-    BibTeX counts every brace, escaped or not, so plain depth counting matches it.
+    BibTeX counts every brace, escaped or not, so plain depth counting matches it;
+    a `}` that closes nothing ends a quoted value without closing it.
     """
-    closer = "}" if text[open_index] == "{" else ")"
+    closer = _CLOSERS[text[open_index]]
     depth = 0
-    for index in range(open_index + 1, len(text)):
+    for index in range(open_index + 1, len(text) if end is None else end):
         char = text[index]
         if char == "{":
             depth += 1
         elif char == "}":
-            if depth == 0 and closer == "}":
-                return index
+            if depth == 0 and closer != ")":
+                return index if closer == "}" else None
             depth -= 1
         elif char == closer and depth == 0:
             return index
@@ -242,10 +244,10 @@ def _value_end(entry: str, position: int, close: int) -> int | None:
     while position < close:
         char = entry[position]
         if char in '{"':
-            end = _delimited_end(entry, position, close)
+            end = _closing(entry, position, close)
             if end is None:
                 return None
-            position = end
+            position = end + 1
         else:
             piece = _NAME.match(entry, position)
             if not piece:
@@ -255,22 +257,6 @@ def _value_end(entry: str, position: int, close: int) -> int | None:
         if following >= close or entry[following] != "#":
             return position
         position = _skip_space(entry, following + 1)
-    return None
-
-
-def _delimited_end(entry: str, start: int, close: int) -> int | None:
-    """Just past the `}` or `"` (at brace depth 0) that closes the value opened at `start`."""
-    depth = 0
-    for index in range(start + 1, close):
-        char = entry[index]
-        if char == "{":
-            depth += 1
-        elif char == "}":
-            if depth == 0:
-                return index + 1 if entry[start] == "{" else None
-            depth -= 1
-        elif char == '"' and entry[start] == '"' and depth == 0:
-            return index + 1
     return None
 
 
