@@ -27,6 +27,7 @@ _SPECIALS = {
 }
 _SPECIAL_PATTERN = re.compile("|".join(re.escape(c) for c in _SPECIALS))
 _WORD = re.compile(r"\S+")
+_PAGE_DASH = re.compile(r"\s*[-\u2013\u2014]+\s*")
 _KEY_WORD_BREAK = re.compile(r"[\s\-\u2010-\u2015/]+")
 _KEY_STOPWORDS = frozenset(
     "a an the on of in for and to with from by at is are towards toward via using".split()
@@ -108,6 +109,11 @@ _FIELD_ALIASES = {
 def escape_latex(text: str) -> str:
     """Escape the ten characters LaTeX treats specially; everything else is kept (UTF-8)."""
     return _SPECIAL_PATTERN.sub(lambda m: _SPECIALS[m.group(0)], text)
+
+
+def page_range(pages: str) -> str:
+    """BibTeX's page range: any dash between the pages becomes `--`."""
+    return _PAGE_DASH.sub("--", pages)
 
 
 def protect_title(title: str) -> str:
@@ -222,7 +228,7 @@ def work_fields(work: Work, entry_type: str) -> dict[str, str]:
         if value:
             fields[name] = escape_latex(value)
     if work.pages:
-        fields["pages"] = escape_latex(re.sub(r"\s*[-\u2013\u2014]+\s*", "--", work.pages))
+        fields["pages"] = escape_latex(page_range(work.pages))
     if work.publisher and entry_type in ("book", "incollection", "techreport", "misc"):
         fields["publisher"] = escape_latex(work.publisher)
     if work.doi:

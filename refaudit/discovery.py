@@ -104,7 +104,6 @@ _VERBATIM_FIELDS = frozenset({"url", "doi", "eprint", "isbn", "issn", "archivepr
 _BARE_SPECIAL = re.compile(r"(?<!\\)[&%#_]")
 #: A value already written as LaTeX (braces, commands, math) is escaped only where bare.
 _LATEX_MARKUP = re.compile(r"[{}\\$]")
-_PAGE_DASH = re.compile(r"\s*[-\u2013\u2014]+\s*")
 
 
 # --- results -------------------------------------------------------------------
@@ -698,7 +697,7 @@ def one_field_per_line(bibtex: str) -> str:
 
 def _latex_safe_field(part: str) -> str:
     """`name = {value}` with the value escaped for LaTeX (bare macros like `month=May` kept)."""
-    from refaudit.bibtex import protect_title
+    from refaudit.bibtex import page_range, protect_title
 
     name, equals, value = part.partition("=")
     delimited = value.strip()
@@ -709,7 +708,7 @@ def _latex_safe_field(part: str) -> str:
     if (opening, closing) not in (("{", "}"), ('"', '"')):
         return part
     if field_name == "pages":
-        inner = _PAGE_DASH.sub("--", inner)
+        inner = page_range(inner)
     if field_name == "title" and not _LATEX_MARKUP.search(inner):
         inner = protect_title(inner)
     else:
