@@ -27,7 +27,7 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
-from refaudit.config import Settings
+from refaudit.config import DEFAULT_BASE_URLS, Settings
 from refaudit.errors import SourceUnavailable, UnexpectedResponse
 from refaudit.identifiers import normalize_doi
 from refaudit.models import Notice, NoticeKind
@@ -598,7 +598,7 @@ class UpdateReport:
     skipped: list[str] = field(default_factory=list)
 
 
-LABS_URL = "https://api.labs.crossref.org/data/retractionwatch"
+LABS_URL = DEFAULT_BASE_URLS[NAME]
 REPOSITORY_URL = "https://gitlab.com/crossref/retraction-watch-data"
 REPOSITORY_FILE = "retraction_watch.csv"
 # `--url labs` / `--url gitlab`: the two places Crossref publishes the CSV.
