@@ -139,6 +139,23 @@ def _upstreams() -> FakeUpstreams:
     return fake
 
 
+def _searchable(
+    crossref: list[dict[str, Any]], openalex: list[dict[str, Any]] | None = None
+) -> FakeUpstreams:
+    """Upstreams whose Crossref bibliographic search (and OpenAlex search, if given) hit these."""
+    fake = _upstreams()
+    if openalex is not None:
+        fake.route("openalex", r"/works", lambda _r, _m: openalex_list(openalex))
+    fake.route(
+        "crossref",
+        r"/works",
+        lambda request, _m: crossref_list(
+            crossref if "query.bibliographic" in request.url.params else []
+        ),
+    )
+    return fake
+
+
 @pytest.fixture
 def settings():
     settings = load_settings(env={"REFAUDIT_CACHE_DIR": "cache", "REFAUDIT_DATA_DIR": "data"})
@@ -260,14 +277,7 @@ async def test_unregistered_doi_is_reported_when_every_registry_answered(setting
 
 async def _audit_resnet_cited_as(title: str, settings: Settings) -> Result:
     """Audit ResNet cited under `title`, with Crossref's search the only way to find it."""
-    fake = _upstreams()
-    fake.route(
-        "crossref",
-        r"/works",
-        lambda request, _m: crossref_list(
-            [RESNET] if "query.bibliographic" in request.url.params else []
-        ),
-    )
+    fake = _searchable([RESNET])
     bib = f"""@inproceedings{{he2016, author={{He, Kaiming and Zhang, Xiangyu and Ren, Shaoqing
       and Sun, Jian}}, title={{{title}}}, booktitle={{CVPR}}, year={{2016}}}}"""
     (result,) = (await _audit(bib, settings, fake)).results
@@ -350,15 +360,7 @@ async def test_a_short_title_from_another_year_does_not_stop_the_search(settings
         year=1999,
         venue="Journal of Plant Physiology",
     )
-    fake = _upstreams()
-    fake.route("openalex", r"/works", lambda _r, _m: openalex_list([later_review]))
-    fake.route(
-        "crossref",
-        r"/works",
-        lambda request, _m: crossref_list(
-            [cited_review] if "query.bibliographic" in request.url.params else []
-        ),
-    )
+    fake = _searchable([cited_review], openalex=[later_review])
     bib = """@article{lichtenthaler1997, author = {Lichtenthaler, H.}, title = {Book review},
       journal = {Journal of Plant Physiology}, year = {1997}}"""
 
@@ -423,15 +425,7 @@ async def test_a_short_title_on_a_record_without_authors_does_not_stop_the_searc
         year=2018,
         venue="BJPsych International",
     )
-    fake = _upstreams()
-    fake.route("openalex", r"/works", lambda _r, _m: openalex_list([editorial]))
-    fake.route(
-        "crossref",
-        r"/works",
-        lambda request, _m: crossref_list(
-            [book] if "query.bibliographic" in request.url.params else []
-        ),
-    )
+    fake = _searchable([book], openalex=[editorial])
     bib = """@book{hutchinson2018, author = {Hutchinson, Pamela}, title = {Pandora's Box},
       publisher = {British Film Institute}, year = {2018}}"""
 
