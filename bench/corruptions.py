@@ -13,17 +13,14 @@ of corruption, how many were flagged and how many named the corrupted field.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import collections
 import copy
 import random
-import tempfile
 from collections.abc import Callable
-from pathlib import Path
 
 from accuracy import FIELD_ALIASES, prediction
-from false_alarms import audit, citable_works, render, sample
-from simulator import WORLD, refaudit_settings, start_simulator
+from false_alarms import citable_works, render, sample
+from simulator import WORLD, audit_text
 
 Corruption = Callable[[dict, dict, random.Random], list[str] | None]
 
@@ -142,15 +139,7 @@ def main() -> None:
         raise SystemExit(f"{WORLD} not found: the benchmark needs ../shared")
 
     entries, labels = corrupted_entries(args.count, random.Random(args.seed))
-    process, url = start_simulator(args.config, None)
-    try:
-        with tempfile.TemporaryDirectory() as folder:
-            bib = Path(folder) / "corrupted.bib"
-            bib.write_text("\n".join(entries))
-            results = asyncio.run(audit(bib, refaudit_settings(url, folder, args.config)))
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
+    results = audit_text("corrupted.bib", "\n".join(entries), args.config)
 
     totals: collections.Counter[str] = collections.Counter()
     flagged: collections.Counter[str] = collections.Counter()

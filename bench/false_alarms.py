@@ -17,17 +17,14 @@ reports how many are flagged, per type, with the evidence for each.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import collections
 import gzip
 import json
 import random
 import re
-import tempfile
-from pathlib import Path
 
 from accuracy import prediction
-from simulator import WORLD, refaudit_settings, start_simulator
+from simulator import WORLD, audit_text
 
 ENTRY_TYPES = {
     "journal-article": "article",
@@ -177,27 +174,17 @@ def render_text(work: dict, key: str, rng: random.Random) -> str:
     return f"\\bibitem{{{key}}} {text}\n"
 
 
-def write_sample(works: list[dict], folder: Path, rng: random.Random, freetext: bool) -> Path:
+def sample_text(works: list[dict], rng: random.Random, freetext: bool) -> tuple[str, str]:
+    """A file name and its text: BibTeX entries, or a document of \\bibitem lines."""
     keys = [f"w{index}" for index in range(len(works))]
     if not freetext:
-        path = folder / "sample.bib"
-        path.write_text("\n".join(render(w, k, rng) for w, k in zip(works, keys, strict=True)))
-        return path
+        return "sample.bib", "\n".join(render(w, k, rng) for w, k in zip(works, keys, strict=True))
     items = "\n".join(render_text(w, k, rng) for w, k in zip(works, keys, strict=True))
-    path = folder / "sample.tex"
-    path.write_text(
+    return "sample.tex", (
         "\\documentclass{article}\n\\begin{document}\n\\nocite{*}\n"
         f"\\begin{{thebibliography}}{{{len(keys)}}}\n{items}\\end{{thebibliography}}\n"
         "\\end{document}\n"
     )
-    return path
-
-
-async def audit(path: Path, settings: object) -> list[object]:
-    from refaudit.audit import audit_paths
-
-    report = await audit_paths([path], settings, all_entries=True)  # type: ignore[arg-type]
-    return report.results
 
 
 def main() -> None:
@@ -217,15 +204,7 @@ def main() -> None:
     rng = random.Random(args.seed)
     works = sample(citable_works(), args.count, rng)
     kinds = {f"w{index}": work["type"] for index, work in enumerate(works)}
-    process, url = start_simulator(args.config, None)
-    try:
-        with tempfile.TemporaryDirectory() as folder:
-            bib = write_sample(works, Path(folder), rng, args.freetext)
-            settings = refaudit_settings(url, folder, args.config)
-            results = asyncio.run(audit(bib, settings))
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
+    results = audit_text(*sample_text(works, rng, args.freetext), args.config)
 
     totals: collections.Counter[str] = collections.Counter()
     flagged: collections.Counter[str] = collections.Counter()

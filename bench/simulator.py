@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
+from typing import Any
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 WORLD = SHARED / "bench" / "world.jsonl.gz"
@@ -52,3 +55,20 @@ def refaudit_settings(url: str, folder: str, config: str) -> object:
         # The simulator enforces nothing here; measure accuracy, not politeness.
         settings.rate_limits = {name: 500.0 for name in settings.sources}
     return settings
+
+
+def audit_text(filename: str, text: str, config: str) -> list[Any]:
+    """Audit one bibliography, given as text, through the real pipeline on a fresh simulator."""
+    from refaudit.audit import audit_paths
+
+    process, url = start_simulator(config, None)
+    try:
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / filename
+            path.write_text(text, encoding="utf-8")
+            settings = refaudit_settings(url, folder, config)
+            report = asyncio.run(audit_paths([path], settings, all_entries=True))  # type: ignore[arg-type]
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+    return report.results
