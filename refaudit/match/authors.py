@@ -1,0 +1,264 @@
+"""Author lists: who was added, dropped, misspelt or re-ordered."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from rapidfuzz import fuzz
+from rapidfuzz.distance import OSA
+
+from refaudit.match.text import normalize_text
+from refaudit.models import Person
+
+# Family names within this many edits are reported as misspelt rather than as
+# another person; the long-name allowance covers transliterations
+# ("Schmidhuber"/"Schmidthuber").
+AUTHOR_EDITS_SHORT_NAME = 1
+AUTHOR_EDITS_LONG_NAME = 2
+LONG_NAME_LENGTH = 7
+MIN_MISSPELL_NAME_LENGTH = 4
+# Organisation authors agree when their word sets are this similar (rapidfuzz
+# token-set ratio): "The ATLAS Collaboration" = "ATLAS Collaboration".
+ORGANISATION_SIMILARITY = 95
+# Found author lists longer than this are often cited by their first authors
+# only, without "et al."; omitting the tail is then a style choice, not an error.
+LONG_AUTHOR_LIST = 10
+
+AuthorKind = Literal["exact", "ok", "truncated_ok", "minor", "different", "unknown"]
+
+
+@dataclass(frozen=True)
+class AuthorComparison:
+    """How a cited author list relates to a found one, with the names that differ."""
+
+    kind: AuthorKind
+    score: float
+    matched: int = 0
+    missing: tuple[str, ...] = ()
+    extra: tuple[str, ...] = ()
+    misspelled: tuple[tuple[str, str], ...] = ()
+    order_changed: bool = False
+    first_author_ok: bool = False
+    placeholder: bool = False
+
+
+_PARTICLES = frozenset(
+    "van von der den de del della degli dei di da dal dos das do du la le les lo ter ten "
+    "te zu zur af av al el bin ibn ben st saint y".split()
+)
+_PLACEHOLDER_FAMILIES = frozenset(
+    {"author", "authors", "anonymous", "anon", "lastname", "surname", "familyname", "nobody"}
+)
+_PLACEHOLDER_GIVEN = frozenset({"firstname", "first", "forename", "givenname"})
+_PLACEHOLDER_FULL = frozenset({("john", "doe"), ("jane", "doe"), ("j", "doe"), ("first", "last")})
+
+# Pairing strength, strongest first, used to choose among same-family candidates.
+_MATCH_FULL = 4
+_MATCH_FAMILY = 3
+_MATCH_LOOSE = 2
+_MATCH_MISSPELT = 1
+
+
+@dataclass(frozen=True)
+class _Name:
+    """A person reduced to what comparisons need."""
+
+    display: str
+    family_keys: frozenset[str]
+    family_words: tuple[str, ...]
+    all_words: frozenset[str]
+    initials: str
+    given: str
+    organisation: bool
+
+
+_INITIAL = re.compile(r"[A-Z]\.(?:-?[A-Z]\.)*")
+_FAMILY_SUFFIX = re.compile(r"(?:,\s*|\s+)(?:Jr|Sr|Jnr|Snr)\.?$|(?:,\s*|\s+)(?:II|III|IV)$")
+
+
+def _split_name(person: Person) -> tuple[str, str, str]:
+    """(particle, family, given), repairing records that put the whole name in one field."""
+    family, given, particle = person.family.strip(), person.given.strip(), person.particle.strip()
+    if not family and given:
+        if "," in given:
+            family, given = (part.strip() for part in given.split(",", 1))
+        else:
+            words = given.split()
+            family, given = words[-1], " ".join(words[:-1])
+    # BibTeX reads "V. d. A. Piai" as von "d." and last "A. Piai": an abbreviated
+    # particle and leading initials belong to the given names.
+    if particle.endswith("."):
+        given, particle = f"{given} {particle}".strip(), ""
+    # Crossref often keeps the generational suffix in the family name ("Powell, Jr.").
+    family = _FAMILY_SUFFIX.sub("", family) or family
+    words = family.split()
+    while len(words) > 1 and _INITIAL.fullmatch(words[0]):
+        given = f"{given} {words.pop(0)}".strip()
+    return particle, " ".join(words), given
+
+
+def _name(person: Person) -> _Name:
+    particle, family, given = _split_name(person)
+    family_words = tuple(normalize_text(f"{particle} {family}").split())
+    given_words = normalize_text(given).split()
+    if person.is_organisation:
+        whole = "".join(family_words)
+        return _Name(person.display(), frozenset({whole}), family_words, frozenset(), "", "", True)
+    keys = {"".join(family_words)}
+    core = list(family_words)
+    while len(core) > 1 and core[0] in _PARTICLES:
+        core.pop(0)
+    keys.add("".join(core))
+    initials = "".join(word[0] for word in given_words)
+    return _Name(
+        display=f"{particle} {family}".strip() or given,
+        family_keys=frozenset(key for key in keys if key),
+        family_words=tuple(core),
+        all_words=frozenset(family_words) | frozenset(given_words),
+        initials=initials,
+        given="".join(given_words),
+        organisation=False,
+    )
+
+
+def _is_placeholder(person: Person) -> bool:
+    _, family, given = _split_name(person)
+    family_norm = normalize_text(family).replace(" ", "")
+    given_norm = normalize_text(given).replace(" ", "")
+    return (
+        family_norm in _PLACEHOLDER_FAMILIES
+        or given_norm in _PLACEHOLDER_GIVEN
+        or (given_norm, family_norm) in _PLACEHOLDER_FULL
+    )
+
+
+def _given_compatible(cited: _Name, found: _Name) -> bool:
+    """Initials agree where both are known ("J.-P." = "Jean-Pierre")."""
+    if not cited.initials or not found.initials:
+        return True
+    return cited.initials[0] == found.initials[0]
+
+
+def _family_edits_allowed(key: str) -> int:
+    if len(key) < MIN_MISSPELL_NAME_LENGTH:
+        return 0
+    return AUTHOR_EDITS_LONG_NAME if len(key) >= LONG_NAME_LENGTH else AUTHOR_EDITS_SHORT_NAME
+
+
+def _pair_strength(cited: _Name, found: _Name) -> int:
+    """How well two names agree: 0 for different people."""
+    if cited.organisation or found.organisation:
+        if cited.family_keys & found.family_keys:
+            return _MATCH_FULL
+        a, b = " ".join(cited.family_words), " ".join(found.family_words)
+        return _MATCH_FAMILY if fuzz.token_set_ratio(a, b) >= ORGANISATION_SIMILARITY else 0
+    if cited.family_keys & found.family_keys:
+        return _MATCH_FULL if _given_compatible(cited, found) else _MATCH_FAMILY
+    # Family and given swapped (common for East Asian names) or split differently
+    # ("Riquelme Ruiz" vs "Ruiz"): each family's words appear in the other's full name.
+    if (
+        cited.family_words
+        and found.family_words
+        and set(cited.family_words) <= found.all_words
+        and set(found.family_words) <= cited.all_words
+    ):
+        return _MATCH_LOOSE
+    for cited_key in cited.family_keys:
+        for found_key in found.family_keys:
+            allowed = _family_edits_allowed(min(cited_key, found_key, key=len))
+            if (
+                allowed
+                and cited_key[0] == found_key[0]
+                and OSA.distance(cited_key, found_key) <= allowed
+                and _given_compatible(cited, found)
+            ):
+                return _MATCH_MISSPELT
+    return 0
+
+
+def _pair_authors(cited: list[_Name], found: list[_Name]) -> dict[int, tuple[int, int]]:
+    """cited index → (found index, strength); strongest and nearest-in-position first."""
+    candidates = []
+    for i, cited_name in enumerate(cited):
+        for j, found_name in enumerate(found):
+            strength = _pair_strength(cited_name, found_name)
+            if strength:
+                candidates.append((-strength, abs(i - j), i, j))
+    candidates.sort()
+    pairs: dict[int, tuple[int, int]] = {}
+    used: set[int] = set()
+    for negative_strength, _, i, j in candidates:
+        if i not in pairs and j not in used:
+            pairs[i] = (j, -negative_strength)
+            used.add(j)
+    return pairs
+
+
+def compare_authors(
+    cited: list[Person], found: list[Person], *, cited_truncated: bool = False
+) -> AuthorComparison:
+    """Compare a cited author list with a found one.
+
+    "different" means people were replaced, added, or (without "et al.")
+    dropped; "minor" covers re-ordering, misspelt names and first-authors-only
+    citations of very long lists; "unknown" when either list is empty.
+    """
+    placeholder = any(_is_placeholder(person) for person in cited)
+    if not cited or not found:
+        kind: AuthorKind = "different" if placeholder else "unknown"
+        return AuthorComparison(kind, 0.0, placeholder=placeholder)
+    cited_names, found_names = [_name(p) for p in cited], [_name(p) for p in found]
+    pairs = _pair_authors(cited_names, found_names)
+    matched_found = {j for j, _ in pairs.values()}
+    extra = tuple(cited_names[i].display for i in range(len(cited)) if i not in pairs)
+    missing = tuple(found_names[j].display for j in range(len(found)) if j not in matched_found)
+    misspelled = tuple(
+        (cited_names[i].display, found_names[j].display)
+        for i, (j, strength) in sorted(pairs.items())
+        if strength == _MATCH_MISSPELT
+    )
+    found_order = [pairs[i][0] for i in sorted(pairs)]
+    order_changed = found_order != sorted(found_order)
+    first_author_ok = 0 in pairs and pairs[0][0] == 0
+    leading_authors = sorted(matched_found) == list(range(len(matched_found)))
+
+    weight = sum(0.8 if strength == _MATCH_MISSPELT else 1.0 for _, strength in pairs.values())
+    denominator = len(cited) if cited_truncated else max(len(cited), len(found))
+    score = weight / denominator * (1.0 if first_author_ok else 0.9)
+
+    if placeholder or extra:
+        kind = "different"
+    elif missing and cited_truncated:
+        kind = "minor" if order_changed or misspelled else "truncated_ok"
+    elif missing:
+        long_list_head = len(found) > LONG_AUTHOR_LIST and leading_authors
+        kind = "minor" if long_list_head else "different"
+    elif order_changed or misspelled:
+        kind = "minor"
+    elif all(
+        cited_names[i].given == found_names[j].given
+        and cited_names[i].family_words == found_names[j].family_words
+        for i, (j, _) in pairs.items()
+    ) and all(strength == _MATCH_FULL for _, strength in pairs.values()):
+        kind = "exact"
+    else:
+        kind = "ok"
+    return AuthorComparison(
+        kind=kind,
+        score=round(min(score, 1.0), 4),
+        matched=len(pairs),
+        missing=missing if not cited_truncated else (),
+        extra=extra,
+        misspelled=misspelled,
+        order_changed=order_changed,
+        first_author_ok=first_author_ok,
+        placeholder=placeholder,
+    )
+
+
+def first_authors_agree(a: Sequence[Person], b: Sequence[Person]) -> bool:
+    """Whether two records' first authors are one person (spelling aside)."""
+    return _pair_strength(_name(a[0]), _name(b[0])) > 0

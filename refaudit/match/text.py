@@ -1,0 +1,236 @@
+"""Text normalisation shared by every field comparison.
+
+Two spellings of one name (HTML from Crossref, LaTeX from BibTeX, British or
+American, singular or plural) reduce to the same words here, so the field
+modules compare meaning rather than markup.
+"""
+
+from __future__ import annotations
+
+import functools
+import html
+import re
+import unicodedata
+from collections.abc import Sequence
+
+from rapidfuzz.distance import OSA
+
+# Words shorter than this must match exactly: in short words one letter changes
+# the word ("form"/"from" is tolerated at 4, "cat"/"car" is not).
+MIN_TYPO_WORD_LENGTH = 4
+# Letters a typo may change (OSA distance: a transposition counts once).
+# One for ordinary words; two for long words, where double slips are common
+# ("Regrsesion") and two edits rarely turn one real word into another.
+TYPO_EDITS_SHORT_WORD = 1
+TYPO_EDITS_LONG_WORD = 2
+LONG_WORD_LENGTH = 8
+
+# The same titles, names and venues are compared against many candidates;
+# caching their normal forms keeps ranking cheap on large bibliographies.
+NORMALIZE_CACHE_SIZE = 65536
+
+_SPECIAL_LETTERS = str.maketrans(
+    {
+        "ß": "ss",
+        "ø": "o",
+        "Ø": "O",
+        "ł": "l",
+        "Ł": "L",
+        "æ": "ae",
+        "Æ": "AE",
+        "œ": "oe",
+        "Œ": "OE",
+        "đ": "d",
+        "Đ": "D",
+        "ð": "d",
+        "Ð": "D",
+        "þ": "th",
+        "Þ": "Th",
+        "ı": "i",
+        "ħ": "h",
+        "ŋ": "ng",
+    }
+)
+_GREEK = {
+    "α": "alpha",
+    "β": "beta",
+    "γ": "gamma",
+    "δ": "delta",
+    "ε": "epsilon",
+    "ϵ": "epsilon",
+    "ζ": "zeta",
+    "η": "eta",
+    "θ": "theta",
+    "ι": "iota",
+    "κ": "kappa",
+    "λ": "lambda",
+    "μ": "mu",
+    "µ": "mu",
+    "ν": "nu",
+    "ξ": "xi",
+    "π": "pi",
+    "ρ": "rho",
+    "σ": "sigma",
+    "ς": "sigma",
+    "τ": "tau",
+    "υ": "upsilon",
+    "φ": "phi",
+    "ϕ": "phi",
+    "χ": "chi",
+    "ψ": "psi",
+    "ω": "omega",
+}
+_GREEK_NAMES = frozenset(_GREEK.values()) | {"varepsilon", "vartheta", "varphi", "varpi"}
+# Operator names print as words ("$O(\\log n)$" reads "O(log n)" in the published title).
+_MATH_OPERATORS = frozenset(
+    "log ln lg exp sin cos tan sinh cosh tanh max min sup inf lim det dim ker deg gcd arg "
+    "Pr".split()
+)
+_LATEX_LETTERS = {"ss": "ss", "o": "o", "O": "o", "l": "l", "L": "l", "ae": "ae", "AE": "ae"}
+_LATEX_LETTERS |= {"oe": "oe", "OE": "oe", "aa": "a", "AA": "a", "i": "i", "j": "j"}
+
+_MATH_ELEMENT = re.compile(r"</?(?:mml:)?math\b[^>]*>", re.IGNORECASE)
+_MARKUP_TAG = re.compile(r"</?[A-Za-z][\w:.-]*(?:\s[^<>]*)?/?>")
+_LATEX_SYMBOL_ACCENT = re.compile(r"\\[`'^\"~=.]\s*\{?\s*([A-Za-z])\s*\}?")
+# Letter-named accents (\c{c}, \v s) must not swallow commands such as \circ or \rm.
+_LATEX_LETTER_ACCENT = re.compile(
+    r"\\[uvHckrdb](?:\s*\{\s*([A-Za-z])\s*\}|\s+([A-Za-z])(?![A-Za-z]))"
+)
+_LATEX_COMMAND = re.compile(r"\\([A-Za-z]+)\s*")
+_DASHES = re.compile(r"[\-\u2010-\u2015\u2212/]+")
+# Sub- and superscript marks join their operands: "K_2^0" is the word "k20".
+_SCRIPT_MARKS = re.compile(r"[_^]")
+_NON_WORD = re.compile(r"[^\w\s]+")
+
+
+def _latex_command(match: re.Match[str]) -> str:
+    name = match.group(1)
+    if name in _LATEX_LETTERS:
+        return _LATEX_LETTERS[name]
+    if name.lower() in _GREEK_NAMES:
+        return f" {name.lower().removeprefix('var')} "
+    if name in _MATH_OPERATORS:
+        return f" {name.lower()} "
+    return " "
+
+
+def _fold_character(char: str) -> str:
+    if char in _GREEK:
+        return f" {_GREEK[char]} "
+    return char
+
+
+@functools.lru_cache(maxsize=NORMALIZE_CACHE_SIZE)
+def normalize_text(text: str) -> str:
+    """Lower-case words without accents, markup, LaTeX or punctuation.
+
+    Two spellings of one title (HTML from Crossref, LaTeX from BibTeX,
+    precomposed or combining accents) normalise to the same string.
+
+    >>> normalize_text("Schr\\\\\\"odinger’s <i>Cat</i> &amp; Co-operation")
+    'schrodingers cat and co operation'
+    """
+    if not text:
+        return ""
+    text = html.unescape(text)
+    text = _MATH_ELEMENT.sub(" ", text)
+    text = _MARKUP_TAG.sub("", text)
+    text = _LATEX_SYMBOL_ACCENT.sub(r"\1", text)
+    text = _LATEX_LETTER_ACCENT.sub(lambda match: match.group(1) or match.group(2), text)
+    # "\\/" is LaTeX's italic correction, kept by some records ("Bio\\/technology").
+    text = text.replace("\\&", "&").replace("\\\\", " ").replace("\\/", "")
+    text = _LATEX_COMMAND.sub(_latex_command, text)
+    text = text.replace("{", "").replace("}", "")
+    text = text.translate(_SPECIAL_LETTERS)
+    text = unicodedata.normalize("NFKD", text).lower()
+    text = "".join(_fold_character(char) for char in text if not unicodedata.combining(char))
+    text = text.replace("&", " and ")
+    text = _DASHES.sub(" ", text)
+    text = _SCRIPT_MARKS.sub("", text)
+    text = text.replace("'", "").replace("\u2019", "")
+    text = _NON_WORD.sub(" ", text)
+    return " ".join(text.split())
+
+
+def title_tokens(text: str) -> list[str]:
+    """The words of a normalised title."""
+    return normalize_text(text).split()
+
+
+# Words whose presence or absence changes a title's wording but not which work it
+# names. Prepositions are deliberately *not* here: "towards" → "for" is a classic
+# near-miss title.
+_ARTICLES = frozenset({"a", "an", "the"})
+_NUMBER_WORDS = {
+    "one": "1",
+    "two": "2",
+    "three": "3",
+    "four": "4",
+    "five": "5",
+    "six": "6",
+    "seven": "7",
+    "eight": "8",
+    "nine": "9",
+    "ten": "10",
+    "first": "1st",
+    "second": "2nd",
+    "third": "3rd",
+    "i": "1",
+    "ii": "2",
+    "iii": "3",
+    "iv": "4",
+}
+# British → American endings, applied to both sides so only spelling variants meet.
+_SPELLING_RULES = (
+    (re.compile(r"is(ation|ations|e|ed|es|ing|er|ers)$"), r"iz\1"),
+    (re.compile(r"ys(e|ed|es|ing|er|ers)$"), r"yz\1"),
+    (re.compile(r"(?<=\w{3})our(s|ed|ing|ite|ites|able|al|ally)?$"), r"or\1"),
+    (re.compile(r"(?<=\w{2})tre(s)?$"), r"ter\1"),
+    (re.compile(r"(?<=[aeiou][lnr])l(ed|ing|er|ers)$"), r"\1"),
+    (re.compile(r"ogue(s)?$"), r"og\1"),
+    (re.compile(r"^(h|an|p)ae"), r"\1e"),
+    (re.compile(r"^(o|f|man|di)oe"), r"\1e"),
+)
+
+
+@functools.lru_cache(maxsize=NORMALIZE_CACHE_SIZE)
+def spelling(word: str) -> str:
+    """One spelling per word: American, digits for small numbers, Greek letters by name."""
+    if word in _NUMBER_WORDS:
+        return _NUMBER_WORDS[word]
+    if word.startswith("var") and word[3:] in _GREEK_NAMES:
+        return word[3:]
+    for pattern, replacement in _SPELLING_RULES:
+        word = pattern.sub(replacement, word)
+    return word
+
+
+@functools.lru_cache(maxsize=NORMALIZE_CACHE_SIZE)
+def canonical_word(word: str) -> str:
+    """The spelling of the singular: "Learnings", "learning's" and "learning" meet."""
+    word = spelling(word)
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
+
+
+def spelled_tokens(tokens: Sequence[str]) -> list[str]:
+    return [spelling(token) for token in tokens]
+
+
+def canonical_tokens(tokens: Sequence[str]) -> list[str]:
+    """Singular words without articles: what stays of a title whatever its word forms."""
+    return [canonical_word(token) for token in tokens if token not in _ARTICLES]
+
+
+def is_typo(cited: str, found: str) -> bool:
+    """A slip of the keyboard: same first letter, few edits, no digits involved."""
+    if min(len(cited), len(found)) < MIN_TYPO_WORD_LENGTH or cited[0] != found[0]:
+        return False
+    if any(char.isdigit() for char in cited + found):
+        return False
+    longest = max(len(cited), len(found))
+    allowed = TYPO_EDITS_LONG_WORD if longest >= LONG_WORD_LENGTH else TYPO_EDITS_SHORT_WORD
+    return OSA.distance(cited, found) <= allowed

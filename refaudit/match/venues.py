@@ -1,0 +1,327 @@
+"""Venues: the same journal or conference under its full name, abbreviation or acronym."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from dataclasses import dataclass
+from importlib import resources
+from typing import Literal
+
+from refaudit.match.text import canonical_word, is_typo, normalize_text
+
+# "Nature" vs "Nature Communications": one or two extra distinctive words name
+# another journal of the same family. Longer additions are usually a
+# descriptive subtitle of the same venue, so they are not called different.
+VENUE_MAX_QUALIFIER_WORDS = 2
+# Venues sharing at least this share of distinctive words, each with words of
+# its own, are too close to call different; at one half, a single differing
+# word decides ("Physical Review B" vs "Physical Review D").
+VENUE_MIN_OVERLAP = 0.6
+
+VenueKind = Literal[
+    "same", "abbreviation", "acronym", "preprint", "compatible", "different", "unknown"
+]
+
+
+@dataclass(frozen=True)
+class VenueComparison:
+    """How two venue names relate; the preprint flags say which side is a preprint server."""
+
+    kind: VenueKind
+    score: float
+    cited_preprint: bool = False
+    found_preprint: bool = False
+
+
+_PREPRINT_WORDS = frozenset(
+    {"arxiv", "corr", "biorxiv", "medrxiv", "chemrxiv", "ssrn", "preprint", "preprints", "eprint"}
+)
+_PREPRINT_TYPES = frozenset({"preprint", "posted-content"})
+# Words that describe the kind of venue rather than which one it is.
+_VENUE_BOILERPLATE = frozenset(
+    "proceedings proc proceeding conference conf international intl int annual journal j "
+    "symposium meeting ieee acm siam ieee cvf cvf the of on in and for a an at to "
+    "volume vol part series edition ed eds findings workshops companion "
+    "suppl supplement supplementum supplements".split()
+)
+# Containers that say where a work was printed but not which venue it belongs to.
+_SERIES = (
+    "lecture notes in computer science",
+    "lecture notes in artificial intelligence",
+    "lecture notes in networks and systems",
+    "lecture notes in electrical engineering",
+    "lncs",
+    "communications in computer and information science",
+    "advances in intelligent systems and computing",
+    "studies in computational intelligence",
+    "methods in molecular biology",
+    "openreview",
+    "openreview net",
+    "pmlr",
+    "proceedings of machine learning research",
+    "springer",
+    "elsevier",
+)
+_VENUE_PREFIXES = frozenset({"in", "proceeding", "proc", "of", "the"})
+_PUNCT_SPLIT = re.compile(r"[\s.]+")
+_PARENTHESES = re.compile(r"\(([^()]*)\)")
+_YEARISH = re.compile(r"^(?:1[89]|20)\d\d$|^\d+(?:st|nd|rd|th)?$|^'\d\d$")
+
+
+def _load_venue_table() -> tuple[dict[str, str], dict[str, str], frozenset[str]]:
+    """(acronym → venue, normalised full name → venue, journals) from venues.json.
+
+    The table names well-known venues whose acronym no algorithm can derive
+    from their name ("NeurIPS", "KDD"); names are matched after the same
+    boilerplate stripping as cited venues.
+    """
+    table = json.loads(resources.files(__package__).joinpath("venues.json").read_text("utf-8"))
+    acronyms: dict[str, str] = {}
+    aliases: dict[str, str] = {}
+    for canonical, entry in table.items():
+        for acronym in entry["acronyms"]:
+            acronyms[acronym] = canonical
+        for full in entry["names"]:
+            aliases[normalize_text(full)] = canonical
+    journals = frozenset(name for name, entry in table.items() if entry["kind"] == "journal")
+    return acronyms, aliases, journals
+
+
+_ACRONYMS, _ALIASES, _JOURNAL_VENUES = _load_venue_table()
+
+
+def _venue_words(text: str) -> list[str]:
+    """Venue words without years, ordinals and edition numbers."""
+    return [word for word in normalize_text(text).split() if not _YEARISH.match(word)]
+
+
+def is_preprint_venue(text: str | None) -> bool:
+    """Whether a venue string names a preprint server (arXiv, CoRR, bioRxiv, SSRN …)."""
+    words = set(normalize_text(text or "").split())
+    return bool(words & _PREPRINT_WORDS)
+
+
+def _venue_identities(text: str) -> set[str]:
+    """Known venues this string names, by acronym or by full name."""
+    words = _venue_words(text)
+    joined = f" {' '.join(words)} "
+    found: set[str] = set()
+    for acronym, canonical in _ACRONYMS.items():
+        if f" {acronym} " in joined:
+            found.add(canonical)
+    # A full name counts when only boilerplate, acronyms and years surround it, so
+    # "... on Machine Learning and Applications" is not taken for ICML.
+    for alias, canonical in _ALIASES.items():
+        position = joined.find(f" {alias} ")
+        if position < 0:
+            continue
+        rest = (joined[:position] + " " + joined[position + len(alias) + 2 :]).split()
+        if all(word in _VENUE_BOILERPLATE or word in _ACRONYMS for word in rest):
+            found.add(canonical)
+    return found
+
+
+_CONFERENCE_WORDS = re.compile(
+    r"\b(?:conference|conf|symposium|workshop|workshops)\b|\b\d+(?:st|nd|rd|th) annual\b"
+)
+
+
+def is_conference_venue(text: str | None) -> bool:
+    """Whether a venue names a conference (its words, or a known conference's name).
+
+    "Proceedings" alone does not: Proceedings of the IEEE and of the Royal Society
+    are journals. Used where a source's type says only "article".
+    """
+    if not text:
+        return False
+    identities = _venue_identities(text)
+    if identities & _JOURNAL_VENUES:
+        return False
+    return bool(identities) or bool(_CONFERENCE_WORDS.search(normalize_text(text)))
+
+
+def _distinctive_words(text: str) -> set[str]:
+    words = _venue_words(_PARENTHESES.sub(" ", text)) or _venue_words(text)
+    return {canonical_word(word) for word in words if word not in _VENUE_BOILERPLATE}
+
+
+def _abbreviation_tokens(text: str) -> list[str]:
+    """Words of a possibly abbreviated name; "U.S.A." becomes one word."""
+    tokens: list[str] = []
+    run = ""
+    for piece in _PUNCT_SPLIT.split(html.unescape(text).replace("&", " and ")):
+        for word in normalize_text(piece).split():
+            if len(word) == 1:
+                run += word
+                continue
+            if run:
+                tokens.append(run)
+                run = ""
+            tokens.append(word)
+    if run:
+        tokens.append(run)
+    stop = {"of", "the", "and", "for", "in", "on", "de", "la", "et", "fur", "und", "a", "an"}
+    return [token for token in tokens if token not in stop and not _YEARISH.match(token)]
+
+
+_INITIALISM = re.compile(r"^[A-Za-z&]{2,10}$")
+_INITIALISM_STOP = frozenset({"of", "the", "and", "for", "in", "on", "a", "an", "at", "to"})
+
+
+def _is_initialism(short: str, full: str) -> bool:
+    """Whether `short` spells the initials of `full` (JOSS, NEJM, CACM, JAMA).
+
+    Capitalised acronyms inside the full name give all their letters, so
+    "Communications of the ACM" spells CACM; stop words and a leading publisher
+    acronym may be skipped or kept.
+    """
+    compact = short.strip().replace(".", "")
+    if not _INITIALISM.match(compact) or not compact.isupper():
+        return False
+    letters = compact.replace("&", "").lower()
+    words = [w for w in re.split(r"[\s\-/,:]+", html.unescape(full)) if w]
+    if len(words) < 2:
+        return False
+
+    def initials(named: list[str], keep_stop: bool) -> str:
+        spelled = []
+        for word in named:
+            bare = normalize_text(word)
+            if not bare or _YEARISH.match(bare) or (not keep_stop and bare in _INITIALISM_STOP):
+                continue
+            spelled.append(bare if word.isupper() and len(word) <= 5 else bare[0])
+        return "".join(spelled)
+
+    # A leading publisher acronym is often dropped ("ACM Transactions on Graphics" is TOG),
+    # and so are words naming the kind of venue (OSDI: "USENIX Symposium on Operating …").
+    forms = [words, words[1:]] if words[0].isupper() else [words]
+    forms += [[w for w in named if normalize_text(w) not in _VENUE_BOILERPLATE] for named in forms]
+    return any(letters == initials(named, keep) for named in forms for keep in (False, True))
+
+
+def _is_subsequence(short: str, long: str) -> bool:
+    letters = iter(long)
+    return all(char in letters for char in short)
+
+
+def _abbreviates(short: str, full: str) -> bool:
+    """ISO-4 style: every short word is a contraction of the full word at its place."""
+    short_words, full_words = _abbreviation_tokens(short), _abbreviation_tokens(full)
+    if not short_words or short_words == full_words:
+        return False
+    # Trailing place names ("U.S.A.", "(Oxford, England)") are often added to one form.
+    while len(short_words) > len(full_words) and short_words[-1] in {"usa", "uk", "us"}:
+        short_words.pop()
+    if len(short_words) != len(full_words):
+        return False
+    return all(
+        s == f or (s[0] == f[0] and len(s) < len(f) and _is_subsequence(s, f))
+        for s, f in zip(short_words, full_words, strict=True)
+    )
+
+
+def _venue_core(text: str) -> str:
+    """The name without years and without a leading "Proceedings of the" / "In" / "The"."""
+    words = [canonical_word(word) for word in _venue_words(text)]
+    while len(words) > 1 and words[0] in _VENUE_PREFIXES:
+        words.pop(0)
+    return " ".join(words)
+
+
+def _is_series(text: str) -> bool:
+    normalised = " ".join(_venue_words(text))
+    # OpenAlex files book chapters under its publisher collections ("Springer eBooks").
+    return normalised.endswith("ebooks") or any(normalised.startswith(series) for series in _SERIES)
+
+
+def _venue_variants(text: str) -> list[str]:
+    """The name, its part before a colon, and the text inside/outside parentheses."""
+    variants = [text]
+    if ":" in text:
+        variants.append(text.split(":", 1)[0])
+    without_parentheses = _PARENTHESES.sub(" ", text).strip()
+    if without_parentheses and without_parentheses != text:
+        variants.append(without_parentheses)
+    return variants
+
+
+def compare_venues(
+    cited: str | None,
+    found: str | None,
+    *,
+    found_short: str | None = None,
+    found_type: str | None = None,
+) -> VenueComparison:
+    """Compare venue names; "different" only when they clearly name other venues.
+
+    When unsure the answer is "compatible", which the engine treats as no finding.
+    """
+    if not cited or not normalize_text(cited):
+        return VenueComparison("unknown", 0.5)
+    cited_preprint = is_preprint_venue(cited)
+    found_names = [name for name in (found, found_short) if name and normalize_text(name)]
+    found_preprint = (found_type or "").lower() in _PREPRINT_TYPES or any(
+        is_preprint_venue(name) for name in found_names
+    )
+    # "preprint" always means the *cited* venue is a preprint server: citing the
+    # arXiv version of a published work is a choice, not a wrong venue. A cited
+    # journal for a preprint-only record is left to the engine ("compatible",
+    # found_preprint set), which knows whether a published version exists.
+    if cited_preprint:
+        return VenueComparison("preprint", 0.8, cited_preprint, found_preprint)
+    if not found_names:
+        kind: VenueKind = "compatible" if found_preprint else "unknown"
+        return VenueComparison(kind, 0.5, cited_preprint, found_preprint)
+
+    def verdict(kind: VenueKind, score: float) -> VenueComparison:
+        return VenueComparison(kind, score, cited_preprint, found_preprint)
+
+    if found_preprint:
+        return verdict("compatible", 0.5)
+
+    cited_variants = _venue_variants(cited)
+    found_variants = [variant for name in found_names for variant in _venue_variants(name)]
+    cited_cores = {_venue_core(variant) for variant in cited_variants}
+    if any(_venue_core(variant) in cited_cores for variant in found_variants):
+        return verdict("same", 1.0)
+
+    cited_ids = _venue_identities(cited)
+    found_ids = set().union(*(_venue_identities(name) for name in found_names))
+    if cited_ids and found_ids:
+        return verdict("acronym", 0.95) if cited_ids & found_ids else verdict("different", 0.0)
+
+    cited_words = _distinctive_words(cited)
+    if cited_words and any(_distinctive_words(f) == cited_words for f in found_variants):
+        return verdict("same", 1.0)
+    for c in cited_variants:
+        for f in found_variants:
+            if _abbreviates(c, f) or _abbreviates(f, c):
+                return verdict("abbreviation", 0.95)
+            if _is_initialism(c, f) or _is_initialism(f, c):
+                return verdict("acronym", 0.95)
+
+    if _is_series(cited) or any(_is_series(name) for name in found_names):
+        return verdict("compatible", 0.6)
+    kinds = [_compare_distinctive(cited_words, _distinctive_words(f)) for f in found_variants]
+    if "compatible" in kinds:
+        return verdict("compatible", 0.6)
+    return verdict("different", 0.1)
+
+
+def _compare_distinctive(cited: set[str], found: set[str]) -> VenueKind:
+    """Judge two venues by the words that say which venue they are."""
+    if not cited or not found:
+        return "compatible"
+    if cited == found:
+        return "same"
+    # Misspelt words count as shared ("Behavioural"/"Behaviorual"), letters do not.
+    cited = {next((f for f in found if is_typo(c, f)), c) for c in cited}
+    if cited == found:
+        return "compatible"
+    if cited < found or found < cited:
+        qualifiers = len(cited ^ found)
+        return "different" if qualifiers <= VENUE_MAX_QUALIFIER_WORDS else "compatible"
+    overlap = len(cited & found) / len(cited | found)
+    return "compatible" if overlap >= VENUE_MIN_OVERLAP else "different"
