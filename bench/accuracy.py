@@ -128,13 +128,11 @@ def score(labels: list[dict], predictions: dict[str, dict]) -> dict[str, object]
 
 def rate_floor(requests: dict[str, int], settings: object) -> float:
     """Seconds the published rate limits need for these requests (sources run in parallel)."""
-    import importlib
-
-    from refaudit.sources import SOURCE_CLASSES, rate_limits_for
+    from refaudit.sources import load, rate_limits_for
 
     floor = 0.0
     for name, count in requests.items():
-        module = importlib.import_module(SOURCE_CLASSES[name].split(":")[0])
+        module = load(name)[1]
         slowest = min(limit.rps for limit in rate_limits_for(module, settings).values())
         floor = max(floor, count / slowest)
     return floor

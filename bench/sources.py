@@ -70,7 +70,7 @@ async def resolve_all(
     from refaudit.config import load_settings
     from refaudit.identifiers import is_datacite_arxiv_doi
     from refaudit.models import RunStats
-    from refaudit.sources import open_sources
+    from refaudit.sources import open_sources, registry
 
     settings = load_settings()
     stats = RunStats()
@@ -90,7 +90,7 @@ async def resolve_all(
             try:
                 found = await getattr(source, method)(ids)
                 cost.found += len(found)
-                if name in ("crossref", "openalex") and method == "lookup_dois":
+                if name in registry.resolvers("doi", 0) and method == "lookup_dois":
                     known.update(found)
             except Exception as exc:  # noqa: BLE001 - the bench reports every failure
                 cost.errors.append(f"{type(exc).__name__}: {exc}")

@@ -12,6 +12,7 @@ import re
 import unicodedata
 
 from refaudit.models import Finding, Person, Reference, Work
+from refaudit.sources import registry
 
 _SPECIALS = {
     "\\": r"\textbackslash{}",
@@ -63,7 +64,7 @@ _SPECIFIC_TYPES = {
 # Sources whose type vocabulary tells journal articles from proceedings papers
 # (PubMed indexes journals). Semantic Scholar is not one: it tags many
 # conference papers JournalArticle as well as Conference.
-_TYPE_AUTHORITIES = frozenset({"crossref", "datacite", "dblp", "pubmed"})
+_TYPE_AUTHORITIES = registry.names_where("authoritative_type")
 _VENUE_FIELD = {"article": "journal", "inproceedings": "booktitle", "incollection": "booktitle"}
 
 # Finding codes that mean "this field of the entry is wrong"; info-level style

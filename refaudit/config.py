@@ -15,40 +15,18 @@ from pathlib import Path
 from typing import Any
 
 from refaudit.errors import ConfigError
+from refaudit.sources import registry
 
-SOURCE_NAMES = ("crossref", "openalex", "semanticscholar", "arxiv", "datacite", "pubmed", "dblp")
-OTHER_ENDPOINTS = ("doi", "retractionwatch")
+SOURCE_NAMES = registry.SOURCE_NAMES
+OTHER_ENDPOINTS = registry.ENDPOINT_NAMES
 
 DEFAULT_BASE_URLS: dict[str, str] = {
-    "crossref": "https://api.crossref.org",
-    "openalex": "https://api.openalex.org",
-    "semanticscholar": "https://api.semanticscholar.org",
-    "arxiv": "https://export.arxiv.org",
-    "datacite": "https://api.datacite.org",
-    "pubmed": "https://eutils.ncbi.nlm.nih.gov/entrez/eutils",
-    "dblp": "https://dblp.org",
-    "doi": "https://doi.org",
-    "retractionwatch": "https://api.labs.crossref.org/data/retractionwatch",
+    item.name: item.base_url for item in (*registry.SOURCES, *registry.ENDPOINTS)
 }
 
 # Paths below a scholarsim root (`REFAUDIT_SIMULATOR_URL`), which serves every API under a prefix.
 SIMULATOR_PREFIXES: dict[str, str] = {
-    "crossref": "/crossref",
-    "openalex": "/openalex",
-    "semanticscholar": "/s2",
-    "arxiv": "/arxiv",
-    "datacite": "/datacite",
-    "pubmed": "/pubmed",
-    "dblp": "/dblp",
-    "doi": "/doi",
-    "retractionwatch": "/labs/data/retractionwatch",
-}
-
-API_KEY_ENV = {
-    "semanticscholar": "S2_API_KEY",
-    "openalex": "OPENALEX_API_KEY",
-    "pubmed": "NCBI_API_KEY",
-    "crossref": "CROSSREF_PLUS_API_TOKEN",
+    item.name: item.simulator_path for item in (*registry.SOURCES, *registry.ENDPOINTS)
 }
 
 DEFAULT_TTL_DAYS: dict[str, float] = {
@@ -225,8 +203,12 @@ def _apply_file(settings: Settings, table: dict[str, Any], origin: Path) -> None
                     settings.rate_limits[name] = _number(
                         section["rate_limit"], where(f"sources.{name}.rate_limit")
                     )
-                if "api_key" in section:
-                    settings.api_keys[name] = str(section["api_key"])
+                if name in registry.BY_NAME:
+                    for credential in registry.entry(name).credentials:
+                        if credential.setting in section:
+                            settings.api_keys[credential.storage_key(name)] = str(
+                                section[credential.setting]
+                            )
         elif key == "ignore":
             settings.ignore = [_ignore_rule(item, where("ignore")) for item in _list(value, key)]
         elif key == "retraction_policy":
@@ -310,13 +292,15 @@ def _apply_env(settings: Settings, environ: dict[str, str]) -> None:
         root = simulator.rstrip("/")
         for name, prefix in SIMULATOR_PREFIXES.items():
             settings.base_urls[name] = root + prefix
-    for name in (*SOURCE_NAMES, *OTHER_ENDPOINTS):
-        url = environ.get(f"REFAUDIT_{name.upper()}_URL")
+    for item in (*registry.SOURCES, *registry.ENDPOINTS):
+        url = environ.get(item.url_env)
         if url:
-            settings.base_urls[name] = url.rstrip("/")
-    for name, variable in API_KEY_ENV.items():
-        if environ.get(variable):
-            settings.api_keys[name] = environ[variable]
+            settings.base_urls[item.name] = url.rstrip("/")
+    for source in registry.SOURCES:
+        for credential in source.credentials:
+            value = next((environ[v] for v in credential.env if environ.get(v)), None)
+            if value:
+                settings.api_keys[credential.storage_key(source.name)] = value
     if environ.get("REFAUDIT_MAILTO"):
         settings.mailto = environ["REFAUDIT_MAILTO"]
     if environ.get("REFAUDIT_SOURCES"):

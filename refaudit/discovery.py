@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol, TypeVar, runtime_checkable
 
-from refaudit.config import SOURCE_NAMES, Settings
+from refaudit.config import Settings
 from refaudit.errors import InputError, SourceError
 from refaudit.identifiers import (
     DATACITE_ARXIV_PREFIX,
@@ -33,6 +33,7 @@ from refaudit.identifiers import (
 )
 from refaudit.merge import merge_records, priority
 from refaudit.models import Notice, RunStats, SourceStatus, Work
+from refaudit.sources import registry
 
 if TYPE_CHECKING:
     import httpx
@@ -82,7 +83,9 @@ _LOOKUPS: dict[str, tuple[str, str]] = {
     "openalex": ("openalex", "lookup_ids"),
 }
 #: Sources that never hold arXiv's DataCite DOIs, so they are not asked for them.
-_NOT_FOR_ARXIV_DOIS = frozenset({"crossref", "pubmed"})
+_NOT_FOR_ARXIV_DOIS = frozenset(registry.SOURCE_NAMES) - registry.names_where(
+    "holds_arxiv_dois"
+)
 
 _DOI_FORM = re.compile(r"(?:doi:\s*|(?:https?://)?(?:dx\.)?doi\.org/)?10\.\S+", re.IGNORECASE)
 _ARXIV_FORM = re.compile(
@@ -507,8 +510,10 @@ async def search_works(
     if limit < 1:
         raise InputError("--limit must be at least 1")
     for name in sources or []:
-        if name not in SOURCE_NAMES:
-            raise InputError(f"unknown source {name!r}", hint=f"known: {', '.join(SOURCE_NAMES)}")
+        if name not in registry.SOURCE_NAMES:
+            raise InputError(
+                f"unknown source {name!r}", hint=f"known: {', '.join(registry.SOURCE_NAMES)}"
+            )
     tracker = _Tracker()
     async with _open(settings, transport, sources, stats) as opened:
         searchers = opened.with_capability("search")
@@ -877,7 +882,7 @@ async def _neighbours(
     Semantic Scholar is asked first; OpenAlex answers when S2 failed or knows no
     neighbours, since each graph misses links the other has.
     """
-    for name in ("semanticscholar", "openalex"):
+    for name in registry.ranked_by("citation_graph"):
         source = opened.get(name)
         record = records.get(name, work)
         paper_id = _graph_ids(record, name)

@@ -16,29 +16,21 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from refaudit import match
-from refaudit.config import SOURCE_NAMES
 from refaudit.errors import OfflineMiss, SourceError
 from refaudit.identifiers import arxiv_id_from_doi, is_datacite_arxiv_doi
 from refaudit.models import Reference, SourceStatus, Work
-from refaudit.sources import Sources
+from refaudit.sources import Sources, registry
 from refaudit.sources.base import SearchQuery
 
-# Search stages, in order: each runs only if the previous ones left the identity open.
-# OpenAlex answers most look-ups cheaply; Crossref's bibliographic query and S2's
-# ranked search are token-OR engines that still rank a title with a misspelt word
-# first; DBLP, arXiv and PubMed cover what the others miss.
-SEARCH_STAGES: tuple[tuple[str, ...], ...] = (
-    ("openalex",),
-    ("crossref", "semanticscholar"),
-    ("dblp", "arxiv", "pubmed"),
-)
-# A citation string without an extractable title: Crossref's bibliographic query is
-# built for exactly that, while OpenAlex's AND search would need every word to match.
-FREE_TEXT_STAGES: tuple[tuple[str, ...], ...] = (
-    ("crossref",),
-    ("openalex", "semanticscholar"),
-    ("dblp", "pubmed"),
-)
+# Search stages, in registry order (`search_stage`): each runs only if the previous ones
+# left the identity open. OpenAlex answers most look-ups cheaply; Crossref's
+# bibliographic query and S2's ranked search are token-OR engines that still rank a
+# title with a misspelt word first; DBLP, arXiv and PubMed cover what the others miss.
+SEARCH_STAGES = registry.stages("title")
+# A citation string without an extractable title (`free_text_stage`): Crossref's
+# bibliographic query is built for exactly that, while OpenAlex's AND search would
+# need every word to match.
+FREE_TEXT_STAGES = registry.stages("free_text")
 SEARCH_LIMIT = 5
 CONCURRENT_REFERENCES = 8
 # A title with at most this many words changed is a near miss when it scores at
@@ -111,7 +103,7 @@ async def gather_evidence(
     for item in evidence:
         # Answers arrive in whatever order the network allows; verdicts must not depend on it.
         for records in (item.doi_records, item.arxiv_records, item.pmid_records, item.candidates):
-            records.sort(key=lambda work: SOURCE_NAMES.index(work.source))
+            records.sort(key=lambda work: registry.order(work.source))
     return evidence
 
 
@@ -339,19 +331,22 @@ async def _resolve_identifiers(evidence: list[Evidence], sources: Sources) -> No
                 bucket.append(work)
 
     await asyncio.gather(
-        lookup("crossref", "lookup_dois", registry_dois, by_doi),
-        lookup("openalex", "lookup_dois", registry_dois, by_doi),
-        lookup("datacite", "lookup_dois", datacite_dois, by_doi),
-        lookup("arxiv", "lookup_arxiv", list(by_arxiv), by_arxiv),
-        lookup("semanticscholar", "lookup_arxiv", list(by_arxiv), by_arxiv),
-        lookup("pubmed", "lookup_pmids", list(by_pmid), by_pmid),
+        *(lookup(n, "lookup_dois", registry_dois, by_doi) for n in registry.resolvers("doi", 0)),
+        *(
+            lookup(n, "lookup_dois", datacite_dois, by_doi)
+            for n in registry.resolvers("arxiv-doi", 0)
+        ),
+        *(
+            lookup(n, "lookup_arxiv", list(by_arxiv), by_arxiv)
+            for n in registry.resolvers("arxiv", 0)
+        ),
+        *(lookup(n, "lookup_pmids", list(by_pmid), by_pmid) for n in registry.resolvers("pmid", 0)),
     )
-    # DOIs neither Crossref nor OpenAlex know may be DataCite's (Zenodo, figshare, …) or
+    # DOIs the first round did not find may be DataCite's (Zenodo, figshare, …) or
     # known to Semantic Scholar only: ask before calling them unregistered.
     unknown = [d for d in registry_dois if not any(i.doi_records for i in by_doi[d])]
     await asyncio.gather(
-        lookup("datacite", "lookup_dois", unknown, by_doi),
-        lookup("semanticscholar", "lookup_dois", unknown, by_doi),
+        *(lookup(n, "lookup_dois", unknown, by_doi) for n in registry.resolvers("doi", 1))
     )
 
 

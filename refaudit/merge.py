@@ -13,10 +13,11 @@ from collections.abc import Sequence
 
 from refaudit.identifiers import normalize_doi
 from refaudit.models import Notice, Work
+from refaudit.sources import registry
 
 #: Which source's value wins when records disagree: registration agencies first,
 #: then curated indexes, then the aggregators that copy from them.
-FIELD_PRIORITY = ("crossref", "datacite", "pubmed", "arxiv", "dblp", "openalex", "semanticscholar")
+FIELD_PRIORITY = registry.by_field_priority()
 #: Work fields `merge_records` combines by a rule of their own; every other field
 #: takes the first value in source-priority order.
 _SPECIALLY_MERGED = frozenset(

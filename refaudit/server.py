@@ -47,6 +47,7 @@ from refaudit.models import (
 )
 from refaudit.render import snapshot_line
 from refaudit.retractions.snapshot import CREDIT, RetractionRecord
+from refaudit.sources import registry
 
 if TYPE_CHECKING:
     import httpx
@@ -705,9 +706,7 @@ def _add_audit_tools(server: MCPServer[ServerState], state: ServerState) -> None
         return bibliography_audit(report)
 
 
-SourceName = Literal[
-    "crossref", "openalex", "semanticscholar", "arxiv", "datacite", "pubmed", "dblp"
-]
+SourceName = Literal[registry.SOURCE_NAMES]  # type: ignore[valid-type]
 
 
 def _add_discovery_tools(server: MCPServer[ServerState], state: ServerState) -> None:
@@ -969,14 +968,12 @@ def _add_resources(server: MCPServer[ServerState], state: ServerState) -> None:
 
 def sources_overview(state: ServerState) -> dict[str, Any]:
     """The `refaudit://sources` document."""
-    import importlib
-
-    from refaudit.sources import SOURCE_CLASSES, rate_limits_for
+    from refaudit.sources import load, rate_limits_for
 
     settings = state.settings
     entries = []
-    for name, target in SOURCE_CLASSES.items():
-        module = importlib.import_module(target.split(":")[0])
+    for name in registry.SOURCE_NAMES:
+        module = load(name)[1]
         health = state.health.get(name, SourceHealth())
         entries.append(
             {

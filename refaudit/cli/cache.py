@@ -48,10 +48,11 @@ def clear(
     Example: refaudit cache clear --source crossref --expired
     """
     from refaudit.cache import ResponseCache
-    from refaudit.config import OTHER_ENDPOINTS, SOURCE_NAMES, load_settings
+    from refaudit.config import load_settings
     from refaudit.errors import ConfigError
+    from refaudit.sources.registry import ENDPOINT_NAMES, SOURCE_NAMES
 
-    if source and source not in (*SOURCE_NAMES, *OTHER_ENDPOINTS):
+    if source and source not in (*SOURCE_NAMES, *ENDPOINT_NAMES):
         raise ConfigError(
             f"unknown source {source!r} (--source)", hint=f"known: {', '.join(SOURCE_NAMES)}"
         )

@@ -358,8 +358,8 @@ def _settings(config: Path | None, **flags: Any) -> Any:
 def _source_names(value: str | None) -> list[str] | None:
     if value is None:
         return None
-    from refaudit.config import SOURCE_NAMES
     from refaudit.errors import ConfigError
+    from refaudit.sources.registry import SOURCE_NAMES
 
     names = [name.strip().lower() for name in value.split(",") if name.strip()]
     unknown = [name for name in names if name not in SOURCE_NAMES]

@@ -17,11 +17,12 @@ from refaudit.identifiers import normalize_doi
 from refaudit.models import Notice, NoticeKind, RunStats, SourceStatus, Work
 from refaudit.retractions.screen import WITHDRAWING_KINDS, collect_notices, merge_notices
 from refaudit.retractions.snapshot import NAME, RetractionRecord, Snapshot
+from refaudit.sources import registry
 
 if TYPE_CHECKING:
     import httpx
 
-LIVE_SOURCES = ("crossref", "openalex")
+LIVE_SOURCES = tuple(sorted(registry.names_where("screens_retractions"), key=registry.order))
 
 
 @dataclass

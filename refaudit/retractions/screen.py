@@ -16,6 +16,7 @@ from refaudit.config import Settings
 from refaudit.identifiers import normalize_doi
 from refaudit.models import Finding, Notice, NoticeKind, Result, Work
 from refaudit.retractions.snapshot import CREDIT, RetractionRecord
+from refaudit.sources import registry
 
 if TYPE_CHECKING:
     from refaudit.retractions.snapshot import Snapshot
@@ -48,8 +49,11 @@ _HEADLINES: dict[NoticeKind, str] = {
     NoticeKind.REINSTATEMENT: "Reinstated",
 }
 # Whose account of a notice wins field by field: the publisher's own, then Retraction Watch.
-_PROVENANCE_ORDER = ("publisher", "retraction-watch", "pubmed", "openalex")
-_COARSE_SOURCES = frozenset({"pubmed", "openalex"})
+# Then the sources that report notices without naming where they come from.
+_PROVENANCE_ORDER = ("publisher", "retraction-watch", *registry.ranked_by("notice_provenance"))
+_COARSE_SOURCES = frozenset(registry.ranked_by("notice_provenance"))
+# Sources whose bare "retracted" flag stands for a notice no other source names.
+_FLAGGING_SOURCES = registry.names_where("retraction_flag")
 
 
 def severity_for(kind: NoticeKind, settings: Settings) -> str:
@@ -80,8 +84,8 @@ def collect_notices(
 ) -> list[Notice]:
     """Merge the notices of several source records and snapshot rows about one work.
 
-    OpenAlex's bare `is_retracted` flag becomes a dateless retraction notice only
-    when no source names the retraction itself.
+    A bare `is_retracted` flag (OpenAlex's) becomes a dateless retraction notice
+    only when no source names the retraction itself.
     """
     works = list(works)
     notices: list[Notice] = []
@@ -89,14 +93,14 @@ def collect_notices(
         notices.extend(notices_from_work(work))
     notices.extend(record.to_notice() for record in records)
     merged = merge_notices(notices)
-    flaggers = [w for w in works if w.is_retracted and w.source == "openalex"]
+    flaggers = [w for w in works if w.is_retracted and w.source in _FLAGGING_SOURCES]
     if flaggers and not any(n.kind in WITHDRAWING_KINDS for n in merged):
         merged.append(
             Notice(
                 kind=NoticeKind.RETRACTION,
                 label="is_retracted",
-                source="openalex",
-                reported_by="openalex",
+                source=flaggers[0].source,
+                reported_by=flaggers[0].source,
                 record_id=flaggers[0].openalex_id or flaggers[0].source_id,
             )
         )
@@ -211,8 +215,9 @@ def describe(notice: Notice) -> str:
     parts.append(f"on {notice.date}" if notice.date else "(date unknown)")
     if notice.notice_doi:
         parts.append(f"— notice {notice.notice_doi}")
-    if notice.source == "openalex" and not notice.notice_doi:
-        parts.append("— OpenAlex marks the work as retracted; no notice found elsewhere")
+    if notice.source in _FLAGGING_SOURCES and not notice.notice_doi:
+        title = registry.entry(notice.source).title
+        parts.append(f"— {title} marks the work as retracted; no notice found elsewhere")
     if notice.reason:
         parts.append(f"— reason: {notice.reason.strip().rstrip(';')}")
     text = " ".join(parts)

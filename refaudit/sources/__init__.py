@@ -1,7 +1,7 @@
 """The upstream sources, registered by name and imported only when a run needs them.
 
-Adding a source is one module of the shape described in `base.py` and one line
-in `SOURCE_CLASSES`.
+Adding a source is one module of the shape described in `base.py` and one entry
+in `registry.SOURCES`.
 """
 
 from __future__ import annotations
@@ -12,24 +12,15 @@ from contextlib import asynccontextmanager
 from types import ModuleType
 from typing import TYPE_CHECKING
 
-from refaudit.config import Settings
 from refaudit.models import RunStats
+from refaudit.sources import registry
 
 if TYPE_CHECKING:
     import httpx
 
+    from refaudit.config import Settings
     from refaudit.sources.base import Source
     from refaudit.sources.client import RateLimit, SourceClient
-
-SOURCE_CLASSES: dict[str, str] = {
-    "crossref": "refaudit.sources.crossref:CrossrefSource",
-    "openalex": "refaudit.sources.openalex:OpenAlexSource",
-    "semanticscholar": "refaudit.sources.semanticscholar:SemanticScholarSource",
-    "arxiv": "refaudit.sources.arxiv:ArxivSource",
-    "datacite": "refaudit.sources.datacite:DataCiteSource",
-    "pubmed": "refaudit.sources.pubmed:PubMedSource",
-    "dblp": "refaudit.sources.dblp:DblpSource",
-}
 
 
 class Sources:
@@ -50,8 +41,9 @@ class Sources:
         return [s for s in self._sources.values() if capability in s.capabilities]
 
 
-def _load(name: str) -> tuple[type[Source], ModuleType]:
-    module_name, class_name = SOURCE_CLASSES[name].split(":")
+def load(name: str) -> tuple[type[Source], ModuleType]:
+    """The source class registered under `name`, and its module."""
+    module_name, class_name = registry.entry(name).target.split(":")
     module = importlib.import_module(module_name)
     return getattr(module, class_name), module
 
@@ -84,12 +76,12 @@ async def open_sources(
     from refaudit.sources.client import SourceClient
 
     cache = ResponseCache.in_dir(settings.resolved_cache_dir()) if settings.use_cache else None
-    wanted = [n for n in (names or settings.sources) if n in SOURCE_CLASSES]
+    wanted = [n for n in (names or settings.sources) if n in registry.BY_NAME]
     sources: dict[str, Source] = {}
     clients: dict[str, SourceClient] = {}
     try:
         for name in wanted:
-            cls, module = _load(name)
+            cls, module = load(name)
             client = SourceClient(
                 name,
                 settings.base_urls[name],

@@ -44,7 +44,6 @@ class ArxivSource(Source):
     """Batched id lookups and field-prefixed search against the arXiv API."""
 
     name = NAME
-    capabilities = frozenset({"arxiv", "search"})
 
     def __init__(self, client: SourceClient, settings: Settings) -> None:
         self.client = client

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from refaudit.models import Work
+from refaudit.sources import registry
 
 
 @dataclass
@@ -41,8 +42,11 @@ class Source:
     """Base class: capabilities a source does not override answer with nothing."""
 
     name: str = ""
-    #: operations this source supports: "doi", "arxiv", "pmid", "search", "s2", "openalex"
-    capabilities: frozenset[str] = frozenset()
+
+    @property
+    def capabilities(self) -> frozenset[str]:
+        """What the registry says this source can do ("doi", "arxiv", "search", …)."""
+        return registry.entry(self.name).capabilities
 
     async def lookup_dois(self, dois: list[str]) -> dict[str, Work]:
         """Canonical lower-case DOI → work, batched as the API allows."""

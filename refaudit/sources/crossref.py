@@ -96,7 +96,6 @@ class CrossrefSource(Source):
     """DOI lookups, bibliographic search and notices from api.crossref.org."""
 
     name = NAME
-    capabilities = frozenset({"doi", "search"})
 
     def __init__(self, client: SourceClient, settings: Settings) -> None:
         self._client = client

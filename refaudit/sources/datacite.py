@@ -71,7 +71,6 @@ class DataCiteSource(Source):
     """DOI lookups (one request each) and search against api.datacite.org."""
 
     name = NAME
-    capabilities = frozenset({"doi", "search"})
 
     def __init__(self, client: SourceClient, settings: Settings) -> None:
         self._client = client

@@ -47,7 +47,6 @@ class DblpSource(Source):
     """Bibliographic search only."""
 
     name = NAME
-    capabilities = frozenset({"search"})
 
     def __init__(self, client: SourceClient, settings: Settings) -> None:
         self.client = client

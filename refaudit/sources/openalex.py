@@ -70,7 +70,6 @@ class OpenAlexSource(Source):
     """DOI, PMID and OpenAlex-id lookups, title search and the citation graph (api.openalex.org)."""
 
     name = NAME
-    capabilities = frozenset({"doi", "pmid", "openalex", "search"})
 
     def __init__(self, client: SourceClient, settings: Settings) -> None:
         self._client = client

@@ -68,7 +68,6 @@ class PubMedSource(Source):
     """PMID and DOI lookups and title/author search against E-utilities."""
 
     name = NAME
-    capabilities = frozenset({"pmid", "doi", "search"})
 
     def __init__(self, client: SourceClient, settings: Settings) -> None:
         self.client = client

@@ -53,7 +53,6 @@ class SemanticScholarSource(Source):
     """Batched id lookups and title search against the S2 Graph API."""
 
     name = NAME
-    capabilities = frozenset({"doi", "arxiv", "pmid", "s2", "search"})
 
     def __init__(self, client: SourceClient, settings: Settings) -> None:
         self.client = client

@@ -10,6 +10,7 @@ import pytest
 
 from refaudit.config import Settings
 from refaudit.errors import SourceUnavailable, UnexpectedResponse
+from refaudit.sources import registry
 from refaudit.sources.base import SearchQuery
 from refaudit.sources.dblp import DblpSource, search_texts, to_work
 from tests.fakes import FIXTURES, FakeUpstreams, make_client
@@ -94,7 +95,7 @@ async def test_an_outage_is_reported_not_swallowed() -> None:
 
 
 def test_dblp_cannot_look_up_dois() -> None:
-    assert "doi" not in DblpSource.capabilities
+    assert "doi" not in registry.entry("dblp").capabilities
 
 
 def test_search_texts_without_title_words_ask_nothing() -> None:

@@ -1,0 +1,277 @@
+"""Every upstream source and endpoint refaudit knows, one entry each.
+
+This is the only place that names sources. Configuration (base URLs, their
+`REFAUDIT_<SOURCE>_URL` overrides, key variables), the evidence order (which
+source resolves which identifier, search stages, whose fields win), the
+retraction screen and the `refaudit sources` command all read it. A new source
+is one module of the shape in `base.py` plus one `SourceEntry` below
+(docs/contributing.md walks through it). The module itself is imported only
+when a run opens the source.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+
+@dataclass(frozen=True)
+class Credential:
+    """One secret a source reads: its config-file field and the environment variables for it.
+
+    The first variable is the documented one; later ones are names other tools use.
+    """
+
+    setting: str
+    env: tuple[str, ...]
+
+    def storage_key(self, source: str) -> str:
+        """Where `Settings.api_keys` keeps it: the source name for its API key."""
+        return source if self.setting == "api_key" else f"{source}.{self.setting}"
+
+
+@dataclass(frozen=True)
+class Quota:
+    """A published request budget per key: `calls` per window."""
+
+    calls: int
+    window: Literal["day", "week"]
+    #: "utc-midnight": the window is the calendar day in UTC; "first-request": it starts
+    #: at the key's first request (the API says when in a reset header).
+    resets: Literal["utc-midnight", "first-request"]
+
+    @property
+    def window_s(self) -> int:
+        return 86_400 if self.window == "day" else 7 * 86_400
+
+
+@dataclass(frozen=True)
+class SourceEntry:
+    """What refaudit needs to know about one source before importing its module."""
+
+    name: str
+    title: str
+    #: "package.module:ClassName" of the `Source` subclass
+    target: str
+    base_url: str
+    #: path below a scholarsim root (`REFAUDIT_SIMULATOR_URL`) serving this API
+    simulator_path: str
+    #: published request limits, as people read them (pacing itself is in the module)
+    limits: str
+    #: what the source can do: doi, arxiv, pmid, s2, openalex (native ids), search,
+    #: integrity (reports retractions)
+    capabilities: frozenset[str]
+    credentials: tuple[Credential, ...] = ()
+    #: without a key the source is not asked at all
+    requires_key: bool = False
+    key_help: str = ""
+    quota: Quota | None = None
+    #: "always": part of the regular evidence pass; "undecided": asked only for the
+    #: references the free sources left unmatched or in doubt (keyed, budgeted sources)
+    asked: Literal["always", "undecided"] = "always"
+    #: identifier kind ("doi", "arxiv", "pmid", "arxiv-doi" = arXiv's DataCite DOIs)
+    #: → resolution round: 0 = every such identifier, 1 = those round 0 did not find
+    resolves: Mapping[str, int] = field(default_factory=dict)
+    #: title-search stage (0 first), and the stage for citations without a title
+    search_stage: int | None = None
+    free_text_stage: int | None = None
+    #: whose value wins when records disagree (lower wins; see merge.py)
+    field_priority: int = 99
+    #: its type vocabulary tells journal articles from proceedings papers
+    authoritative_type: bool = False
+    #: holds DataCite's arXiv DOIs (10.48550/arXiv.*)
+    holds_arxiv_dois: bool = True
+    #: order in which it is asked for citation-graph neighbours
+    citation_graph: int | None = None
+    #: asked live by `refaudit retractions check`
+    screens_retractions: bool = False
+    #: rank of its account of a notice after the publisher's and Retraction Watch's;
+    #: notices it reports without naming a source are credited to it
+    notice_provenance: int | None = None
+    #: its bare "retracted" flag becomes a dateless notice when no source names one
+    retraction_flag: bool = False
+
+    @property
+    def url_env(self) -> str:
+        return f"REFAUDIT_{self.name.upper()}_URL"
+
+    @property
+    def key_env(self) -> tuple[str, ...]:
+        """Environment variables for the API key itself (the first is documented)."""
+        return next((c.env for c in self.credentials if c.setting == "api_key"), ())
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """A configurable upstream that is not a verification source."""
+
+    name: str
+    base_url: str
+    simulator_path: str
+
+    @property
+    def url_env(self) -> str:
+        return f"REFAUDIT_{self.name.upper()}_URL"
+
+
+SOURCES: tuple[SourceEntry, ...] = (
+    SourceEntry(
+        name="crossref",
+        title="Crossref",
+        target="refaudit.sources.crossref:CrossrefSource",
+        base_url="https://api.crossref.org",
+        simulator_path="/crossref",
+        limits=(
+            "5 requests/s, 1 concurrent list query; polite pool (mailto) 10/s, lists 3/s; "
+            "Plus token 50/s"
+        ),
+        capabilities=frozenset({"doi", "search", "integrity"}),
+        credentials=(Credential("api_key", ("CROSSREF_PLUS_API_TOKEN",)),),
+        resolves={"doi": 0},
+        search_stage=1,
+        free_text_stage=0,
+        field_priority=0,
+        authoritative_type=True,
+        holds_arxiv_dois=False,
+        screens_retractions=True,
+    ),
+    SourceEntry(
+        name="openalex",
+        title="OpenAlex",
+        target="refaudit.sources.openalex:OpenAlexSource",
+        base_url="https://api.openalex.org",
+        simulator_path="/openalex",
+        limits="10 requests/s; 100,000 calls a day",
+        capabilities=frozenset({"doi", "pmid", "openalex", "search", "integrity"}),
+        credentials=(Credential("api_key", ("OPENALEX_API_KEY",)),),
+        resolves={"doi": 0},
+        search_stage=0,
+        free_text_stage=1,
+        field_priority=5,
+        citation_graph=1,
+        screens_retractions=True,
+        notice_provenance=1,
+        retraction_flag=True,
+    ),
+    SourceEntry(
+        name="semanticscholar",
+        title="Semantic Scholar",
+        target="refaudit.sources.semanticscholar:SemanticScholarSource",
+        base_url="https://api.semanticscholar.org",
+        simulator_path="/s2",
+        limits="1 request/s with a key; the keyless pool is shared by every caller",
+        capabilities=frozenset({"doi", "arxiv", "pmid", "s2", "search"}),
+        credentials=(Credential("api_key", ("S2_API_KEY",)),),
+        resolves={"arxiv": 0, "doi": 1},
+        search_stage=1,
+        free_text_stage=1,
+        field_priority=6,
+        citation_graph=0,
+    ),
+    SourceEntry(
+        name="arxiv",
+        title="arXiv",
+        target="refaudit.sources.arxiv:ArxivSource",
+        base_url="https://export.arxiv.org",
+        simulator_path="/arxiv",
+        limits="1 request every 3 s, one at a time",
+        capabilities=frozenset({"arxiv", "search"}),
+        resolves={"arxiv": 0},
+        search_stage=2,
+        field_priority=3,
+    ),
+    SourceEntry(
+        name="datacite",
+        title="DataCite",
+        target="refaudit.sources.datacite:DataCiteSource",
+        base_url="https://api.datacite.org",
+        simulator_path="/datacite",
+        limits="480 requests per 5 minutes; 990 with a contact address (mailto)",
+        capabilities=frozenset({"doi", "search"}),
+        resolves={"arxiv-doi": 0, "doi": 1},
+        field_priority=1,
+        authoritative_type=True,
+    ),
+    SourceEntry(
+        name="pubmed",
+        title="PubMed",
+        target="refaudit.sources.pubmed:PubMedSource",
+        base_url="https://eutils.ncbi.nlm.nih.gov/entrez/eutils",
+        simulator_path="/pubmed",
+        limits="3 requests/s; 10 with NCBI_API_KEY",
+        capabilities=frozenset({"pmid", "doi", "search", "integrity"}),
+        credentials=(Credential("api_key", ("NCBI_API_KEY",)),),
+        resolves={"pmid": 0},
+        search_stage=2,
+        free_text_stage=2,
+        field_priority=2,
+        authoritative_type=True,
+        holds_arxiv_dois=False,
+        notice_provenance=0,
+    ),
+    SourceEntry(
+        name="dblp",
+        title="DBLP",
+        target="refaudit.sources.dblp:DblpSource",
+        base_url="https://dblp.org",
+        simulator_path="/dblp",
+        limits="about 1 request/s (unpublished; 429 with Retry-After beyond)",
+        capabilities=frozenset({"search"}),
+        search_stage=2,
+        free_text_stage=2,
+        field_priority=4,
+        authoritative_type=True,
+    ),
+)
+
+ENDPOINTS: tuple[Endpoint, ...] = (
+    Endpoint("doi", "https://doi.org", "/doi"),
+    Endpoint(
+        "retractionwatch",
+        "https://api.labs.crossref.org/data/retractionwatch",
+        "/labs/data/retractionwatch",
+    ),
+)
+
+BY_NAME: dict[str, SourceEntry] = {entry.name: entry for entry in SOURCES}
+SOURCE_NAMES: tuple[str, ...] = tuple(BY_NAME)
+ENDPOINT_NAMES: tuple[str, ...] = tuple(endpoint.name for endpoint in ENDPOINTS)
+
+
+def entry(name: str) -> SourceEntry:
+    return BY_NAME[name]
+
+
+def order(source: str) -> int:
+    """A source's place in the registry, which orders records from several sources."""
+    return SOURCE_NAMES.index(source) if source in BY_NAME else len(SOURCE_NAMES)
+
+
+def stages(kind: Literal["title", "free_text"]) -> tuple[tuple[str, ...], ...]:
+    """Search stages: names per stage, each stage asked only if the earlier ones left it open."""
+    attribute = "search_stage" if kind == "title" else "free_text_stage"
+    numbers = sorted({getattr(e, attribute) for e in SOURCES if getattr(e, attribute) is not None})
+    return tuple(
+        tuple(e.name for e in SOURCES if getattr(e, attribute) == number) for number in numbers
+    )
+
+
+def resolvers(kind: str, round_number: int) -> tuple[str, ...]:
+    """Sources asked to resolve identifiers of `kind` in a resolution round."""
+    return tuple(e.name for e in SOURCES if e.resolves.get(kind) == round_number)
+
+
+def by_field_priority() -> tuple[str, ...]:
+    return tuple(e.name for e in sorted(SOURCES, key=lambda e: e.field_priority))
+
+
+def names_where(attribute: str) -> frozenset[str]:
+    """Names of the sources whose boolean `attribute` is set."""
+    return frozenset(e.name for e in SOURCES if getattr(e, attribute))
+
+
+def ranked_by(attribute: str) -> tuple[str, ...]:
+    """Names of the sources with an integer `attribute`, lowest first."""
+    ranked = [e for e in SOURCES if getattr(e, attribute) is not None]
+    return tuple(e.name for e in sorted(ranked, key=lambda e: getattr(e, attribute)))
