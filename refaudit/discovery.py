@@ -83,9 +83,7 @@ _LOOKUPS: dict[str, tuple[str, str]] = {
     "openalex": ("openalex", "lookup_ids"),
 }
 #: Sources that never hold arXiv's DataCite DOIs, so they are not asked for them.
-_NOT_FOR_ARXIV_DOIS = frozenset(registry.SOURCE_NAMES) - registry.names_where(
-    "holds_arxiv_dois"
-)
+_NOT_FOR_ARXIV_DOIS = frozenset(registry.SOURCE_NAMES) - registry.names_where("holds_arxiv_dois")
 
 _DOI_FORM = re.compile(r"(?:doi:\s*|(?:https?://)?(?:dx\.)?doi\.org/)?10\.\S+", re.IGNORECASE)
 _ARXIV_FORM = re.compile(
