@@ -14,7 +14,9 @@ import enum
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-JSON_SCHEMA_VERSION = "1.1"
+from refaudit.notices import WITHDRAWING_KINDS, NoticeKind
+
+JSON_SCHEMA_VERSION = "1.2"
 
 Severity = Literal["error", "warning", "info"]
 SEVERITY_RANK: dict[str, int] = {"info": 0, "warning": 1, "error": 2}
@@ -28,20 +30,6 @@ class Verdict(enum.StrEnum):
     NOT_FOUND = "not_found"
     UNVERIFIED = "unverified"
     SKIPPED = "skipped"
-
-
-class NoticeKind(enum.StrEnum):
-    """Normalised integrity-notice taxonomy (publisher and Retraction Watch vocabularies)."""
-
-    RETRACTION = "retraction"
-    PARTIAL_RETRACTION = "partial_retraction"
-    WITHDRAWAL = "withdrawal"
-    REMOVAL = "removal"
-    EXPRESSION_OF_CONCERN = "expression_of_concern"
-    CORRECTION = "correction"
-    REINSTATEMENT = "reinstatement"
-    NEW_VERSION = "new_version"
-    OTHER = "other"
 
 
 @dataclass
@@ -116,8 +104,8 @@ class Notice:
     reported_by: str | None = None
     record_id: str | None = None
     reason: str | None = None
-    #: the DOI the notice is about (set when a notice record names its target)
     target_doi: str | None = None
+    """the DOI the notice is about (set when a notice record names its target)"""
 
 
 @dataclass
@@ -143,9 +131,10 @@ class Work:
     doi: str | None = None
     arxiv_id: str | None = None
     arxiv_version: int | None = None
-    #: arXiv's free-text journal reference and primary category ("cs.CL")
     journal_ref: str | None = None
+    """arXiv's free-text journal reference"""
     primary_category: str | None = None
+    """arXiv's primary category ("cs.CL")"""
     pmid: str | None = None
     pmcid: str | None = None
     s2_id: str | None = None
@@ -157,10 +146,11 @@ class Work:
     is_retracted: bool | None = None
     notices: list[Notice] = field(default_factory=list)
     score: float | None = None
-    #: DOI of the published version of a preprint (DataCite IsVersionOf, arXiv journal DOI)
+    """search relevance (higher is better)"""
     published_version_doi: str | None = None
-    #: the sources a merged record (search hit, `show`) was assembled from
+    """DOI of the published version of a preprint (DataCite IsVersionOf, arXiv journal DOI)"""
     found_in: list[str] = field(default_factory=list)
+    """the sources a merged record (search hit, `show`) was assembled from"""
 
     def ids(self) -> dict[str, str]:
         """The identifiers this record carries, for evidence and de-duplication."""
@@ -173,14 +163,19 @@ class Finding:
     """One piece of evidence: which field, what was cited, what a source says."""
 
     code: str
+    """kebab-case finding code (docs/verdicts.md), e.g. year-mismatch"""
     severity: Severity
     message: str
     field: str | None = None
     cited: str | None = None
+    """the value in the citation"""
     found: str | None = None
+    """the value the source records"""
     source: str | None = None
     record: str | None = None
+    """the record id at that source (the evidence)"""
     suppressed: str | None = None
+    """why this finding does not count (an ignore comment, configuration), or null"""
 
 
 SourceState = Literal["answered", "failed", "not_asked", "cached"]
@@ -192,6 +187,7 @@ class SourceStatus:
 
     state: SourceState
     reason: str | None = None
+    """why a source failed or was not asked"""
 
 
 @dataclass
@@ -212,6 +208,11 @@ class Result:
     def worst_severity(self) -> Severity | None:
         active = [f.severity for f in self.findings if not f.suppressed]
         return max(active, key=SEVERITY_RANK.__getitem__) if active else None
+
+    @property
+    def retracted(self) -> bool:
+        """A notice that withdraws the work applies (`notices.WITHDRAWING_KINDS`)."""
+        return any(notice.kind in WITHDRAWING_KINDS for notice in self.integrity)
 
     @property
     def flagged(self) -> bool:
@@ -252,6 +253,49 @@ class RunStats:
     elapsed_s: float = 0.0
 
 
+RETRACTION_WATCH = "retractionwatch"
+
+
+@dataclass
+class RetractionRecord:
+    """One row of the Retraction Watch database, with ISO dates and a normalised kind."""
+
+    record_id: str
+    kind: NoticeKind
+    nature: str
+    title: str
+    journal: str | None
+    publisher: str | None
+    authors: list[str]
+    notice_date: str | None
+    notice_doi: str | None
+    notice_pmid: str | None
+    original_date: str | None
+    original_doi: str | None
+    original_pmid: str | None
+    reason: str | None
+    subject: str | None = None
+    institution: str | None = None
+    country: str | None = None
+    urls: list[str] | None = None
+    article_type: str | None = None
+    paywalled: str | None = None
+    notes: str | None = None
+
+    def to_notice(self) -> Notice:
+        return Notice(
+            kind=self.kind,
+            notice_doi=self.notice_doi,
+            date=self.notice_date,
+            label=self.nature,
+            source="retraction-watch",
+            reported_by=f"{RETRACTION_WATCH} snapshot",
+            record_id=self.record_id,
+            reason=self.reason,
+            target_doi=self.original_doi,
+        )
+
+
 @dataclass
 class SnapshotState:
     """The Retraction Watch snapshot screening used, so a reader can judge how current it was.
@@ -283,14 +327,7 @@ class AuditReport:
         counts = {verdict.value: 0 for verdict in Verdict}
         for result in self.results:
             counts[result.verdict.value] += 1
-        counts["retracted"] = sum(
-            1
-            for result in self.results
-            if any(
-                n.kind in (NoticeKind.RETRACTION, NoticeKind.WITHDRAWAL, NoticeKind.REMOVAL)
-                for n in result.integrity
-            )
-        )
+        counts["retracted"] = sum(1 for result in self.results if result.retracted)
         counts["flagged"] = sum(1 for result in self.results if result.flagged)
         return counts
 

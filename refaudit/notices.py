@@ -8,9 +8,34 @@ erratum, corrigendum or correction. Every source maps its label through
 
 from __future__ import annotations
 
+import enum
 import re
 
-from refaudit.models import NoticeKind
+
+class NoticeKind(enum.StrEnum):
+    """Normalised integrity-notice taxonomy (publisher and Retraction Watch vocabularies)."""
+
+    RETRACTION = "retraction"
+    PARTIAL_RETRACTION = "partial_retraction"
+    WITHDRAWAL = "withdrawal"
+    REMOVAL = "removal"
+    EXPRESSION_OF_CONCERN = "expression_of_concern"
+    CORRECTION = "correction"
+    REINSTATEMENT = "reinstatement"
+    NEW_VERSION = "new_version"
+    OTHER = "other"
+
+
+#: Kinds that take a paper out of the record: a cited work with one is "retracted" in
+#: every output (summary counts, JSON and MCP `retracted`, `--fail-on retracted`).
+WITHDRAWING_KINDS = frozenset(
+    {
+        NoticeKind.RETRACTION,
+        NoticeKind.PARTIAL_RETRACTION,
+        NoticeKind.WITHDRAWAL,
+        NoticeKind.REMOVAL,
+    }
+)
 
 _EXACT: dict[str, NoticeKind] = {
     "retraction": NoticeKind.RETRACTION,

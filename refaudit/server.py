@@ -28,25 +28,26 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.prompts.base import UserMessage
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.types import ToolAnnotations
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from refaudit.config import OTHER_ENDPOINTS, Settings
 from refaudit.errors import RefauditError
-from refaudit.models import (
-    AuditReport,
-    Finding,
-    InputProblem,
-    Notice,
-    NoticeKind,
-    Reference,
-    Result,
-    RunStats,
-    SourceStatus,
-    Verdict,
-    Work,
+from refaudit.models import AuditReport, Reference, RunStats, SourceStatus, Verdict
+from refaudit.render import RenderContext
+from refaudit.render.json import report_model, result_model
+from refaudit.report import (
+    BibtexResult,
+    BibtexResults,
+    DoiIntegrity,
+    NoticeDetails,
+    PaperDetailsResult,
+    ReferenceResult,
+    Report,
+    RetractionCheck,
+    RetractionList,
+    SearchResults,
 )
-from refaudit.render import snapshot_line
-from refaudit.retractions.snapshot import CREDIT, RetractionRecord
+from refaudit.retractions.snapshot import CREDIT
 from refaudit.sources import registry
 
 if TYPE_CHECKING:
@@ -59,7 +60,6 @@ T = TypeVar("T")
 
 SERVER_NAME = "refaudit"
 MCP_PATH = "/mcp"
-RETRACTING_KINDS = frozenset({NoticeKind.RETRACTION, NoticeKind.WITHDRAWAL, NoticeKind.REMOVAL})
 
 # Every tool only reads: it never changes the user's files or any upstream record.
 OFFLINE_TOOL = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
@@ -69,234 +69,9 @@ INSTRUCTIONS = """\
 refaudit checks scholarly references against Crossref, OpenAlex, Semantic Scholar, arXiv,
 DataCite, PubMed and DBLP, and screens them for retractions. Verify every reference before
 you cite it (verify_reference, verify_bibliography) and never invent a field refaudit did not
-return. Verdicts: verified, mismatch (found, but fields differ: see discrepancies), not_found
+return. Verdicts: verified, mismatch (found, but fields differ: see findings), not_found
 (the sources answered and none knows the work), unverified (a source failed: NOT evidence
 that the work does not exist), skipped (ignored by configuration)."""
-
-
-# ---------------------------------------------------------------------------
-# Typed results (the output schemas hosts see)
-
-
-class CitedReference(BaseModel):
-    """How refaudit understood the citation it was given."""
-
-    key: str
-    title: str | None = None
-    authors: list[str] = Field(default_factory=list)
-    year: int | None = None
-    venue: str | None = None
-    doi: str | None = None
-    arxiv_id: str | None = None
-    pmid: str | None = None
-    url: str | None = None
-
-
-class Discrepancy(BaseModel):
-    """One finding: which field, what was cited, what a source says instead."""
-
-    code: str = Field(description="kebab-case finding code, e.g. year-mismatch")
-    severity: Literal["error", "warning", "info"]
-    message: str
-    field: str | None = None
-    cited: str | None = Field(None, description="the value in the citation")
-    correct: str | None = Field(None, description="the value the source records")
-    source: str | None = None
-    record: str | None = Field(None, description="the source's record id (the evidence)")
-    suppressed: str | None = Field(None, description="why this finding does not count, if so")
-
-
-class WorkRecord(BaseModel):
-    """A work as the sources describe it (merged from several when `found_in` lists them)."""
-
-    source: str
-    source_id: str | None = None
-    url: str | None = None
-    type: str | None = None
-    title: str | None = None
-    authors: list[str] = Field(default_factory=list)
-    year: int | None = None
-    date: str | None = None
-    venue: str | None = None
-    publisher: str | None = None
-    volume: str | None = None
-    issue: str | None = None
-    pages: str | None = None
-    doi: str | None = None
-    arxiv_id: str | None = None
-    pmid: str | None = None
-    ids: dict[str, str] = Field(default_factory=dict, description="every identifier known")
-    citation_count: int | None = None
-    is_retracted: bool | None = None
-    published_version_doi: str | None = None
-    abstract: str | None = None
-    found_in: list[str] = Field(default_factory=list, description="sources that have this work")
-    score: float | None = Field(None, description="search relevance (higher is better)")
-    notices: list[IntegrityNotice] = Field(default_factory=list)
-
-
-class IntegrityNotice(BaseModel):
-    """A retraction, withdrawal, expression of concern, correction, … on the work."""
-
-    kind: str
-    notice_doi: str | None = None
-    date: str | None = None
-    label: str | None = None
-    source: str | None = None
-    reported_by: str | None = None
-    record_id: str | None = None
-    reason: str | None = None
-    target_doi: str | None = None
-
-
-class SourceConsulted(BaseModel):
-    """How one source took part: answered, failed (with why), cached or not asked."""
-
-    source: str
-    state: Literal["answered", "failed", "not_asked", "cached"]
-    reason: str | None = None
-
-
-class ReferenceVerdict(BaseModel):
-    """The verdict on one reference, with all the evidence behind it."""
-
-    key: str
-    verdict: Literal["verified", "mismatch", "not_found", "unverified", "skipped"]
-    confidence: float
-    flagged: bool = Field(description="not found, or an error the fail policy counts")
-    reason: str | None = Field(None, description="why, for unverified and skipped verdicts")
-    cited: CitedReference
-    discrepancies: list[Discrepancy] = Field(default_factory=list)
-    matched: WorkRecord | None = None
-    sources: list[SourceConsulted] = Field(default_factory=list)
-    retracted: bool = Field(description="a retraction, withdrawal or removal notice applies")
-    retraction_flags: list[IntegrityNotice] = Field(default_factory=list)
-    corrected_bibtex: str | None = None
-
-
-class InputProblemReport(BaseModel):
-    """Something wrong with the input itself (an unparsable entry, a bad DOI field)."""
-
-    file: str
-    message: str
-    line: int | None = None
-    key: str | None = None
-    severity: Literal["error", "warning", "info"]
-    code: str
-
-
-class BibliographySummary(BaseModel):
-    total: int
-    counts: dict[str, int] = Field(description="entries per verdict, plus retracted and flagged")
-    flagged_keys: list[str]
-    input_problems: list[InputProblemReport]
-    files: list[str]
-    offline: bool
-    retraction_screening: str | None = Field(
-        None,
-        description="which Retraction Watch snapshot screened the entries and how old it was",
-    )
-
-
-class BibliographyAudit(BaseModel):
-    """Per-entry verdicts and a summary for a whole bibliography."""
-
-    summary: BibliographySummary
-    entries: list[ReferenceVerdict]
-
-
-class SearchResults(BaseModel):
-    """Merged search hits, best first, and how each source took part."""
-
-    status: Literal["ok", "unverified"] = Field(
-        description="unverified: no source could answer (not evidence that nothing exists)"
-    )
-    message: str
-    works: list[WorkRecord]
-    sources: list[SourceConsulted]
-
-
-class BibtexResult(BaseModel):
-    """BibTeX for one requested identifier, or why there is none."""
-
-    identifier: str
-    status: Literal["ok", "not_found", "unverified", "invalid"]
-    bibtex: str | None = None
-    key: str | None = None
-    source: str | None = Field(None, description="crossref/datacite (their own BibTeX) or record")
-    message: str = ""
-    work: WorkRecord | None = None
-
-
-class BibtexResults(BaseModel):
-    entries: list[BibtexResult]
-    bibtex: str = Field(description="every entry found, ready to paste into a .bib file")
-
-
-class FieldProvenance(BaseModel):
-    """Which source gave a field of the merged record, and what disagreeing sources say."""
-
-    field: str
-    value: str
-    source: str
-    others: dict[str, str] = Field(default_factory=dict)
-
-
-class PaperDetailsResult(BaseModel):
-    """One work in full: merged record, each source's record, notices, citation graph."""
-
-    identifier: str
-    status: Literal["ok", "not_found", "unverified", "invalid"]
-    message: str = ""
-    work: WorkRecord | None = None
-    records: dict[str, WorkRecord] = Field(default_factory=dict)
-    fields: list[FieldProvenance] = Field(default_factory=list)
-    notices: list[IntegrityNotice] = Field(default_factory=list)
-    references: list[WorkRecord] = Field(default_factory=list)
-    citations: list[WorkRecord] = Field(default_factory=list)
-    sources: list[SourceConsulted] = Field(default_factory=list)
-
-
-class DoiIntegrity(BaseModel):
-    """What is known about one DOI's integrity, and which sources were asked."""
-
-    input: str
-    doi: str | None = None
-    status: str = Field(
-        description="invalid | retraction | partial_retraction | removal | withdrawal | "
-        "expression_of_concern | correction | reinstatement | clean | not-found | "
-        "unknown (sources failed: not evidence of anything)"
-    )
-    withdrawn: bool = Field(description="retracted, partially retracted, withdrawn or removed")
-    found: bool | None = Field(None, description="null when no source could answer")
-    title: str | None = None
-    notices: list[IntegrityNotice] = Field(default_factory=list)
-    sources: list[SourceConsulted] = Field(default_factory=list)
-    snapshot_age_days: float | None = None
-
-
-class RetractionCheck(BaseModel):
-    results: list[DoiIntegrity]
-    credit: str
-
-
-class RetractionList(BaseModel):
-    """Rows of the local Retraction Watch snapshot."""
-
-    records: list[RetractionRecord]
-    credit: str
-
-
-class NoticeDetails(BaseModel):
-    """One integrity notice and the papers it concerns."""
-
-    notice_doi: str
-    found: bool | None = Field(description="null when the answer is unknown (source failed)")
-    notices: list[IntegrityNotice] = Field(default_factory=list)
-    records: list[RetractionRecord] = Field(default_factory=list)
-    origin: str | None = None
-    reason: str | None = None
-    credit: str
 
 
 # ---------------------------------------------------------------------------
@@ -362,133 +137,9 @@ class ServerState:
                 setattr(health, attribute, getattr(health, attribute) + count)
 
 
-# ---------------------------------------------------------------------------
-# Records → typed results
-
-
-def _cited(reference: Reference) -> CitedReference:
-    return CitedReference(
-        key=reference.key,
-        title=reference.title,
-        authors=[person.display() for person in reference.authors],
-        year=reference.year,
-        venue=reference.venue,
-        doi=reference.doi,
-        arxiv_id=reference.arxiv_id,
-        pmid=reference.pmid,
-        url=reference.url,
-    )
-
-
-def _discrepancy(finding: Finding) -> Discrepancy:
-    return Discrepancy(
-        code=finding.code,
-        severity=finding.severity,
-        message=finding.message,
-        field=finding.field,
-        cited=finding.cited,
-        correct=finding.found,
-        source=finding.source,
-        record=finding.record,
-        suppressed=finding.suppressed,
-    )
-
-
-def work_record(work: Work) -> WorkRecord:
-    return WorkRecord(
-        source=work.source,
-        source_id=work.source_id,
-        url=work.url,
-        type=work.type,
-        title=work.title,
-        authors=[person.display() for person in work.authors],
-        year=work.year,
-        date=work.date,
-        venue=work.venue,
-        publisher=work.publisher,
-        volume=work.volume,
-        issue=work.issue,
-        pages=work.pages,
-        doi=work.doi,
-        arxiv_id=work.arxiv_id,
-        pmid=work.pmid,
-        ids=work.ids(),
-        citation_count=work.citation_count,
-        is_retracted=work.is_retracted,
-        published_version_doi=work.published_version_doi,
-        abstract=work.abstract,
-        found_in=work.found_in,
-        score=work.score,
-        notices=[_notice(notice) for notice in work.notices],
-    )
-
-
-def _notice(notice: Notice) -> IntegrityNotice:
-    return IntegrityNotice(
-        kind=notice.kind.value,
-        notice_doi=notice.notice_doi,
-        date=notice.date,
-        label=notice.label,
-        source=notice.source,
-        reported_by=notice.reported_by,
-        record_id=notice.record_id,
-        reason=notice.reason,
-        target_doi=notice.target_doi,
-    )
-
-
-def reference_verdict(result: Result) -> ReferenceVerdict:
-    """One `Result` as the typed verdict tools return (findings as the renderers list them)."""
-    from refaudit.policy import effective_findings
-
-    return ReferenceVerdict(
-        key=result.reference.key,
-        verdict=result.verdict.value,
-        confidence=result.confidence,
-        flagged=result.flagged,
-        reason=result.reason,
-        cited=_cited(result.reference),
-        discrepancies=[_discrepancy(finding) for finding in effective_findings(result)],
-        matched=work_record(result.matched) if result.matched else None,
-        sources=_sources(result.sources),
-        retracted=any(notice.kind in RETRACTING_KINDS for notice in result.integrity),
-        retraction_flags=[_notice(notice) for notice in result.integrity],
-        corrected_bibtex=result.corrected_bibtex,
-    )
-
-
-def _sources(statuses: Mapping[str, SourceStatus]) -> list[SourceConsulted]:
-    return [
-        SourceConsulted(source=name, state=status.state, reason=status.reason)
-        for name, status in statuses.items()
-    ]
-
-
-def _input_problem(problem: InputProblem) -> InputProblemReport:
-    return InputProblemReport(
-        file=problem.file,
-        message=problem.message,
-        line=problem.line,
-        key=problem.key,
-        severity=problem.severity,
-        code=problem.code,
-    )
-
-
-def bibliography_audit(report: AuditReport) -> BibliographyAudit:
-    """A whole `AuditReport` as the typed result of `verify_bibliography`."""
-    return BibliographyAudit(
-        summary=BibliographySummary(
-            total=len(report.results),
-            counts=report.counts(),
-            flagged_keys=[result.reference.key for result in report.results if result.flagged],
-            input_problems=[_input_problem(problem) for problem in report.problems],
-            files=report.files,
-            offline=report.offline,
-            retraction_screening=snapshot_line(report),
-        ),
-        entries=[reference_verdict(result) for result in report.results],
-    )
+def render_context(settings: Settings) -> RenderContext:
+    """Tools judge `failing` by the server's fail policy, as `refaudit check` does."""
+    return RenderContext(fail_on=list(settings.fail_on))
 
 
 # ---------------------------------------------------------------------------
@@ -649,12 +300,12 @@ def _add_audit_tools(server: MCPServer[ServerState], state: ServerState) -> None
         arxiv_id: str | None = None,
         pmid: str | None = None,
         url: str | None = None,
-    ) -> ReferenceVerdict:
+    ) -> ReferenceResult:
         """Check one citation against the scholarly sources and screen it for retractions.
 
         Give the citation as free text (`citation`), as fields, or both (fields win).
-        Returns the verdict, its confidence, every discrepancy with the correct value and
-        the source that says so, the matched record, which sources answered, retraction
+        Returns the verdict, its confidence, every finding with the value the source records
+        and the source that says so, the matched record, which sources answered, retraction
         notices, and a corrected BibTeX entry.
         """
         reference = citation_reference(
@@ -672,7 +323,7 @@ def _add_audit_tools(server: MCPServer[ServerState], state: ServerState) -> None
             audit_references([reference], state.settings, transport=state.transport)
         )
         state.record_report(report)
-        return reference_verdict(report.results[0])
+        return result_model(report.results[0], render_context(state.settings))
 
     @server.tool(title="Verify a bibliography", annotations=UPSTREAM_TOOL)
     async def verify_bibliography(
@@ -684,7 +335,7 @@ def _add_audit_tools(server: MCPServer[ServerState], state: ServerState) -> None
                 "(refused when the server has no root)"
             ),
         ] = None,
-    ) -> BibliographyAudit:
+    ) -> Report:
         """Check every entry of a bibliography; per-entry verdicts plus a summary.
 
         Pass BibTeX text, or a path the server is allowed to read. The summary counts
@@ -703,7 +354,7 @@ def _add_audit_tools(server: MCPServer[ServerState], state: ServerState) -> None
                 audit_bibliography(bibliography, state.settings, transport=state.transport)
             )
         state.record_report(report)
-        return bibliography_audit(report)
+        return report_model(report, render_context(state.settings))
 
 
 SourceName = Literal[registry.SOURCE_NAMES]  # type: ignore[valid-type]
@@ -744,12 +395,7 @@ def _add_discovery_tools(server: MCPServer[ServerState], state: ServerState) -> 
         )
         state.record_statuses([outcome.sources])
         state.record_stats(stats)
-        return SearchResults(
-            status=outcome.status,
-            message=outcome.message,
-            works=[work_record(work) for work in outcome.works],
-            sources=_sources(outcome.sources),
-        )
+        return SearchResults.model_validate(outcome, from_attributes=True)
 
     @server.tool(title="Get BibTeX", annotations=UPSTREAM_TOOL)
     async def get_bibtex(
@@ -773,18 +419,7 @@ def _add_discovery_tools(server: MCPServer[ServerState], state: ServerState) -> 
         )
         state.record_stats(stats)
         return BibtexResults(
-            entries=[
-                BibtexResult(
-                    identifier=entry.identifier,
-                    status=entry.status,
-                    bibtex=entry.bibtex,
-                    key=entry.key,
-                    source=entry.source,
-                    message=entry.message,
-                    work=work_record(entry.work) if entry.work else None,
-                )
-                for entry in entries
-            ],
+            entries=[BibtexResult.model_validate(entry, from_attributes=True) for entry in entries],
             bibtex="\n".join(entry.bibtex.strip() + "\n" for entry in entries if entry.bibtex),
         )
 
@@ -813,26 +448,7 @@ def _add_discovery_tools(server: MCPServer[ServerState], state: ServerState) -> 
         )
         state.record_statuses([details.sources])
         state.record_stats(stats)
-        return PaperDetailsResult(
-            identifier=details.identifier,
-            status=details.status,
-            message=details.message,
-            work=work_record(details.work) if details.work else None,
-            records={name: work_record(work) for name, work in details.records.items()},
-            fields=[
-                FieldProvenance(
-                    field=origin.field,
-                    value=origin.value,
-                    source=origin.source,
-                    others=origin.others,
-                )
-                for origin in details.fields
-            ],
-            notices=[_notice(notice) for notice in details.notices],
-            references=[work_record(work) for work in details.references],
-            citations=[work_record(work) for work in details.citations],
-            sources=_sources(details.sources),
-        )
+        return PaperDetailsResult.model_validate(details, from_attributes=True)
 
 
 def _add_retraction_tools(server: MCPServer[ServerState], state: ServerState) -> None:
@@ -859,17 +475,7 @@ def _add_retraction_tools(server: MCPServer[ServerState], state: ServerState) ->
         state.record_stats(stats)
         return RetractionCheck(
             results=[
-                DoiIntegrity(
-                    input=screening.input,
-                    doi=screening.doi,
-                    status=screening.status,
-                    withdrawn=screening.withdrawn,
-                    found=screening.found,
-                    title=screening.title,
-                    notices=[_notice(notice) for notice in screening.notices],
-                    sources=_sources(screening.sources),
-                    snapshot_age_days=screening.snapshot_age_days,
-                )
+                DoiIntegrity.model_validate(screening, from_attributes=True)
                 for screening in screenings
             ],
             credit=CREDIT,
@@ -933,15 +539,7 @@ def _add_retraction_tools(server: MCPServer[ServerState], state: ServerState) ->
         lookup = await _pipeline(
             retractions.get_notice(notice_doi, settings, transport=state.transport)
         )
-        return NoticeDetails(
-            notice_doi=lookup.notice_doi,
-            found=lookup.found,
-            notices=[_notice(notice) for notice in lookup.notices],
-            records=lookup.records,
-            origin=lookup.origin,
-            reason=lookup.reason,
-            credit=CREDIT,
-        )
+        return NoticeDetails(**vars(lookup), credit=CREDIT)
 
 
 def _add_resources(server: MCPServer[ServerState], state: ServerState) -> None:
@@ -1007,7 +605,7 @@ def sources_overview(state: ServerState) -> dict[str, Any]:
 
 VERDICT_MEANINGS: Mapping[str, str] = {
     Verdict.VERIFIED.value: "a source has the work and the cited fields agree",
-    Verdict.MISMATCH.value: "the work exists but some cited fields differ (see discrepancies)",
+    Verdict.MISMATCH.value: "the work exists but some cited fields differ (see findings)",
     Verdict.NOT_FOUND.value: "every source answered and none knows the work: likely fabricated",
     Verdict.UNVERIFIED.value: (
         "a source failed (outage, rate limit, offline cache miss): no conclusion either way; "
@@ -1049,14 +647,14 @@ Before you cite anything, verify it with refaudit.
    years, venues or DOIs.
 2. Read the verdict:
    - verified: safe to cite; prefer the matched record's fields and corrected_bibtex.
-   - mismatch: the work exists but the citation is wrong somewhere. Fix each discrepancy
-     using its `correct` value and name the `source` it came from.
+   - mismatch: the work exists but the citation is wrong somewhere. Fix each finding
+     using its `found` value and name the `source` it came from.
    - not_found: every source answered and none knows the work. Do not cite it; it may be
      fabricated. Search (search_references) for the work you meant.
    - unverified: a source failed or was unreachable. This is NOT evidence the work is
      missing; say it could not be checked, and retry later.
    - skipped: the user's configuration ignores this reference.
-3. If retracted is true (or retraction_flags lists a retraction, withdrawal or removal), do not
+3. If retracted is true (integrity lists a retraction, withdrawal or removal), do not
    cite the work as support; mention the notice if you discuss it. Expressions of concern
    and corrections are worth mentioning too.
 4. Never invent a DOI, page range or author. Use get_bibtex for the exact entry, and quote

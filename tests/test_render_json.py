@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import jsonschema
 from report_samples import sample_report, suppressed_report
 
 from refaudit.baseline import build_baseline
-from refaudit.models import JSON_SCHEMA_VERSION, AuditReport, SnapshotState
+from refaudit.models import JSON_SCHEMA_VERSION, AuditReport, SnapshotState, Work
 from refaudit.render import RenderContext, render
 from refaudit.render.json import load_schema
+from refaudit.report import SCHEMA_PATH, schema_text
 
 
 def rendered(report: AuditReport, context: RenderContext | None = None) -> dict:
@@ -80,3 +82,19 @@ def test_snapshot_state_is_serialised_and_a_1_0_report_without_it_still_validate
     old = rendered(sample_report())
     del old["retraction_snapshot"]
     validator.validate({**old, "schema_version": "1.0"})
+
+
+def test_committed_schema_is_the_one_the_report_models_generate() -> None:
+    """Run `python -m refaudit.report` after changing a report model or record."""
+    assert SCHEMA_PATH.read_text(encoding="utf-8") == schema_text()
+
+
+def test_every_record_field_reaches_the_report() -> None:
+    """The matched work carries every field of the record, subtitle and ISBNs included."""
+    report = sample_report()
+    lecun = next(r for r in report.results if r.reference.key == "lecun2015deep")
+    assert lecun.matched is not None
+    lecun.matched.subtitle, lecun.matched.isbn = "A review", ["9780262035613"]
+    matched = next(r for r in rendered(report)["results"] if r["key"] == "lecun2015deep")["matched"]
+    assert set(matched) == {field.name for field in dataclasses.fields(Work)}
+    assert (matched["subtitle"], matched["isbn"]) == ("A review", ["9780262035613"])

@@ -16,8 +16,8 @@ from conftest import shared_path
 from refaudit.config import load_settings
 from refaudit.identifiers import find_dois
 from refaudit.models import NoticeKind, Work
+from refaudit.notices import WITHDRAWING_KINDS
 from refaudit.retractions import CREDIT, collect_notices, findings_for
-from refaudit.retractions.screen import WITHDRAWING_KINDS
 from refaudit.retractions.snapshot import Snapshot, load_csv
 from refaudit.sources import crossref
 

@@ -194,11 +194,11 @@ def assert_database_answers(results: dict[str, dict[str, Any]]) -> None:
     """What the fake Crossref and the installed snapshot say, tool by tool."""
     verified = results["verify_reference"]
     assert verified["verdict"] == "mismatch"
-    year = next(d for d in verified["discrepancies"] if d["field"] == "year")
-    assert (year["cited"], year["correct"], year["source"]) == ("2017", "2019", "crossref")
+    year = next(d for d in verified["findings"] if d["field"] == "year")
+    assert (year["cited"], year["found"], year["source"]) == ("2017", "2019", "crossref")
     audit = results["verify_bibliography"]
-    assert [entry["verdict"] for entry in audit["entries"]] == ["verified"]
-    assert audit["summary"]["files"][0].endswith("refs.bib")
+    assert [entry["verdict"] for entry in audit["results"]] == ["verified"]
+    assert audit["files"][0].endswith("refs.bib")
     assert results["search_references"]["works"][0]["doi"] == WIDGETS_DOI
     assert results["get_bibtex"]["entries"][0]["source"] == "crossref"
     assert "@article{lovelace2019deep," in results["get_bibtex"]["bibtex"]
@@ -234,9 +234,9 @@ async def test_stdio_server_lists_tools_serves_policy_and_audits_offline(tmp_pat
     assert {"verify_reference", "verify_bibliography", "check_retractions"} <= tools
     assert "verdicts" in json.loads(policy.contents[0].text)  # type: ignore[union-attr]
     assert result.structured_content is not None
-    entry = result.structured_content["entries"][0]
+    entry = result.structured_content["results"][0]
     assert entry["verdict"] == "unverified"
-    assert result.structured_content["summary"]["offline"] is True
+    assert result.structured_content["offline"] is True
 
 
 async def test_stdio_server_answers_every_tool_from_the_upstreams(

@@ -16,6 +16,7 @@ from mcp import Client
 from mcp.types import CallToolResult
 
 from refaudit.config import Settings, load_settings
+from refaudit.models import JSON_SCHEMA_VERSION
 from refaudit.retractions.snapshot import COLUMNS, download_snapshot
 from refaudit.server import build_server, is_loopback, transport_security
 from tests.fakes import (
@@ -144,7 +145,9 @@ async def test_every_tool_is_listed_read_only_with_an_output_schema() -> None:
     assert {"citation", "title", "authors", "doi", "arxiv_id", "pmid"} <= set(
         verify.input_schema["properties"]
     )
-    assert "discrepancies" in verify.output_schema["properties"]
+    assert {"findings", "reference", "matched", "retracted"} <= set(
+        verify.output_schema["properties"]
+    )
 
 
 async def test_resources_and_the_verify_before_citing_prompt_are_listed() -> None:
@@ -194,13 +197,14 @@ async def test_verify_reference_reports_a_wrong_year_with_the_correct_value_and_
 
     verdict = structured(result)
     assert verdict["verdict"] == "mismatch"
-    assert verdict["cited"]["doi"] == WIDGETS_DOI
-    assert verdict["cited"]["authors"] == ["Ada Lovelace", "Alan Turing"]
-    year = next(d for d in verdict["discrepancies"] if d["field"] == "year")
-    assert (year["cited"], year["correct"], year["source"]) == ("2017", "2019", "crossref")
+    assert verdict["reference"]["doi"] == WIDGETS_DOI
+    assert [a["family"] for a in verdict["reference"]["authors"]] == ["Lovelace", "Turing"]
+    year = next(d for d in verdict["findings"] if d["field"] == "year")
+    assert (year["cited"], year["found"], year["source"]) == ("2017", "2019", "crossref")
     assert verdict["matched"]["doi"] == WIDGETS_DOI
-    assert verdict["matched"]["authors"] == ["Ada Lovelace", "Alan Turing"]
-    assert {s["source"]: s["state"] for s in verdict["sources"]}["crossref"] == "answered"
+    assert verdict["matched"]["subtitle"] is None and "journal_ref" in verdict["matched"]
+    assert [a["given"] for a in verdict["matched"]["authors"]] == ["Ada", "Alan"]
+    assert verdict["sources"]["crossref"]["state"] == "answered"
     assert "2019" in verdict["corrected_bibtex"]
     assert verdict["retracted"] is False
 
@@ -213,8 +217,8 @@ async def test_verify_reference_reads_a_free_text_citation() -> None:
     async with connected(settings_for(), upstreams(WIDGETS)) as client:
         verdict = structured(await client.call_tool("verify_reference", {"citation": citation}))
 
-    assert verdict["cited"]["year"] == 2019
-    assert verdict["cited"]["title"] == "Deep learning for widget inspection"
+    assert verdict["reference"]["year"] == 2019
+    assert verdict["reference"]["title"] == "Deep learning for widget inspection"
     assert verdict["verdict"] in ("verified", "mismatch")
     assert verdict["matched"]["doi"] == WIDGETS_DOI
 
@@ -230,9 +234,9 @@ async def test_verify_reference_flags_a_retracted_work() -> None:
 
     assert verdict["retracted"] is True
     assert verdict["flagged"] is True
-    assert [flag["kind"] for flag in verdict["retraction_flags"]] == ["retraction"]
-    assert verdict["retraction_flags"][0]["notice_doi"] == RETRACTION_NOTICE_DOI
-    assert "retracted" in {d["code"] for d in verdict["discrepancies"]}
+    assert [notice["kind"] for notice in verdict["integrity"]] == ["retraction"]
+    assert verdict["integrity"][0]["notice_doi"] == RETRACTION_NOTICE_DOI
+    assert "retracted" in {f["code"] for f in verdict["findings"]}
 
 
 async def test_an_outage_gives_unverified_never_not_found_and_shows_in_source_health() -> None:
@@ -249,7 +253,7 @@ async def test_an_outage_gives_unverified_never_not_found_and_shows_in_source_he
 
     assert verdict["verdict"] == "unverified"
     assert verdict["flagged"] is False
-    assert {s["source"]: s["state"] for s in verdict["sources"]} == {
+    assert {name: s["state"] for name, s in verdict["sources"].items()} == {
         "crossref": "failed",
         "openalex": "failed",
     }
@@ -346,13 +350,14 @@ async def test_verify_bibliography_gives_per_entry_verdicts_and_a_summary() -> N
     async with connected(settings_for(), upstreams(WIDGETS)) as client:
         audit = structured(await client.call_tool("verify_bibliography", {"bibtex": BIBTEX}))
 
-    verdicts = {entry["key"]: entry["verdict"] for entry in audit["entries"]}
+    verdicts = {entry["key"]: entry["verdict"] for entry in audit["results"]}
     assert verdicts["lovelace2019"] == "verified"
     assert verdicts["ghost2021"] == "not_found"
+    assert [entry["key"] for entry in audit["results"] if entry["flagged"]] == ["ghost2021"]
     summary = audit["summary"]
-    assert summary["total"] == 2
-    assert summary["flagged_keys"] == ["ghost2021"]
-    assert summary["counts"]["verified"] == 1 and summary["counts"]["not_found"] == 1
+    assert summary["total"] == 2 and summary["flagged"] == 1
+    assert summary["verified"] == 1 and summary["not_found"] == 1
+    assert audit["schema_version"] == JSON_SCHEMA_VERSION
 
 
 async def test_verify_bibliography_says_offline_that_no_retraction_snapshot_screened(
@@ -362,8 +367,8 @@ async def test_verify_bibliography_says_offline_that_no_retraction_snapshot_scre
     async with connected(settings, upstreams(WIDGETS)) as client:
         audit = structured(await client.call_tool("verify_bibliography", {"bibtex": BIBTEX}))
 
-    assert audit["summary"]["offline"] is True
-    assert "no Retraction Watch snapshot" in audit["summary"]["retraction_screening"]
+    assert audit["offline"] is True
+    assert audit["retraction_snapshot"]["available"] is False
 
 
 async def test_verify_bibliography_reports_input_problems() -> None:
@@ -371,8 +376,8 @@ async def test_verify_bibliography_reports_input_problems() -> None:
     async with connected(settings_for(), upstreams(WIDGETS)) as client:
         audit = structured(await client.call_tool("verify_bibliography", {"bibtex": broken}))
 
-    assert audit["summary"]["input_problems"]
-    assert {entry["key"] for entry in audit["entries"]} >= {"lovelace2019", "ghost2021"}
+    assert audit["problems"] and audit["summary"]["problems"] == len(audit["problems"])
+    assert {entry["key"] for entry in audit["results"]} >= {"lovelace2019", "ghost2021"}
 
 
 async def test_verify_bibliography_reads_a_file_inside_the_root(tmp_path: Path) -> None:
@@ -384,7 +389,7 @@ async def test_verify_bibliography_reads_a_file_inside_the_root(tmp_path: Path) 
         )
 
     assert audit["summary"]["total"] == 2
-    assert audit["summary"]["files"]
+    assert audit["files"]
 
 
 @pytest.mark.parametrize("path", ["../secrets.bib", "/etc/passwd", "paper/../../x.bib"])
@@ -458,7 +463,7 @@ async def test_search_references_returns_merged_records_and_source_statuses() ->
     top = found["works"][0]
     assert top["doi"] == WIDGETS_DOI
     assert set(top["found_in"]) == {"crossref", "openalex"}
-    assert {s["source"] for s in found["sources"]} == {"crossref", "openalex"}
+    assert set(found["sources"]) == {"crossref", "openalex"}
 
 
 async def test_discovery_calls_count_in_the_source_health() -> None:

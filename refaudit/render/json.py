@@ -1,60 +1,72 @@
-"""The versioned JSON report (schema: refaudit/render/report.schema.json, docs/json-schema.md).
+"""The versioned JSON report: `refaudit.report.Report`, filled in from one run.
 
-`schema_version` follows models.JSON_SCHEMA_VERSION: the minor number grows when
-keys are added, the major number when a key changes meaning or disappears.
+The models, the schema version and the generated schema
+(`render/report.schema.json`) live in `refaudit.report`; docs/json-schema.md
+describes them. The MCP server returns the same models.
 """
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
-from refaudit.models import JSON_SCHEMA_VERSION, AuditReport, Result, to_dict
+from refaudit.models import AuditReport, Result
 from refaudit.render import RenderContext, report_summary, rows, tool_version
+from refaudit.report import (
+    SCHEMA_PATH,
+    ReferenceResult,
+    Report,
+    ReportedFinding,
+    Summary,
+    ToolInfo,
+)
 
-SCHEMA_PATH = Path(__file__).with_name("report.schema.json")
+
+def report_model(report: AuditReport, context: RenderContext) -> Report:
+    """The whole run as the report model the JSON renderer and MCP both return."""
+    return Report(
+        tool=ToolInfo(version=tool_version()),
+        files=list(report.files),
+        offline=report.offline,
+        retraction_snapshot=report.retraction_snapshot,
+        fail_on=list(context.fail_on),
+        baseline=context.baseline is not None,
+        summary=Summary(**report_summary(report, context)),
+        stats=report.stats,
+        problems=report.problems,
+        results=[result_model(result, context) for result in report.results],
+    )
+
+
+def result_model(result: Result, context: RenderContext) -> ReferenceResult:
+    """One verdict with its evidence; findings as every renderer lists them."""
+    reference = result.reference
+    return ReferenceResult(
+        key=reference.key,
+        file=reference.file,
+        line=reference.line,
+        verdict=result.verdict,
+        confidence=result.confidence,
+        flagged=result.flagged,
+        failing=context.fails(result),
+        worst_severity=result.worst_severity,
+        retracted=result.retracted,
+        reason=result.reason,
+        findings=[
+            ReportedFinding(**vars(row.finding), baselined=row.baselined, failing=row.failing)
+            for row in rows(result, context)
+        ],
+        integrity=result.integrity,
+        sources=result.sources,
+        matched=result.matched,
+        corrected_bibtex=result.corrected_bibtex,
+        reference=reference,
+    )
 
 
 def report_data(report: AuditReport, context: RenderContext) -> dict[str, Any]:
     """The report as JSON-ready data, shaped as the schema describes."""
-    return {
-        "schema_version": JSON_SCHEMA_VERSION,
-        "tool": {"name": "refaudit", "version": tool_version()},
-        "files": list(report.files),
-        "offline": report.offline,
-        "retraction_snapshot": to_dict(report.retraction_snapshot),
-        "fail_on": list(context.fail_on),
-        "baseline": context.baseline is not None,
-        "summary": report_summary(report, context),
-        "stats": to_dict(report.stats),
-        "problems": to_dict(report.problems),
-        "results": [_result_data(result, context) for result in report.results],
-    }
-
-
-def _result_data(result: Result, context: RenderContext) -> dict[str, Any]:
-    reference = result.reference
-    return {
-        "key": reference.key,
-        "file": reference.file,
-        "line": reference.line,
-        "verdict": result.verdict.value,
-        "confidence": result.confidence,
-        "flagged": result.flagged,
-        "failing": context.fails(result),
-        "worst_severity": result.worst_severity,
-        "reason": result.reason,
-        "findings": [
-            {**to_dict(row.finding), "baselined": row.baselined, "failing": row.failing}
-            for row in rows(result, context)
-        ],
-        "integrity": to_dict(result.integrity),
-        "sources": to_dict(result.sources),
-        "matched": to_dict(result.matched),
-        "corrected_bibtex": result.corrected_bibtex,
-        "reference": to_dict(reference),
-    }
+    return report_model(report, context).model_dump(mode="json")
 
 
 def render_json(report: AuditReport, context: RenderContext) -> str:

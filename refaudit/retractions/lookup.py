@@ -15,7 +15,8 @@ from refaudit.config import Settings
 from refaudit.errors import RefauditError, SourceError
 from refaudit.identifiers import normalize_doi
 from refaudit.models import Notice, NoticeKind, RunStats, SourceStatus, Work
-from refaudit.retractions.screen import WITHDRAWING_KINDS, collect_notices, merge_notices
+from refaudit.notices import WITHDRAWING_KINDS
+from refaudit.retractions.screen import collect_notices, merge_notices
 from refaudit.retractions.snapshot import NAME, RetractionRecord, Snapshot
 from refaudit.sources import registry
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from refaudit.config import Settings
 from refaudit.identifiers import normalize_doi
 from refaudit.models import Finding, Notice, NoticeKind, Result, Work
+from refaudit.notices import WITHDRAWING_KINDS
 from refaudit.retractions.snapshot import CREDIT, RetractionRecord
 from refaudit.sources import registry
 
@@ -30,15 +31,6 @@ FINDING_CODES: dict[NoticeKind, str] = {
     NoticeKind.CORRECTION: "corrected",
     NoticeKind.REINSTATEMENT: "reinstated",
 }
-# Kinds that take a paper out of the record: `check` exits 1 on them.
-WITHDRAWING_KINDS = frozenset(
-    {
-        NoticeKind.RETRACTION,
-        NoticeKind.PARTIAL_RETRACTION,
-        NoticeKind.WITHDRAWAL,
-        NoticeKind.REMOVAL,
-    }
-)
 _HEADLINES: dict[NoticeKind, str] = {
     NoticeKind.RETRACTION: "Retracted",
     NoticeKind.PARTIAL_RETRACTION: "Partially retracted",

@@ -30,7 +30,7 @@ from typing import IO, TYPE_CHECKING
 from refaudit.config import DEFAULT_BASE_URLS, Settings
 from refaudit.errors import SourceUnavailable, UnexpectedResponse
 from refaudit.identifiers import normalize_doi
-from refaudit.models import Notice, NoticeKind
+from refaudit.models import RETRACTION_WATCH, NoticeKind, RetractionRecord
 from refaudit.notices import normalize_notice_kind
 
 if TYPE_CHECKING:
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 
     import httpx
 
-NAME = "retractionwatch"
+NAME = RETRACTION_WATCH
 FILENAME = "retractionwatch.sqlite3"
 CREDIT = "Retraction Watch (The Center for Scientific Integrity) data via Crossref, CC BY 4.0"
 
@@ -89,46 +89,6 @@ CREATE INDEX authors_family_key ON authors (family_key);
 _RW_DATE = re.compile(r"^\s*(\d{1,2})/(\d{1,2})/(\d{4})")
 _NON_WORD = re.compile(r"[\W_]+")
 _TAGS = re.compile(r"<[^>]+>")
-
-
-@dataclass
-class RetractionRecord:
-    """One row of the Retraction Watch database, with ISO dates and a normalised kind."""
-
-    record_id: str
-    kind: NoticeKind
-    nature: str
-    title: str
-    journal: str | None
-    publisher: str | None
-    authors: list[str]
-    notice_date: str | None
-    notice_doi: str | None
-    notice_pmid: str | None
-    original_date: str | None
-    original_doi: str | None
-    original_pmid: str | None
-    reason: str | None
-    subject: str | None = None
-    institution: str | None = None
-    country: str | None = None
-    urls: list[str] | None = None
-    article_type: str | None = None
-    paywalled: str | None = None
-    notes: str | None = None
-
-    def to_notice(self) -> Notice:
-        return Notice(
-            kind=self.kind,
-            notice_doi=self.notice_doi,
-            date=self.notice_date,
-            label=self.nature,
-            source="retraction-watch",
-            reported_by=f"{NAME} snapshot",
-            record_id=self.record_id,
-            reason=self.reason,
-            target_doi=self.original_doi,
-        )
 
 
 @dataclass
