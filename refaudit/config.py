@@ -47,6 +47,8 @@ DEFAULT_RETRACTION_POLICY: dict[str, str] = {
 }
 
 DEFAULT_FAIL_ON = ("not_found", "doi", "retracted")
+# Share of unverified references above which `check` exits 3 (docs/ci.md).
+DEFAULT_REQUIRE_VERIFIED = 0.1
 
 
 @dataclass
@@ -79,7 +81,7 @@ class Settings:
         default_factory=lambda: dict(DEFAULT_RETRACTION_POLICY)
     )
     ignore: list[IgnoreRule] = field(default_factory=list)
-    require_verified: float | None = None
+    require_verified: float | None = DEFAULT_REQUIRE_VERIFIED
     config_file: Path | None = None
 
     def resolved_cache_dir(self) -> Path:

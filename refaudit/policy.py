@@ -84,7 +84,7 @@ FAIL_ON_CHOICES: dict[str, str] = {
     "doi": "DOI errors: doi-not-registered, doi-points-elsewhere",
     "retracted": "retracted, partially retracted, withdrawn or removed works",
     "integrity": "any integrity notice of severity warning or error (adds expressions of concern)",
-    "none": "never fail on findings (exit 0 unless --require-verified trips)",
+    "none": "never fail on findings (exit 3 still applies to unverified references)",
 }
 """Each word `--fail-on` accepts; any finding code (e.g. `year-mismatch`) is accepted too."""
 
@@ -110,10 +110,18 @@ def effective_findings(result: Result) -> list[Finding]:
     verdict_finding = Finding(
         code=code,
         severity=severity,  # type: ignore[arg-type]
-        message=result.reason or _VERDICT_MESSAGES[code],
+        message=_verdict_message(result, code),
         suppressed=skipped or inherited,
     )
     return [verdict_finding, *result.findings]
+
+
+def _verdict_message(result: Result, code: str) -> str:
+    """The verdict's finding in a few words; an outage is named once per run, not per entry."""
+    failed = sorted(name for name, s in result.sources.items() if s.state == "failed")
+    if result.verdict == Verdict.UNVERIFIED and failed:
+        return f"unverified (sources down: {', '.join(failed)})"
+    return result.reason or _VERDICT_MESSAGES[code]
 
 
 def parse_fail_on(values: Iterable[str]) -> list[str]:
@@ -196,6 +204,17 @@ def failing_results(
     """The results that make the run fail under `fail_on` (in report order)."""
     words = parse_fail_on(fail_on)
     return [result for result in report.results if failing_findings(result, words, baseline)]
+
+
+def nothing_answered(report: AuditReport) -> bool:
+    """True when sources were asked about references and not one of them answered."""
+    states = {
+        status.state
+        for result in report.results
+        if result.verdict != Verdict.SKIPPED
+        for status in result.sources.values()
+    }
+    return "failed" in states and not states & {"answered", "cached"}
 
 
 def unverified_share(report: AuditReport) -> float:

@@ -61,7 +61,7 @@ def test_default_policy_fails_on_not_found_and_retracted(bib: Path) -> None:
 
 
 def test_fail_on_none_exits_zero_and_fail_on_is_validated(bib: Path) -> None:
-    assert run("check", str(bib), "--fail-on", "none").exit_code == 0
+    assert run("check", str(bib), "--fail-on", "none", "--allow-unverified").exit_code == 0
     bad = run("check", str(bib), "--fail-on", "sometimes")
     assert bad.exit_code == 2
     assert "unknown --fail-on value 'sometimes'" in bad.output
@@ -97,6 +97,9 @@ def test_missing_input_is_exit_2_with_a_one_line_message(bib: Path) -> None:
 
 
 def test_require_verified_exits_3_when_too_much_is_unverified(bib: Path) -> None:
+    default = run("check", str(bib), "--fail-on", "none")
+    assert default.exit_code == 3, "one unverified reference of five is more than 10 %"
+    assert "exit 3: 20% of the references are unverified" in default.stderr
     assert run("check", str(bib), "--fail-on", "none", "--require-verified").exit_code == 3
     assert run("check", str(bib), "--fail-on", "none", "--require-verified", "0.5").exit_code == 0
     assert run("check", "--require-verified", str(bib), "--fail-on", "none").exit_code == 3
@@ -150,7 +153,10 @@ def test_baseline_then_check_passes_until_a_new_finding_appears(
     baseline = tmp_path / ".refaudit-baseline.json"
     assert run("baseline", str(bib)).exit_code == 0
     assert baseline.is_file()
-    result = run("check", str(bib), "--baseline", str(baseline), "--fail-on", "warning")
+    result = run(
+        "check", str(bib), "--baseline", str(baseline), "--fail-on", "warning",
+        "--require-verified", "0.5",
+    )  # fmt: skip
     assert result.exit_code == 0
     assert "[baseline]" in result.output
 
@@ -249,7 +255,9 @@ def test_subprocess_exit_codes_and_machine_output_on_stdout(tmp_path: Path) -> N
     assert flagged.returncode == 1, flagged.stderr
     assert flagged.stdout.startswith("::error file=refs.bib,line=11,")
     assert "\r" not in flagged.stderr, "no progress bar when CI is set"
-    clean = _subprocess(["check", "refs.bib", "--fail-on", "none"], tmp_path, PATCHED_MAIN)
+    clean = _subprocess(
+        ["check", "refs.bib", "--fail-on", "none", "--allow-unverified"], tmp_path, PATCHED_MAIN
+    )
     assert clean.returncode == 0
 
 
@@ -267,7 +275,10 @@ def test_real_pipeline_offline_with_empty_cache_reports_unverified_never_not_fou
     result = _subprocess(
         ["check", "refs.bib", "--offline", "--format", "json", "--fail-on", "not_found"], tmp_path
     )
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == 3, "nothing could be checked: never a pass"
+    assert "no source answered: offline, and none of the 6 reference(s) is in the cache" in (
+        result.stderr
+    )
     data = json.loads(result.stdout)
     jsonschema.Draft202012Validator(load_schema()).validate(data)
     assert data["summary"]["not_found"] == 0
@@ -309,13 +320,31 @@ def test_subprocess_writes_every_format_to_its_output_file(tmp_path: Path) -> No
     assert "Errors (3)" in text["table"] and "\x1b[" not in text["table"]
 
 
-def test_subprocess_outage_is_exit_3_only_with_require_verified(tmp_path: Path) -> None:
+def test_subprocess_outage_is_exit_3_unless_unverified_is_allowed(tmp_path: Path) -> None:
     (tmp_path / "refs.bib").write_text(BIB_TEXT)
     args = ["check", "refs.bib", "--offline", "--quiet"]
-    assert _subprocess(args, tmp_path).returncode == 0
-    outage = _subprocess([*args, "--require-verified"], tmp_path)
+    outage = _subprocess(args, tmp_path)
     assert outage.returncode == 3
-    assert "more than the 10% allowed by --require-verified" in outage.stderr
+    assert outage.stderr.count("\n") == 1, "one line says nothing was checked"
+    assert outage.stdout == ""
+    assert _subprocess([*args, "--allow-unverified"], tmp_path).returncode == 0
+    assert _subprocess([*args, "--require-verified", "1"], tmp_path).returncode == 0
+
+
+def test_no_source_reachable_is_one_line_and_exit_3(tmp_path: Path) -> None:
+    """Every source refuses the connection (the fixture points them all at port 9)."""
+    (tmp_path / "refs.bib").write_text(BIB_TEXT)
+    result = _subprocess(["check", "refs.bib"], tmp_path)
+    assert result.returncode == 3
+    assert result.stdout == ""
+    assert result.stderr.splitlines() == [
+        "error: could not reach any source: connection refused by 127.0.0.1 — none of the 6"
+        " reference(s) was checked"
+    ]
+    to_file = _subprocess(["check", "refs.bib", "-f", "json", "-o", "report.json"], tmp_path)
+    assert to_file.returncode == 3
+    assert "crossref: connection refused by 127.0.0.1 (6 reference(s))" in to_file.stderr
+    assert json.loads((tmp_path / "report.json").read_text())["summary"]["unverified"] == 6
 
 
 def test_pre_commit_hooks_run_refaudit_on_bib_and_tex_changes(bib: Path) -> None:

@@ -113,7 +113,7 @@ def test_summary_names_the_snapshot_online_and_offline_but_its_absence_only_offl
 def test_unverified_references_are_named_as_no_verdict_with_the_failing_sources() -> None:
     text = table_text(RenderContext(fail_on=("not_found",)))
     assert "1 reference(s) unverified — not checked, not cleared" in text
-    assert "crossref: timeout" in text and "--require-verified" in text
+    assert "  crossref: timeout after 20 s (1 reference(s))\n  openalex: HTTP 503" in text
     assert "nothing fails among the references checked" not in text  # not_found still fails
 
 

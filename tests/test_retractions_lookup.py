@@ -106,6 +106,16 @@ async def test_one_source_down_still_reports_what_the_other_knows() -> None:
 
 
 @pytest.mark.anyio
+async def test_crossref_down_is_unknown_even_when_openalex_knows_the_work() -> None:
+    """Crossref carries the publishers' notices: without it, no notice is not clean."""
+    fake = upstreams()
+    fake.fail("crossref", "503", times=5)
+    (answer,) = await check_dois(["10.5555/clean"], settings(), transport=fake.transport())
+    assert answer.found is True and answer.title == "A clean paper"
+    assert (answer.status, answer.unscreened) == ("unknown", ["crossref"])
+
+
+@pytest.mark.anyio
 async def test_unknown_doi_is_not_found_when_every_source_answered() -> None:
     (answer,) = await check_dois(["10.5555/missing"], settings(), transport=upstreams().transport())
     assert (answer.found, answer.status) == (False, "not-found")

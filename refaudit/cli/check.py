@@ -131,9 +131,16 @@ def check_command(
         typer.Option(
             "--require-verified",
             metavar="[FRACTION]",
-            help="Exit 3 when more than FRACTION (default 0.1) of references are unverified.",
+            help="Exit 3 when more than FRACTION of the references are unverified (default 0.1).",
         ),
     ] = None,
+    allow_unverified: Annotated[
+        bool,
+        typer.Option(
+            "--allow-unverified",
+            help="Never exit 3 for unverified references (sources down, offline).",
+        ),
+    ] = False,
     timeout: TimeoutOption = None,
 ) -> None:
     """Audit references against Crossref, OpenAlex, Semantic Scholar, arXiv, DataCite,
@@ -142,13 +149,20 @@ def check_command(
     Example: refaudit check refs.bib --format sarif -o refaudit.sarif
     """
     from refaudit.baseline import read_baseline
-    from refaudit.policy import failing_results, parse_fail_on, unverified_share
-    from refaudit.render import FORMATS, RenderContext
+    from refaudit.policy import (
+        failing_results,
+        nothing_answered,
+        parse_fail_on,
+        unverified_share,
+    )
+    from refaudit.render import FORMATS, RenderContext, outage_line
 
     if output_format not in FORMATS:
         fail(f"unknown format {output_format!r}", hint=f"choose from {', '.join(FORMATS)}")
     if require_verified is not None and not 0 <= require_verified <= 1:
         fail("--require-verified takes a fraction between 0 and 1")
+    if require_verified is not None and allow_unverified:
+        fail("--require-verified and --allow-unverified contradict each other")
     settings = _settings(
         config,
         offline=offline,
@@ -159,21 +173,33 @@ def check_command(
         fail_on=parse_fail_on(fail_on) if fail_on else None,
         require_verified=require_verified,
     )
+    if allow_unverified:
+        settings.require_verified = None
     known = read_baseline(baseline) if baseline else None
     report = _audit(files, settings, all_entries=all_entries, quiet=quiet)
     context = RenderContext(
         fail_on=settings.fail_on, baseline=known, details=details, verbose=verbose, quiet=quiet
     )
-    _emit(report, output_format, context, output)
-
+    outage = nothing_answered(report)
     failing = failing_results(report, settings.fail_on, known)
+    if outage and not failing and output is None and output_format == "table":
+        # The table would list every reference as unverified: one line says it all.
+        typer.echo(f"error: {outage_line(report)}", err=True)
+    else:
+        _emit(report, output_format, context, output)
+        if outage:
+            typer.echo(f"error: {outage_line(report)}", err=True)
+
     share = unverified_share(report)
     if failing:
         raise typer.Exit(int(ExitCode.FLAGGED))
     if settings.require_verified is not None and share > settings.require_verified:
+        if outage:
+            raise typer.Exit(int(ExitCode.INCOMPLETE))
         _note(
-            f"{share:.0%} of references are unverified "
-            f"(more than the {settings.require_verified:.0%} allowed by --require-verified)",
+            f"exit 3: {share:.0%} of the references are unverified, more than the "
+            f"{settings.require_verified:.0%} allowed (--require-verified "
+            f"{settings.require_verified:g}; --allow-unverified accepts an incomplete check)",
             quiet=False,
         )
         raise typer.Exit(int(ExitCode.INCOMPLETE))
@@ -443,11 +469,14 @@ def _emit(report: Any, output_format: str, context: Any, output: Path | None) ->
         return
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(text, encoding="utf-8")
-    from refaudit.render.table import summary_lines
+    from refaudit.render.table import outcome_lines, summary_lines
 
+    # A CI log shows stderr only: it still says what fails and why.
     _note(f"wrote {output_format} report to {output}", quiet=context.quiet)
-    for line in summary_lines(report, context):
+    for line in summary_lines(report, context)[:1]:
         _note(line, quiet=context.quiet)
+    for line, _style in outcome_lines(report, context):
+        typer.echo(line, err=True)
 
 
 def _note(message: str, *, quiet: bool) -> None:

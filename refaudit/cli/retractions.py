@@ -257,7 +257,7 @@ def check(
         raise typer.Exit(int(ExitCode.USAGE))
     if any(s.withdrawn for s in screenings):
         raise typer.Exit(int(ExitCode.FLAGGED))
-    if any(s.found is None and not s.notices for s in screenings):
+    if any(s.status == "unknown" for s in screenings):
         raise typer.Exit(int(ExitCode.INCOMPLETE))
 
 
@@ -313,7 +313,10 @@ def _check_table(screenings: list[Any], *, offline: bool) -> None:
     elif offline:
         console.print("[yellow]Offline and no snapshot: run `refaudit retractions update`.[/]")
     if any(s.status == "unknown" for s in screenings):
-        console.print("[magenta]unknown[/] = no source could answer; not a clean result.")
+        console.print(
+            "[magenta]unknown[/] = a source failed, so no notice is not a clean result.",
+            highlight=False,
+        )
 
 
 def _shows_rw(screening: Any) -> bool:

@@ -7,12 +7,14 @@ the same story as the exit code.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from refaudit.config import DEFAULT_FAIL_ON
+from refaudit.errors import CIRCUIT_OPEN
 from refaudit.models import SEVERITY_RANK, AuditReport, Finding, Result, Verdict
 from refaudit.policy import effective_findings, failing_findings
 
@@ -116,11 +118,43 @@ def failed_sources_text(result: Result) -> str:
 
 def consulted_sources(report: AuditReport) -> list[str]:
     """Sources that answered at least once, from the network or the cache."""
-    names = {n for n, count in report.stats.requests.items() if count}
-    names |= {n for n, count in report.stats.cache_hits.items() if count}
+    names = {n for n, count in report.stats.cache_hits.items() if count}
     for result in report.results:
         names |= {n for n, s in result.sources.items() if s.state in ("answered", "cached")}
     return sorted(names)
+
+
+def source_failures(report: AuditReport) -> list[tuple[str, str, int]]:
+    """(source, its most frequent failure, references it failed on) for each failing source."""
+    reasons: dict[str, Counter[str]] = {}
+    for result in report.results:
+        if result.verdict == Verdict.SKIPPED:
+            continue
+        for name, status in result.sources.items():
+            if status.state == "failed":
+                reason = (status.reason or "failed").removeprefix(CIRCUIT_OPEN)
+                reasons.setdefault(name, Counter())[reason] += 1
+    return [(name, counts.most_common(1)[0][0], counts.total()) for name, counts in reasons.items()]
+
+
+def outage_line(report: AuditReport) -> str:
+    """One line for a run in which no source answered: what failed, host by host."""
+    checked = sum(1 for r in report.results if r.verdict != Verdict.SKIPPED)
+    if report.offline:
+        return (
+            f"no source answered: offline, and none of the {checked} reference(s) is in the"
+            " cache (run once online to fill it)"
+        )
+    hosts_by_kind: dict[str, list[str]] = {}
+    for _name, reason, _count in source_failures(report):
+        kind, joiner, host = reason.rpartition(" for ")
+        if not joiner:
+            kind, host = reason, ""
+        hosts = hosts_by_kind.setdefault(kind + joiner, [])
+        if host and host not in hosts:
+            hosts.append(host)
+    why = "; ".join(kind + ", ".join(hosts) for kind, hosts in hosts_by_kind.items())
+    return f"could not reach any source: {why} — none of the {checked} reference(s) was checked"
 
 
 def snapshot_line(report: AuditReport) -> str | None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import io
 from typing import Any
 
-from refaudit.errors import CIRCUIT_OPEN
 from refaudit.models import SEVERITY_RANK, AuditReport, Result, Verdict
 from refaudit.render import (
     VERDICT_LABELS,
@@ -18,6 +17,7 @@ from refaudit.render import (
     report_summary,
     rows,
     snapshot_line,
+    source_failures,
 )
 
 _GROUPS = (
@@ -228,38 +228,33 @@ def _print_summary(report: AuditReport, context: RenderContext, console: Any) ->
     missing = not (report.retraction_snapshot and report.retraction_snapshot.available)
     for line in snapshot:
         console.print(Text(line, style="yellow" if missing else "dim"))
-    unverified = _unverified_line(report)
+    for line, style in outcome_lines(report, context):
+        console.print(Text(line, style=style))
+
+
+def outcome_lines(report: AuditReport, context: RenderContext) -> list[tuple[str, str]]:
+    """(line, style): what was not checked and why, one line per failing source; what fails."""
+    lines: list[tuple[str, str]] = []
+    unverified = sum(1 for r in report.results if r.verdict is Verdict.UNVERIFIED)
     if unverified:
-        console.print(Text(unverified, style="bold yellow"))
-    failing = report_summary(report, context)["failing"]
+        lines.append(
+            (f"{unverified} reference(s) unverified — not checked, not cleared", "bold yellow")
+        )
+        for name, reason, count in source_failures(report):
+            lines.append((f"  {name}: {reason} ({count} reference(s))", "yellow"))
+    failing = [r for r in report.results if context.fails(r)]
     policy = ",".join(context.fail_on)
     if failing:
-        console.print(Text(f"{failing} reference(s) fail (--fail-on {policy})", "bold red"))
+        keys = ", ".join(r.reference.key for r in failing[:5])
+        more = f" and {len(failing) - 5} more" if len(failing) > 5 else ""
+        lines.append(
+            (f"{len(failing)} reference(s) fail (--fail-on {policy}): {keys}{more}", "bold red")
+        )
     elif unverified:
-        console.print(Text(f"nothing fails among the references checked (--fail-on {policy})"))
+        lines.append((f"nothing fails among the references checked (--fail-on {policy})", ""))
     else:
-        console.print(Text(f"nothing fails (--fail-on {policy})", "green"))
-
-
-def _unverified_line(report: AuditReport) -> str | None:
-    """Unverified is no verdict: say so, and why, where a passing run would look clean."""
-    unverified = [r for r in report.results if r.verdict is Verdict.UNVERIFIED]
-    if not unverified:
-        return None
-    by_reason: dict[str, set[str]] = {}
-    for result in unverified:
-        for name, status in result.sources.items():
-            if status.state == "failed":
-                reason = (status.reason or "failed").removeprefix(CIRCUIT_OPEN)
-                by_reason.setdefault(reason, set()).add(name)
-    why = "; ".join(
-        f"{', '.join(sorted(names))}: {reason}" for reason, names in sorted(by_reason.items())
-    )
-    return (
-        f"{len(unverified)} reference(s) unverified — not checked, not cleared"
-        + (f" ({why})" if why else "")
-        + ". Rerun later; --require-verified makes this fail."
-    )
+        lines.append((f"nothing fails (--fail-on {policy})", "green"))
+    return lines
 
 
 def render_table_text(report: AuditReport, context: RenderContext) -> str:

@@ -47,9 +47,18 @@ class DoiScreening:
         worst = _worst(self.notices)
         if worst is not None:
             return worst.value
-        if self.found is None:
+        if self.found is None or (self.found and self.unscreened):
             return "unknown"
         return "clean" if self.found else "not-found"
+
+    @property
+    def unscreened(self) -> list[str]:
+        """Live sources that failed: without them "no notice" does not mean clean."""
+        return [
+            name
+            for name, status in self.sources.items()
+            if name != NAME and status.state == "failed"
+        ]
 
     @property
     def withdrawn(self) -> bool:

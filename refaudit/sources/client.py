@@ -16,6 +16,8 @@ import json
 import logging
 import random
 import re
+import socket
+import ssl
 import time
 import xml.etree.ElementTree as ET
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -50,6 +52,8 @@ PACING = 0.9
 # stops costing time while dozens of calls wait for their turn.
 BREAKER_THRESHOLD = 6
 BREAKER_COOLDOWN_S = 60.0
+# Longest single sleep while waiting for a rate-limit token.
+_NAP_S = 0.25
 
 Params = Mapping[str, Any] | Sequence[tuple[str, Any]] | None
 Check = Callable[["Fetched"], None]
@@ -59,6 +63,14 @@ _UNPARSED: Any = object()
 
 class _CircuitOpen(SourceUnavailable):
     """The source failed repeatedly; calls fail at once until the cooldown ends."""
+
+
+class _Unreachable(SourceUnavailable):
+    """The host's name does not resolve, it refuses connections, or its certificate fails.
+
+    None of these mends itself within a run, so a source that has not answered
+    yet opens its circuit on the first one instead of retrying with backoff.
+    """
 
 
 class _Malformed(UnexpectedResponse):
@@ -156,9 +168,12 @@ class _Pool:
             lowest = concurrency
         self.limit = RateLimit(min(rps or self.limit.rps, self.limit.rps), self.limit.burst, lowest)
 
-    async def acquire(self, sleep: Callable[[float], Awaitable[None]]) -> None:
+    async def acquire(
+        self, sleep: Callable[[float], Awaitable[None]], give_up: Callable[[], bool]
+    ) -> bool:
+        """Take a token (True), or stop waiting as soon as `give_up()` says so (False)."""
         async with self._lock:
-            while True:
+            while not give_up():
                 now = self._clock()
                 refill = (now - self._updated) * self.limit.rps * PACING
                 self._tokens = min(float(self.limit.burst), self._tokens + refill)
@@ -166,8 +181,11 @@ class _Pool:
                 # Tolerate float rounding: a wait shorter than the clock's resolution would spin.
                 if self._tokens >= 1 - 1e-6:
                     self._tokens -= 1
-                    return
-                await sleep((1 - self._tokens) / (self.limit.rps * PACING))
+                    return True
+                # Short naps, so a circuit opening meanwhile releases the queue at once.
+                wait = (1 - self._tokens) / (self.limit.rps * PACING)
+                await sleep(min(wait, _NAP_S))
+            return False
 
     def penalise(self, seconds: float) -> None:
         """After a 429, stop everyone in this pool for `seconds`."""
@@ -193,6 +211,7 @@ class _Breaker:
     opened_at: float | None = None
     reason: str = ""
     probing: bool = False
+    unreachable: bool = False
 
 
 class SourceClient:
@@ -221,6 +240,7 @@ class SourceClient:
         self._sleep = sleep
         self._pools = {pool: _Pool(limit, clock) for pool, limit in limits.items()}
         self._breaker = _Breaker()
+        self._answered = False
         self._http = httpx.AsyncClient(
             transport=transport,
             timeout=httpx.Timeout(settings.timeout, connect=min(10.0, settings.timeout)),
@@ -356,6 +376,13 @@ class SourceClient:
                 return fetched
             except _CircuitOpen:
                 raise
+            except _Unreachable as exc:
+                last_error = exc
+                wait = _backoff(attempt)
+                self._record_failure(exc)
+                if not self._answered:
+                    self._breaker.opened_at, self._breaker.unreachable = self._clock(), True
+                    break
             except RateLimited as exc:
                 self._stats.rate_limited[self.name] = self._stats.rate_limited.get(self.name, 0) + 1
                 last_error = exc
@@ -386,10 +413,11 @@ class SourceClient:
         *,
         probe: bool = False,
     ) -> Fetched:
-        await pool.acquire(self._sleep)
+        if not await pool.acquire(self._sleep, lambda: self._breaker_stops(probe)):
+            raise self._circuit_open(url)
         await pool.enter()
         try:
-            if not probe and self._breaker.opened_at is not None:
+            if self._breaker_stops(probe):
                 # The circuit opened while this call waited for its turn.
                 raise self._circuit_open(url)
             self._stats.requests[self.name] = self._stats.requests.get(self.name, 0) + 1
@@ -401,12 +429,21 @@ class SourceClient:
             raise SourceUnavailable(
                 self.name, f"timed out ({type(exc).__name__})", url=url
             ) from exc
+        except httpx.ConnectError as exc:
+            host = httpx.URL(url).host
+            reason = _unreachable_reason(exc, host)
+            if reason is not None:
+                raise _Unreachable(self.name, reason, url=url) from exc
+            raise SourceUnavailable(
+                self.name, f"connection failed: {exc or type(exc).__name__}", url=url
+            ) from exc
         except (httpx.TransportError, httpx.DecodingError) as exc:
             raise SourceUnavailable(
                 self.name, f"connection failed: {exc or type(exc).__name__}", url=url
             ) from exc
         finally:
             await pool.leave()
+        self._answered = True
         kept = {k.lower(): v for k, v in response.headers.items() if k.lower() in _KEPT_HEADERS}
         self._adopt_announced_limits(kept, pool)
         return Fetched(
@@ -423,6 +460,10 @@ class SourceClient:
         except (ValueError, ZeroDivisionError):
             log.debug("%s: unreadable rate-limit headers %s", self.name, headers)
 
+    def _breaker_stops(self, probe: bool) -> bool:
+        """An open circuit stops every waiting call except the half-open probe."""
+        return not probe and self._breaker.opened_at is not None
+
     def _pool(self, name: str) -> _Pool:
         return self._pools.get(name) or self._pools["default"]
 
@@ -437,7 +478,8 @@ class SourceClient:
         return True
 
     def _circuit_open(self, url: str) -> _CircuitOpen:
-        reason = f"{CIRCUIT_OPEN}{self._breaker.reason}"
+        breaker = self._breaker
+        reason = breaker.reason if breaker.unreachable else f"{CIRCUIT_OPEN}{breaker.reason}"
         return _CircuitOpen(self.name, reason, url=url)
 
     def _record_failure(self, error: SourceError) -> None:
@@ -483,6 +525,20 @@ def _pairs(params: Params) -> list[tuple[str, str]]:
 def _cache_key(method: str, url: str, pairs: list[tuple[str, str]], body: str | None) -> str:
     public = sorted((k, v) for k, v in pairs if k not in SECRET_PARAMS)
     return f"{method} {url}?{urlencode(public)} {body or ''}"
+
+
+def _unreachable_reason(exc: BaseException, host: str) -> str | None:
+    """Why `host` cannot be reached at all, in words, or None for a passing connection error."""
+    cause: BaseException | None = exc
+    while cause is not None:
+        if isinstance(cause, socket.gaierror):
+            return f"name resolution failed for {host}"
+        if isinstance(cause, ssl.SSLCertVerificationError):
+            return f"certificate verification failed for {host}"
+        if isinstance(cause, ConnectionRefusedError):
+            return f"connection refused by {host}"
+        cause = cause.__cause__ or cause.__context__
+    return None
 
 
 def _backoff(attempt: int) -> float:

@@ -350,3 +350,70 @@ async def test_in_flight_cap_holds_and_a_lower_announced_cap_is_adopted() -> Non
     peaks.clear()
     await asyncio.gather(*(client.get("/works", {"n": n}) for n in range(5, 15)))
     assert max(peaks) == 2
+
+
+def _client_over(
+    handler: object, clock: FakeClock, source: str = "crossref", limit: RateLimit | None = None
+) -> SourceClient:
+    """A client whose every request goes to `handler` (a function of the request)."""
+    settings = Settings(max_retries=4)
+    return SourceClient(
+        source,
+        settings.base_urls[source],
+        settings=settings,
+        stats=RunStats(),
+        limits={"default": limit or RateLimit(rps=1000, burst=1000)},
+        transport=httpx.MockTransport(handler),  # type: ignore[arg-type]
+        clock=clock,
+        sleep=clock.sleep,
+    )
+
+
+def _unresolvable(request: httpx.Request) -> httpx.Response:
+    import socket
+
+    raise httpx.ConnectError("[Errno -2] Name or service not known", request=request) from (
+        socket.gaierror(-2, "Name or service not known")
+    )
+
+
+async def test_a_host_that_does_not_resolve_opens_the_circuit_on_the_first_try() -> None:
+    """No network: one request per source, no backoff, and the reason names the host."""
+    clock = FakeClock()
+    client = _client_over(_unresolvable, clock)
+    outcomes = await asyncio.gather(
+        *(client.get("/works", {"n": n}) for n in range(5)), return_exceptions=True
+    )
+    assert [str(o) for o in outcomes] == [
+        "crossref: name resolution failed for api.crossref.org"
+    ] * 5
+    assert clock.sleeps == [], "nothing to wait for"
+    assert client.health == "circuit open: name resolution failed for api.crossref.org"
+
+
+async def test_a_source_that_answered_before_retries_a_failed_connection() -> None:
+    fake, clock = ok_fake(), FakeClock()
+    answers = iter([None, "fail", None])
+
+    def flaky(request: httpx.Request) -> httpx.Response:
+        if next(answers) == "fail":
+            return _unresolvable(request)
+        return fake.handler(request)
+
+    client = _client_over(flaky, clock)
+    assert (await client.get("/works", {"n": 1})).status == 200
+    assert (await client.get("/works", {"n": 2})).status == 200, "retried after one failure"
+    assert client.health == "ok"
+
+
+async def test_a_circuit_opening_releases_calls_queued_for_a_rate_limit_token() -> None:
+    """arXiv allows one request per 3 s: a dead arXiv must not cost 3 s per queued call."""
+    clock = FakeClock()
+    client = _client_over(
+        _unresolvable, clock, "arxiv", RateLimit(rps=1 / 3, burst=1, concurrency=1)
+    )
+    outcomes = await asyncio.gather(
+        *(client.get("/query", {"n": n}) for n in range(10)), return_exceptions=True
+    )
+    assert all(isinstance(o, SourceUnavailable) for o in outcomes)
+    assert sum(clock.sleeps) < 1.0
