@@ -17,14 +17,15 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import re
-from collections.abc import Awaitable, Collection, Sequence
+from collections.abc import Collection, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, Protocol, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
+from refaudit.asking import Ledger, ask
 from refaudit.config import Settings
-from refaudit.errors import InputError, SourceError
+from refaudit.errors import InputError
 from refaudit.identifiers import (
     DATACITE_ARXIV_PREFIX,
     is_datacite_arxiv_doi,
@@ -41,7 +42,6 @@ if TYPE_CHECKING:
     from refaudit.sources import Sources
     from refaudit.sources.base import SearchQuery, Source
 
-T = TypeVar("T")
 Status = Literal["ok", "not_found", "unverified", "invalid"]
 IdentifierKind = Literal["doi", "arxiv", "pmid", "s2", "openalex", "title"]
 
@@ -281,40 +281,11 @@ def rank_by_citations(works: Sequence[Work], limit: int) -> list[Work]:
 # --- source calls ---------------------------------------------------------------------
 
 
-class _Tracker:
-    """Runs source calls, turning SourceErrors into per-source `failed` statuses."""
-
-    def __init__(self) -> None:
-        self.statuses: dict[str, SourceStatus] = {}
-
-    async def ask(self, source: str, call: Awaitable[T]) -> T | None:
-        try:
-            answer = await call
-        except SourceError as exc:
-            self.statuses[source] = SourceStatus("failed", exc.reason)
-            return None
-        self.statuses.setdefault(source, SourceStatus("answered"))
-        return answer
-
-    def failed(self) -> dict[str, str]:
-        return {
-            name: status.reason or "failed"
-            for name, status in self.statuses.items()
-            if status.state == "failed"
-        }
-
-    def all_failed(self) -> bool:
-        return bool(self.statuses) and len(self.failed()) == len(self.statuses)
-
-    def failure_text(self) -> str:
-        return "; ".join(f"{name}: {reason}" for name, reason in self.failed().items())
-
-
 async def _lookup(
     kind: str,
     value: str,
     opened: Sources,
-    tracker: _Tracker,
+    tracker: Ledger,
     records: dict[str, Work],
     *,
     skip: Collection[str] = (),
@@ -327,7 +298,7 @@ async def _lookup(
         if source.name not in records and source.name not in skip
     ]
     answers = await asyncio.gather(
-        *(tracker.ask(source.name, getattr(source, method)([value])) for source in targets)
+        *(ask(tracker, source.name, getattr(source, method)([value])) for source in targets)
     )
     for source, answer in zip(targets, answers, strict=True):
         if answer:
@@ -345,7 +316,7 @@ class _Resolution:
         return merge_records(list(self.records.values())) if self.records else None
 
 
-async def _resolve(text: str, opened: Sources, tracker: _Tracker) -> _Resolution:
+async def _resolve(text: str, opened: Sources, tracker: Ledger) -> _Resolution:
     """Find the database records of the work `text` names (an identifier or a title)."""
     identifier = parse_identifier(text)
     if identifier is None:
@@ -384,7 +355,7 @@ def _consistent(records: dict[str, Work]) -> dict[str, Work]:
 
 
 async def _complete(
-    records: dict[str, Work], opened: Sources, tracker: _Tracker, asked: set[tuple[str, str]]
+    records: dict[str, Work], opened: Sources, tracker: Ledger, asked: set[tuple[str, str]]
 ) -> None:
     """Ask the remaining sources by the DOI and arXiv id the found records carry."""
     merged = merge_records(list(records.values()))
@@ -401,32 +372,31 @@ async def _complete(
         records.update(kept)
 
 
-def _nothing_found(message: str, tracker: _Tracker) -> _Resolution:
+def _nothing_found(message: str, tracker: Ledger) -> _Resolution:
     """not_found only when every source asked really answered; otherwise unverified."""
-    if tracker.all_failed():
+    if tracker.outcome() == "absent":
+        return _Resolution("not_found", message=message)
+    if not tracker.asked:
         return _Resolution(
             "unverified", message=f"no source could answer ({tracker.failure_text()})"
         )
-    if tracker.failed():
-        return _Resolution(
-            "unverified",
-            message=f"{message}, but some sources failed ({tracker.failure_text()})",
-        )
-    return _Resolution("not_found", message=message)
+    return _Resolution(
+        "unverified", message=f"{message}, but some sources failed ({tracker.failure_text()})"
+    )
 
 
 async def _search_all(
-    searchers: Sequence[Source], query: SearchQuery, tracker: _Tracker
+    searchers: Sequence[Source], query: SearchQuery, tracker: Ledger
 ) -> list[tuple[str, list[Work]]]:
     answers = await asyncio.gather(
-        *(tracker.ask(source.name, source.search(query)) for source in searchers)
+        *(ask(tracker, source.name, source.search(query)) for source in searchers)
     )
     return [
         (source.name, list(answer or [])) for source, answer in zip(searchers, answers, strict=True)
     ]
 
 
-async def _resolve_title(title: str, opened: Sources, tracker: _Tracker) -> _Resolution:
+async def _resolve_title(title: str, opened: Sources, tracker: Ledger) -> _Resolution:
     """Search for `title`; accept only a work whose title agrees with it."""
     from refaudit.match import compare_titles
     from refaudit.sources.base import SearchQuery
@@ -512,7 +482,7 @@ async def search_works(
             raise InputError(
                 f"unknown source {name!r}", hint=f"known: {', '.join(registry.SOURCE_NAMES)}"
             )
-    tracker = _Tracker()
+    tracker = Ledger()
     async with _open(settings, transport, sources, stats) as opened:
         searchers = opened.with_capability("search")
         if not searchers:
@@ -527,10 +497,10 @@ async def search_works(
             ranked.append(merged)
     ranked.sort(key=lambda work: (-(work.score or 0), -(work.citation_count or 0)))
     outcome = SearchOutcome(ranked[:limit], dict(tracker.statuses))
-    if tracker.all_failed():
+    if tracker.failures and not tracker.asked:
         outcome.status = "unverified"
         outcome.message = f"no source could answer ({tracker.failure_text()})"
-    elif tracker.failed():
+    elif tracker.failures:
         outcome.message = f"results may be incomplete: {tracker.failure_text()}"
     return outcome
 
@@ -548,7 +518,7 @@ async def bibtex_entries(
     (arXiv's 10.48550 included) DataCite's; anything else is written from the
     merged record. Keys follow refaudit's `{family}{year}{firstword}` convention.
     """
-    trackers = [_Tracker() for _ in identifiers]
+    trackers = [Ledger() for _ in identifiers]
     async with _open(settings, transport, stats=stats) as opened:
         resolutions = await asyncio.gather(
             *(
@@ -585,7 +555,7 @@ async def bibtex_for_works(
     stats: RunStats | None = None,
 ) -> list[BibtexEntry]:
     """BibTeX for already merged records (search hits), keys unique across the list."""
-    tracker = _Tracker()
+    tracker = Ledger()
     async with _open(settings, transport, stats=stats) as opened:
         texts = await asyncio.gather(*(_fetch_bibtex(work, opened, tracker) for work in works))
     taken: set[str] = set()
@@ -608,7 +578,7 @@ async def paper_details(
     stats: RunStats | None = None,
 ) -> PaperDetails:
     """The merged record of one work, each source's record, notices and citation graph."""
-    tracker = _Tracker()
+    tracker = Ledger()
     async with _open(settings, transport, stats=stats) as opened:
         resolution = await _resolve(identifier, opened, tracker)
         work = resolution.work
@@ -646,7 +616,7 @@ def _agency(work: Work) -> str | None:
 
 
 async def _fetch_bibtex(
-    work: Work | None, opened: Sources, tracker: _Tracker
+    work: Work | None, opened: Sources, tracker: Ledger
 ) -> tuple[str, str, str]:
     """(BibTeX, origin, note): the agency's own entry, else one written from the record."""
     from refaudit.bibtex import work_to_entry
@@ -656,7 +626,7 @@ async def _fetch_bibtex(
     source = opened.get(agency) if agency else None
     note = ""
     if agency and work.doi and isinstance(source, BibtexProvider):
-        text = await tracker.ask(agency, source.fetch_bibtex(work.doi))
+        text = await ask(tracker, agency, source.fetch_bibtex(work.doi))
         if text and _BIBTEX_HEAD.match(text):
             return one_field_per_line(text), agency, _integrity_note(work)
         status = tracker.statuses.get(agency)
@@ -872,7 +842,7 @@ async def _neighbours(
     work: Work,
     records: dict[str, Work],
     opened: Sources,
-    tracker: _Tracker,
+    tracker: Ledger,
     limit: int,
 ) -> list[Work]:
     """The works `work` cites (or that cite it), most cited first.
@@ -887,7 +857,7 @@ async def _neighbours(
         if not isinstance(source, CitationGraph) or not paper_id:
             continue
         call = getattr(source, direction)(paper_id, max(limit, GRAPH_FETCH))
-        answer = await tracker.ask(name, call)
+        answer = await ask(tracker, name, call)
         if answer:
             return rank_by_citations(answer, limit)
     return []

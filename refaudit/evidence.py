@@ -12,13 +12,13 @@ answered and which failed, so the verdict can say "unverified" instead of
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from refaudit import match
-from refaudit.errors import OfflineMiss, SourceError
+from refaudit.asking import Ledger, ask
 from refaudit.identifiers import arxiv_id_from_doi, is_datacite_arxiv_doi
-from refaudit.models import Reference, SourceStatus, Work
+from refaudit.models import Reference, Work
 from refaudit.sources import Sources, registry
 from refaudit.sources.base import SearchQuery
 
@@ -51,15 +51,14 @@ LOCATOR_VENUE_RATIO = 80
 
 
 @dataclass
-class Evidence:
-    """Everything the sources said about one reference."""
+class Evidence(Ledger):
+    """Everything the sources said about one reference, and how each source took part."""
 
     reference: Reference
     doi_records: list[Work] = field(default_factory=list)
     arxiv_records: list[Work] = field(default_factory=list)
     pmid_records: list[Work] = field(default_factory=list)
     candidates: list[Work] = field(default_factory=list)
-    statuses: dict[str, SourceStatus] = field(default_factory=dict)
     doi_asked: set[str] = field(default_factory=set)
     doi_failed: set[str] = field(default_factory=set)
     arxiv_failed: set[str] = field(default_factory=set)
@@ -68,17 +67,6 @@ class Evidence:
     @property
     def id_records(self) -> list[Work]:
         return self.doi_records + self.arxiv_records + self.pmid_records
-
-    def answered(self, source: str, *, from_cache: bool = False) -> None:
-        if self.statuses.get(source, SourceStatus("not_asked")).state != "failed":
-            self.statuses[source] = SourceStatus("cached" if from_cache else "answered")
-
-    def failed(self, source: str, reason: str) -> None:
-        self.statuses[source] = SourceStatus("failed", reason)
-
-    @property
-    def failures(self) -> dict[str, str]:
-        return {n: s.reason or "failed" for n, s in self.statuses.items() if s.state == "failed"}
 
 
 async def gather_evidence(
@@ -124,7 +112,7 @@ async def complete_for_screening(wanted: list[tuple[Evidence, str]], sources: So
     if not pending:
         return
     served = [item for items in pending.values() for item in items]
-    found = await _call(served, "crossref", crossref.lookup_dois(list(pending)))
+    found = await ask(served, "crossref", crossref.lookup_dois(list(pending)))
     for doi, work in (found or {}).items():  # type: ignore[attr-defined]
         for item in pending.get(doi, []):
             item.candidates.append(work)
@@ -264,28 +252,6 @@ def locator_match(text: str, work: Work) -> bool:
     return sum(evidence) >= 2
 
 
-async def _call(
-    item_or_items: Evidence | list[Evidence],
-    source: str,
-    call: Awaitable[object],
-) -> object | None:
-    """Run one source call, recording success or failure on every reference it serves."""
-    items = item_or_items if isinstance(item_or_items, list) else [item_or_items]
-    try:
-        result = await call
-    except OfflineMiss as exc:
-        for item in items:
-            item.failed(source, f"offline: {exc.reason}")
-        return None
-    except SourceError as exc:
-        for item in items:
-            item.failed(source, exc.reason)
-        return None
-    for item in items:
-        item.answered(source)
-    return result
-
-
 async def _resolve_identifiers(evidence: list[Evidence], sources: Sources) -> None:
     by_doi: dict[str, list[Evidence]] = {}
     by_arxiv: dict[str, list[Evidence]] = {}
@@ -311,7 +277,7 @@ async def _resolve_identifiers(evidence: list[Evidence], sources: Sources) -> No
         if source is None or not keys:
             return
         served = [item for key in keys for item in index[key]]
-        found = await _call(served, source_name, getattr(source, method)(keys))
+        found = await ask(served, source_name, getattr(source, method)(keys))
         if found is None:
             failed_sets = {"lookup_dois": "doi_failed", "lookup_arxiv": "arxiv_failed"}
             if method in failed_sets:
@@ -357,7 +323,7 @@ async def _search(item: Evidence, sources: Sources) -> None:
         for stage in stages:
             names = [n for n in stage if sources.get(n) is not None and _worth_asking(n, item)]
             results = await asyncio.gather(
-                *(_call(item, n, sources.get(n).search(query)) for n in names)  # type: ignore[union-attr]
+                *(ask(item, n, sources.get(n).search(query)) for n in names)  # type: ignore[union-attr]
             )
             for works in results:
                 if works:

@@ -179,15 +179,20 @@ class Finding:
 
 
 SourceState = Literal["answered", "failed", "not_asked", "cached"]
+#: Why the planner left a source out: the verdict could no longer change
+#: ("decided"), or the source cannot hold this kind of work ("cannot_index").
+NotAskedWhy = Literal["decided", "cannot_index"]
 
 
 @dataclass
 class SourceStatus:
-    """How one source took part in checking one reference."""
+    """How one source took part in checking one reference (`why` only when not asked)."""
 
     state: SourceState
     reason: str | None = None
     """why a source failed or was not asked"""
+    why: NotAskedWhy | None = None
+    """for `not_asked`: `decided` (the verdict could no longer change) or `cannot_index`"""
 
 
 @dataclass

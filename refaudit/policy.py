@@ -56,6 +56,7 @@ FINDING_CODES = frozenset(
         "future-date",
         "doi-available",
         "unverified",
+        "unconfirmed",
         "skipped",
         *INTEGRITY_CODES,
     }

@@ -12,6 +12,10 @@ Pure functions, no I/O. The rules, in order:
    print vs online years, name spellings).
 3. Nothing found: `not_found` only when every source asked has answered;
    otherwise `unverified`, naming the sources that failed.
+4. A cited field that only a failed source could have checked (a DOI no
+   registry could be asked about, a venue no answering source records) is
+   "could not be confirmed": the reference is `unverified` on that point and the
+   failing sources are named. A failure never silently clears a field.
 """
 
 from __future__ import annotations
@@ -99,14 +103,80 @@ def decide(evidence: Evidence, *, enabled_sources: Sequence[str] = ()) -> Result
     result.matched = merge_records(identity.records)
     pool = evidence.id_records + evidence.candidates
     result.findings.extend(compare_fields(_as_written(reference, identity.records), identity, pool))
-    result.verdict = (
-        Verdict.MISMATCH
-        if any(f.code in MISMATCH_CODES for f in result.findings)
-        else Verdict.VERIFIED
-    )
+    unconfirmed = unconfirmed_fields(evidence, identity, result.findings)
+    result.findings.extend(unconfirmed)
+    if any(f.code in MISMATCH_CODES for f in result.findings):
+        result.verdict = Verdict.MISMATCH
+    elif unconfirmed:
+        result.verdict = Verdict.UNVERIFIED
+        result.reason = "could not be confirmed: " + "; ".join(f.message for f in unconfirmed)
+        return result
+    else:
+        result.verdict = Verdict.VERIFIED
     score = match.candidate_score(reference, result.matched) if reference.title else 0.8
     result.confidence = round(min(1.0, score + (0.15 if identity.via != "search" else 0.0)), 2)
     return result
+
+
+def unconfirmed_fields(
+    evidence: Evidence, identity: Identity, findings: Sequence[Finding]
+) -> list[Finding]:
+    """Cited fields that no record checked because a source that could have failed.
+
+    Records from more sources only ever add ways for a field to agree, so a failure
+    cannot create a wrong finding; it can only hide one: the registry that would say
+    "DOI not registered", or the index holding the record that has the venue.
+    """
+    failures = evidence.failures
+    if not failures:
+        return []
+    reference = evidence.reference
+    versions = identity.records + linked_versions(
+        identity.records, evidence.id_records + evidence.candidates
+    )
+    named = {f.field for f in findings if f.field}
+
+    def unconfirmed(field: str, cited: str, failed: Sequence[str]) -> Finding:
+        why = "; ".join(f"{name}: {failures.get(name, 'failed')}" for name in sorted(failed))
+        return Finding(
+            "unconfirmed",
+            "warning",
+            f"{_FIELD_NAMES[field]} {cited} could not be confirmed ({why})",
+            field=field,
+            cited=cited,
+            source=", ".join(sorted(failed)),
+        )
+
+    out = []
+    if reference.doi and "doi" not in named and evidence.doi_failed:
+        if reference.doi.lower() not in {w.doi.lower() for w in versions if w.doi}:
+            out.append(unconfirmed("doi", reference.doi, sorted(evidence.doi_failed)))
+    if reference.arxiv_id and "arxiv" not in named and evidence.arxiv_failed:
+        known = {w.arxiv_id.lower() for w in versions if w.arxiv_id}
+        if reference.arxiv_id.lower() not in known:
+            out.append(unconfirmed("arxiv", reference.arxiv_id, sorted(evidence.arxiv_failed)))
+    checks = (
+        ("venue", reference.venue, lambda w: w.venue or w.venue_short or w.journal_ref),
+        ("year", reference.year, lambda w: w.year),
+        ("authors", reference.authors, lambda w: w.authors),
+    )
+    for field, cited, recorded in checks:
+        if not cited or field in named or any(recorded(w) for w in versions):
+            continue
+        if field == "venue" and match.is_preprint_venue(str(cited)):
+            continue
+        shown = "; ".join(p.display() for p in cited) if field == "authors" else str(cited)
+        out.append(unconfirmed(field, shown, sorted(failures)))
+    return out
+
+
+_FIELD_NAMES = {
+    "doi": "DOI",
+    "arxiv": "arXiv id",
+    "venue": "venue",
+    "year": "year",
+    "authors": "authors",
+}
 
 
 def _skip_reason(reference: Reference) -> str | None:
@@ -292,19 +362,16 @@ def _unknown_arxiv_id(evidence: Evidence, found: str | None = None) -> list[Find
 
 
 def _nothing_found(evidence: Evidence, result: Result) -> Result:
-    failures = evidence.failures
-    if failures:
+    if evidence.outcome() == "unknown":
         result.verdict = Verdict.UNVERIFIED
-        listed = "; ".join(f"{name}: {reason}" for name, reason in sorted(failures.items()))
-        result.reason = f"no match among the sources that answered, and some failed ({listed})"
+        result.reason = (
+            f"no match among the sources that answered, and some failed ({evidence.failure_text()})"
+            if evidence.failures
+            else "no source could be asked"
+        )
         result.findings.append(Finding("unverified", "warning", result.reason))
         return result
-    asked = sorted(n for n, s in evidence.statuses.items() if s.state in ("answered", "cached"))
-    if not asked:
-        result.verdict = Verdict.UNVERIFIED
-        result.reason = "no source could be asked"
-        result.findings.append(Finding("unverified", "warning", result.reason))
-        return result
+    asked = evidence.asked
     result.verdict = Verdict.NOT_FOUND
     closest = _closest_title(evidence)
     hint = f"; closest: “{closest}”" if closest else ""

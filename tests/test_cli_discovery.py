@@ -62,7 +62,7 @@ def test_search_json_lists_works_with_their_sources(upstreams: World) -> None:
     assert data["status"] == "ok"
     assert data["works"][0]["doi"] == DEEP_DOI
     assert data["works"][0]["found_in"] == ["crossref", "openalex", "semanticscholar"]
-    assert data["sources"]["crossref"] == {"state": "answered", "reason": None}
+    assert data["sources"]["crossref"] == {"state": "answered", "reason": None, "why": None}
     assert data["bibtex"][0]["key"] == "lecun2015deep"
 
 

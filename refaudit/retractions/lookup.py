@@ -11,6 +11,7 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from refaudit.asking import Ledger, ask
 from refaudit.config import Settings
 from refaudit.errors import RefauditError, SourceError
 from refaudit.identifiers import normalize_doi
@@ -99,57 +100,43 @@ async def check_dois(
     wanted = list(dict.fromkeys(doi for doi in canonical.values() if doi))
     snapshot = Snapshot.open(settings)
     works: dict[str, list[Work]] = {doi: [] for doi in wanted}
-    statuses: dict[str, SourceStatus] = {}
+    ledger = Ledger()
     if wanted:
         names = [name for name in LIVE_SOURCES if name in settings.sources]
         async with open_sources(
             settings, stats or RunStats(), transport=transport, names=names
         ) as sources:
             answers = await asyncio.gather(
-                *(_lookup(sources.get(name), wanted) for name in sources.enabled)
+                *(
+                    ask(ledger, name, sources.get(name).lookup_dois(wanted))  # type: ignore[union-attr]
+                    for name in sources.enabled
+                )
             )
-        for name, (found, status) in zip(sources.enabled, answers, strict=True):
-            statuses[name] = status
-            for doi, work in found.items():
+        for found in answers:
+            for doi, work in (found or {}).items():
                 works.setdefault(doi, []).append(work)
-    if snapshot is not None:
-        statuses[NAME] = SourceStatus("answered", f"snapshot {snapshot.age_days:.0f} days old")
     try:
-        return [_screening(text, canonical[text], works, statuses, snapshot) for text in dois]
+        return [_screening(text, canonical[text], works, ledger, snapshot) for text in dois]
     finally:
         if snapshot is not None:
             snapshot.close()
-
-
-async def _lookup(source: object, dois: list[str]) -> tuple[dict[str, Work], SourceStatus]:
-    try:
-        found = await source.lookup_dois(dois)  # type: ignore[attr-defined]
-    except SourceError as exc:
-        return {}, SourceStatus("failed", exc.reason)
-    return found, SourceStatus("answered")
 
 
 def _screening(
     text: str,
     doi: str | None,
     works: dict[str, list[Work]],
-    statuses: dict[str, SourceStatus],
+    ledger: Ledger,
     snapshot: Snapshot | None,
 ) -> DoiScreening:
     if doi is None:
         return DoiScreening(input=text, doi=None, valid=False, found=False)
     records = works.get(doi, [])
     rows = snapshot.lookup_doi(doi) if snapshot is not None else []
-    live_answered = any(
-        status.state == "answered" for name, status in statuses.items() if name != NAME
-    )
-    live_failed = any(status.state == "failed" for status in statuses.values())
-    if records:
-        found: bool | None = True
-    elif live_answered and not live_failed:
-        found = False
-    else:
-        found = None
+    found = True if records else (False if ledger.outcome() == "absent" else None)
+    statuses = dict(ledger.statuses)
+    if snapshot is not None:
+        statuses[NAME] = SourceStatus("answered", f"snapshot {snapshot.age_days:.0f} days old")
     return DoiScreening(
         input=text,
         doi=doi,
@@ -157,7 +144,7 @@ def _screening(
         found=found,
         title=next((w.title for w in records if w.title), rows[0].title if rows else None),
         notices=collect_notices(records, rows),
-        sources=dict(statuses),
+        sources=statuses,
         snapshot_age_days=round(snapshot.age_days, 1) if snapshot is not None else None,
     )
 
