@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from refaudit.notices import WITHDRAWING_KINDS, NoticeKind
 
-JSON_SCHEMA_VERSION = "1.2"
+JSON_SCHEMA_VERSION = "1.3"
 
 Severity = Literal["error", "warning", "info"]
 SEVERITY_RANK: dict[str, int] = {"info": 0, "warning": 1, "error": 2}

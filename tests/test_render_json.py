@@ -60,7 +60,11 @@ def test_failing_and_baselined_flags_follow_the_policy_and_the_baseline() -> Non
 def test_unverified_result_names_the_failed_sources() -> None:
     offline = next(r for r in rendered(sample_report())["results"] if r["key"] == "offline2020")
     assert offline["verdict"] == "unverified"
-    assert offline["sources"]["crossref"] == {"state": "failed", "reason": "timeout after 20 s", "why": None}
+    assert offline["sources"]["crossref"] == {
+        "state": "failed",
+        "reason": "timeout after 20 s",
+        "why": None,
+    }
 
 
 def test_snapshot_state_is_serialised_and_a_1_0_report_without_it_still_validates() -> None:
