@@ -7,6 +7,9 @@ inside the commands so `refaudit --help` stays fast.
 
 from __future__ import annotations
 
+import os
+import sys
+
 import typer
 
 from refaudit.cli import cache, check, discovery, parse, retractions, serve
@@ -27,6 +30,9 @@ for module in (check, parse, discovery, retractions, cache, serve):
 @app.callback()
 def _root(
     version: bool = typer.Option(False, "--version", help="Show the version and exit."),
+    debug: bool = typer.Option(
+        False, "--debug", help="On an internal error, print the traceback (also REFAUDIT_DEBUG=1)."
+    ),
 ) -> None:
     """Audit bibliographies: find fabricated, mis-cited and retracted references."""
     if version:
@@ -36,5 +42,17 @@ def _root(
         raise typer.Exit()
 
 
-def main() -> None:
-    app()
+def main(args: list[str] | None = None) -> None:
+    """Run the CLI; an unexpected exception exits 4 with a bug-report line, never a traceback."""
+    from refaudit.cli.common import report_internal_error
+
+    argv = list(sys.argv[1:] if args is None else args)
+    # --debug is accepted anywhere on the line, not only before the command.
+    head = argv[: argv.index("--")] if "--" in argv else argv
+    debug = "--debug" in head or os.environ.get("REFAUDIT_DEBUG", "") not in ("", "0")
+    if "--debug" in head:
+        argv.remove("--debug")
+    try:
+        app(argv, prog_name="refaudit")
+    except Exception as error:  # noqa: BLE001 - the one place every bug surfaces
+        report_internal_error(error, debug=debug)

@@ -26,6 +26,7 @@ class ExitCode(enum.IntEnum):
     FLAGGED = 1
     USAGE = 2
     INCOMPLETE = 3
+    INTERNAL = 4
 
 
 def stderr_console() -> Any:
@@ -67,3 +68,37 @@ def handle_errors(function: F) -> F:
             raise typer.Exit(130) from None
 
     return wrapper  # type: ignore[return-value]
+
+
+def report_internal_error(error: BaseException, *, debug: bool) -> None:
+    """A bug in refaudit: one line naming a bug-report file, exit 4 (never 1, which means findings).
+
+    The traceback goes to the report file (and to stderr with `--debug`), so CI logs
+    stay one line while the details are kept for the bug report.
+    """
+    import platform
+    import tempfile
+    import traceback
+
+    from refaudit.render import tool_version
+
+    details = "".join(traceback.format_exception(error))
+    header = (
+        f"refaudit {tool_version()}, Python {platform.python_version()} on {platform.platform()}\n"
+        f"command: {' '.join(sys.argv)}\n\n"
+    )
+    try:
+        handle, report = tempfile.mkstemp(prefix="refaudit-crash-", suffix=".txt")
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            stream.write(header + details)
+    except OSError:
+        report = "(could not write a report file)"
+    if debug:
+        print(details, file=sys.stderr, end="")
+    summary = " ".join(f"{type(error).__name__}: {error}".split())[:200]
+    print(
+        f"refaudit: internal error ({summary}); this is a bug, please report it with {report}"
+        + ("" if debug else " (rerun with --debug to see the traceback)"),
+        file=sys.stderr,
+    )
+    raise SystemExit(int(ExitCode.INTERNAL))

@@ -9,15 +9,21 @@ a classic `thebibliography` list is read item by item as free text.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 
 from refaudit.models import Bibliography, InputProblem, Reference
+from refaudit.parsing.lines import LineIndex
 from refaudit.parsing.records import build_reference
 
-_ENTRY = re.compile(r"\\entry\{(?P<key>[^{}]*)\}\{(?P<type>[^{}]*)\}(?:\{[^{}]*\}){1,2}")
+# Bounded repeats keep every failed match short, so hostile files stay linear.
+_ENTRY = re.compile(
+    r"\\entry\{(?P<key>[^{}]{0,1000})\}\{(?P<type>[^{}]{0,100})\}(?:\{[^{}]{0,1000}\}){1,2}"
+)
 _END_ENTRY = re.compile(r"\\endentry\b")
-_VERB = re.compile(r"\\verb\{(?P<name>[^{}]+)\}(?P<body>.*?)\\endverb", re.DOTALL)
+_VERB = re.compile(r"\\verb\{(?P<name>[^{}]{1,100})\}")
+_END_VERB = "\\endverb"
 _VERB_LINE = re.compile(r"^\s*\\verb ?(.*)$")
-_COMMAND = re.compile(r"\\(?P<command>field|name|list|range|true)\{(?P<name>[^{}]+)\}")
+_COMMAND = re.compile(r"\\(?P<command>field|name|list|range|true)\{(?P<name>[^{}]{1,100})\}")
 _NAME_PART = re.compile(r"(?P<part>[a-z]+)=")
 _SPACING_MACROS = re.compile(r"\\bib(?:namedelim[a-d]|namedelimi|initdelim)\b ?")
 _INIT_PERIOD = re.compile(r"\\bibinitperiod\b ?")
@@ -41,12 +47,16 @@ def parse_bbl(text: str, *, file: str) -> Bibliography:
     references: list[Reference] = []
     problems: list[InputProblem] = []
     seen: set[str] = set()
-    for match in _ENTRY.finditer(text):
+    lines = LineIndex(text)
+    ends = [found.start() for found in _END_ENTRY.finditer(text)]
+    starts = list(_ENTRY.finditer(text))
+    for index, match in enumerate(starts):
         key = match.group("key").strip()
-        line = text.count("\n", 0, match.start()) + 1
-        end = _END_ENTRY.search(text, match.end())
-        following = _ENTRY.search(text, match.end())
-        if end is None or (following is not None and following.start() < end.start()):
+        line = lines.line(match.start())
+        following = starts[index + 1] if index + 1 < len(starts) else None
+        next_end = bisect_left(ends, match.end())
+        end = ends[next_end] if next_end < len(ends) else None
+        if end is None or (following is not None and following.start() < end):
             problems.append(
                 InputProblem(
                     file=file,
@@ -58,7 +68,7 @@ def parse_bbl(text: str, *, file: str) -> Bibliography:
             )
             stop = following.start() if following else len(text)
         else:
-            stop = end.start()
+            stop = end
         if key in seen:
             continue
         seen.add(key)
@@ -78,13 +88,7 @@ def parse_bbl(text: str, *, file: str) -> Bibliography:
 
 def entry_fields(body: str) -> dict[str, str]:
     """One biber entry's data as BibTeX fields (names joined with "and", lists too)."""
-    fields: dict[str, str] = {}
-    for verb in _VERB.finditer(body):
-        lines = [_VERB_LINE.match(line) for line in verb.group("body").splitlines()]
-        value = "".join(found.group(1) for found in lines if found).strip()
-        if value:
-            fields[verb.group("name").lower()] = value
-    body = _VERB.sub("", body)
+    fields, body = _verbatim_fields(body)
     truncated: set[str] = set()
     for command in _COMMAND.finditer(body):
         kind, name = command.group("command"), command.group("name").lower()
@@ -100,7 +104,7 @@ def entry_fields(body: str) -> dict[str, str]:
             position = _skip_groups(body, position, 2 if kind == "name" else 1)
         value, _ = _group(body, position)
         if value is None:
-            continue
+            break  # an unclosed group runs to the end: nothing after it can be read
         if kind == "field":
             fields[name] = _plain(value)
         elif kind == "list":
@@ -112,6 +116,29 @@ def entry_fields(body: str) -> dict[str, str]:
         if role in fields:
             fields[role] += " and others"
     return fields
+
+
+def _verbatim_fields(body: str) -> tuple[dict[str, str], str]:
+    """The `\\verb{name} … \\endverb` fields, and the body without them.
+
+    Each \\verb looks for its \\endverb once, from where the last one ended: a
+    \\verb left open ends the scan instead of being searched for again and again.
+    """
+    fields: dict[str, str] = {}
+    rest: list[str] = []
+    position = 0
+    while verb := _VERB.search(body, position):
+        end = body.find(_END_VERB, verb.end())
+        if end < 0:
+            break
+        lines = [_VERB_LINE.match(line) for line in body[verb.end() : end].splitlines()]
+        value = "".join(found.group(1) for found in lines if found).strip()
+        if value:
+            fields[verb.group("name").lower()] = value
+        rest.append(body[position : verb.start()])
+        position = end + len(_END_VERB)
+    rest.append(body[position:])
+    return fields, "".join(rest)
 
 
 def _bibtex_name(person: str) -> str:

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from refaudit.models import Bibliography, InputProblem, Reference
+from refaudit.parsing.lines import LineIndex
 from refaudit.parsing.records import build_reference
 
 MONTH_MACROS = {
@@ -46,9 +47,27 @@ _RENAMED_ON_INHERIT = {
     "sortkey": None,
     "refaudit-ignore": None,
 }
+# Bounds on @string expansion: a few hundred bytes of nested macros can otherwise grow into
+# gigabytes. No real field comes near the per-value cap; the total allows every field of a
+# very large bibliography to be a long abstract.
+MAX_VALUE_CHARS = 100_000
+MAX_EXPANDED_CHARS = 50_000_000
+# biblatex follows crossref chains; real ones are one or two levels deep.
+MAX_CROSSREF_DEPTH = 8
 _IGNORE_COMMENT = re.compile(r"^\s*%+\s*refaudit:\s*ignore\b[:\s]*(.*)$", re.IGNORECASE)
 _BLOCK_START = re.compile(r"^[ \t]*@", re.MULTILINE)
 _ENTRY_HEAD = re.compile(r"@\s*(\w+)\s*[{(]\s*([^,\s}]*)")
+
+
+class _ExpansionTooLarge(Exception):
+    """A value grew past MAX_VALUE_CHARS, or the file past MAX_EXPANDED_CHARS."""
+
+
+@dataclass
+class _Budget:
+    """Characters of expanded values left for the rest of the file."""
+
+    remaining: int
 
 
 @dataclass
@@ -67,42 +86,38 @@ def parse_bibtex(text: str, *, file: str | None = None) -> Bibliography:
 
     source = file or "<bibtex>"
     problems: list[InputProblem] = []
-    macros: dict[str, str] = dict(MONTH_MACROS)
+    macros: dict[str, str | None] = dict(MONTH_MACROS)
+    budget = _Budget(MAX_EXPANDED_CHARS)
     entries: list[_RawEntry] = []
     pending: list[tuple[Entry, int]] = []
     for block, offset in _split_blocks(text):
         line = (block.start_line or 0) + offset + 1
-        if isinstance(block, String):
-            macros[block.key.lower()] = _expand(block.value, macros, source, line, None, problems)
-            continue
         if isinstance(block, DuplicateBlockKeyBlock):
-            inner = block.ignore_error_block
-            if isinstance(inner, String):
-                macros[inner.key.lower()] = _expand(
-                    inner.value, macros, source, line, None, problems
-                )
-            elif isinstance(inner, Entry):
-                pending.append((inner, offset))
-            continue
-        if isinstance(block, ParsingFailedBlock):
+            block = block.ignore_error_block
+        if isinstance(block, String):
+            _define_macro(block, macros, budget, source, line, problems)
+        elif isinstance(block, ParsingFailedBlock):
             inner = block.ignore_error_block
             if isinstance(inner, Entry):
                 pending.append((inner, offset))
                 problems.append(_duplicate_field_problem(block, inner, source, line))
             else:
                 problems.append(_failure_problem(block, source, line))
-            continue
-        if isinstance(block, Entry):
+        elif isinstance(block, Entry):
             pending.append((block, offset))
     for entry, offset in pending:
         line = (entry.start_line or 0) + offset + 1
         fields: dict[str, str] = {}
-        for entry_field in entry.fields:
-            name = entry_field.key.strip().lower()
-            if name not in fields:
-                fields[name] = _expand(
-                    str(entry_field.value), macros, source, line, entry.key, problems
-                )
+        try:
+            for entry_field in entry.fields:
+                name = entry_field.key.strip().lower()
+                if name not in fields:
+                    fields[name] = _expand(
+                        str(entry_field.value), macros, budget, source, line, entry.key, problems
+                    )
+        except _ExpansionTooLarge as error:
+            problems.append(_too_large_problem(entry.key, str(error), source, line))
+            continue
         entries.append(_RawEntry(entry.key.strip(), entry.entry_type.strip().lower(), line, fields))
 
     _report_duplicates(entries, source, problems)
@@ -146,9 +161,10 @@ def _split_blocks(text: str) -> list[tuple[object, int]]:
         except Exception:  # noqa: BLE001 - fall back to parsing block by block
             pass
         blocks: list[tuple[object, int]] = []
+        lines = LineIndex(text)
         starts = [match.start() for match in _BLOCK_START.finditer(text)]
         for begin, end in zip(starts, [*starts[1:], len(text)], strict=True):
-            offset = text.count("\n", 0, begin)
+            offset = lines.line(begin) - 1
             try:
                 library = bibtexparser.parse_string(text[begin:end], parse_stack=[])
             except Exception as error:  # noqa: BLE001
@@ -162,30 +178,72 @@ def _split_blocks(text: str) -> list[tuple[object, int]]:
         return blocks
 
 
+def _define_macro(
+    block: object,
+    macros: dict[str, str | None],
+    budget: _Budget,
+    file: str,
+    line: int,
+    problems: list[InputProblem],
+) -> None:
+    """Expand one @string; a value too large to keep poisons the macro for its users."""
+    name = str(getattr(block, "key", "")).lower()
+    try:
+        macros[name] = _expand(
+            str(getattr(block, "value", "")), macros, budget, file, line, None, problems
+        )
+    except _ExpansionTooLarge as error:
+        macros[name] = None
+        problems.append(
+            _too_large_problem(None, f"@string {name} is not expanded: {error}", file, line)
+        )
+
+
+def _too_large_problem(key: str | None, reason: str, file: str, line: int) -> InputProblem:
+    message = f"could not parse this entry, so it is left out: {reason}" if key else reason
+    return InputProblem(
+        file=file,
+        line=line,
+        key=key,
+        message=message,
+        severity="error",
+        code="parse-error",
+    )
+
+
 def _expand(
     raw: str,
-    macros: dict[str, str],
+    macros: dict[str, str | None],
+    budget: _Budget,
     file: str,
     line: int,
     key: str | None,
     problems: list[InputProblem],
 ) -> str:
-    """Resolve one raw value: `{…}`, `"…"`, numbers, macros and `#` concatenation."""
+    """Resolve one raw value: `{…}`, `"…"`, numbers, macros and `#` concatenation.
+
+    Raises _ExpansionTooLarge before building a value over the caps (or using a
+    macro that was itself too large).
+    """
     pieces: list[str] = []
+    length = 0
     for part in _split_concatenation(raw):
         part = part.strip()
         if not part:
             continue
         if part[0] == "{":
-            pieces.append(part[1:-1] if part.endswith("}") else part[1:])
+            piece = part[1:-1] if part.endswith("}") else part[1:]
         elif part[0] == '"':
-            pieces.append(part[1:-1] if part.endswith('"') and len(part) > 1 else part[1:])
+            piece = part[1:-1] if part.endswith('"') and len(part) > 1 else part[1:]
         elif part.isdigit():
-            pieces.append(part)
+            piece = part
         elif part.lower() in macros:
-            pieces.append(macros[part.lower()])
+            expanded = macros[part.lower()]
+            if expanded is None:
+                raise _ExpansionTooLarge(f"it uses @string {part!r}, which was too long to expand")
+            piece = expanded
         else:
-            pieces.append(part)
+            piece = part
             problems.append(
                 InputProblem(
                     file=file,
@@ -195,6 +253,15 @@ def _expand(
                     code="undefined-macro",
                 )
             )
+        length += len(piece)
+        if length > MAX_VALUE_CHARS:
+            raise _ExpansionTooLarge(f"a value expands to more than {MAX_VALUE_CHARS:,} characters")
+        pieces.append(piece)
+    if length > budget.remaining:
+        raise _ExpansionTooLarge(
+            f"@string expansion passed {MAX_EXPANDED_CHARS:,} characters for the whole file"
+        )
+    budget.remaining -= length
     return "".join(pieces)
 
 
@@ -267,37 +334,65 @@ def _report_duplicates(entries: list[_RawEntry], file: str, problems: list[Input
 
 
 def _inherit_crossrefs(entries: list[_RawEntry], file: str, problems: list[InputProblem]) -> None:
-    """Copy missing fields from the `crossref` parent (biblatex's default inheritance)."""
+    """Copy missing fields from the `crossref` parent (biblatex's default inheritance).
+
+    Chains are followed iteratively, at most MAX_CROSSREF_DEPTH levels; a cycle
+    (an entry that is its own ancestor) is reported and inheritance stops there.
+    """
     by_key: dict[str, _RawEntry] = {}
     for entry in entries:
         by_key.setdefault(entry.key.lower(), entry)
     resolved: set[int] = set()
 
-    def resolve(entry: _RawEntry, seen: set[str]) -> None:
-        parent_key = entry.fields.get("crossref", "").strip()
-        if not parent_key or id(entry) in resolved or entry.key.lower() in seen:
-            return
-        resolved.add(id(entry))
-        parent = by_key.get(parent_key.lower())
-        if parent is None:
-            problems.append(
-                InputProblem(
-                    file=file,
-                    line=entry.line,
-                    key=entry.key,
-                    message=f"crossref {parent_key!r} is not defined in this file",
-                    code="missing-crossref",
-                )
-            )
-            return
-        resolve(parent, seen | {entry.key.lower()})
-        for name, value in parent.fields.items():
-            target = _RENAMED_ON_INHERIT.get(name, name)
-            if target and target not in entry.fields:
-                entry.fields[target] = value
+    def problem(entry: _RawEntry, message: str, code: str) -> None:
+        problems.append(
+            InputProblem(file=file, line=entry.line, key=entry.key, message=message, code=code)
+        )
 
     for entry in entries:
-        resolve(entry, set())
+        chain = [entry]
+        complete = True
+        while id(chain[-1]) not in resolved:
+            child = chain[-1]
+            parent_key = child.fields.get("crossref", "").strip()
+            if not parent_key:
+                break
+            parent = by_key.get(parent_key.lower())
+            if parent is None:
+                problem(
+                    child,
+                    f"crossref {parent_key!r} is not defined in this file",
+                    "missing-crossref",
+                )
+                break
+            if any(parent is member for member in chain):
+                problem(
+                    child,
+                    f"crossref {parent_key!r} leads back to this entry; inheritance stops here",
+                    "crossref-cycle",
+                )
+                break
+            if len(chain) > MAX_CROSSREF_DEPTH:
+                problem(
+                    entry,
+                    f"crossref chain deeper than {MAX_CROSSREF_DEPTH} levels; the rest is not read",
+                    "crossref-too-deep",
+                )
+                complete = False
+                break
+            chain.append(parent)
+        for child, parent in reversed(list(zip(chain, chain[1:], strict=False))):
+            if id(child) not in resolved:
+                _inherit(child, parent)
+        # A cut-off chain's last entry still follows its own crossref later.
+        resolved.update(id(member) for member in (chain if complete else chain[:-1]))
+
+
+def _inherit(child: _RawEntry, parent: _RawEntry) -> None:
+    for name, value in parent.fields.items():
+        target = _RENAMED_ON_INHERIT.get(name, name)
+        if target and target not in child.fields:
+            child.fields[target] = value
 
 
 def _ignore_comment(lines: list[str], entry_line: int) -> str | None:

@@ -8,6 +8,8 @@ files from reference managers are often Latin-1 and otherwise fine.
 from __future__ import annotations
 
 import codecs
+import os
+import stat
 from pathlib import Path
 
 from refaudit.errors import InputError
@@ -17,6 +19,8 @@ BIBTEX_SUFFIXES = (".bib", ".bibtex")
 LATEX_SUFFIXES = (".tex", ".ltx")
 BBL_SUFFIXES = (".bbl",)
 SUPPORTED_SUFFIXES = BIBTEX_SUFFIXES + LATEX_SUFFIXES + BBL_SUFFIXES
+# Far beyond any real bibliography or paper; stops a link to /dev/zero or a huge dump.
+MAX_INPUT_BYTES = 64 * 1024 * 1024
 
 
 def parse_file(path: Path, *, all_entries: bool = False) -> Bibliography:
@@ -77,17 +81,15 @@ def _refuse_empty_bibtex(bibliography: Bibliography, path: Path) -> None:
 
 
 def read_text(path: Path) -> tuple[str, list[InputProblem]]:
-    """The decoded text of an input file, plus a problem when it was not UTF-8."""
-    if not path.exists():
-        raise InputError("file not found", file=str(path))
-    if path.is_dir():
-        raise InputError("is a directory, not a file", file=str(path))
-    try:
-        data = path.read_bytes()
-    except OSError as error:
-        raise InputError(f"cannot read file: {error.strerror or error}", file=str(path)) from None
+    """The decoded text of an input file, plus a problem when it was not cleanly encoded."""
+    data = _read_bounded(path)
     if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        return data.decode("utf-16"), []
+        text = data.decode("utf-16", errors="replace")
+        if "\ufffd" not in text:
+            return text, []
+        line = text.count("\n", 0, text.index("\ufffd")) + 1
+        detail = f"not valid UTF-16 (first bad character on line {line}); replaced by \ufffd"
+        return text, [_decoding_problem(path, line, detail, "utf16-invalid")]
     if b"\x00" in data:
         raise InputError("binary file (contains NUL bytes); expected a text file", file=str(path))
     if not data.strip():
@@ -96,11 +98,43 @@ def read_text(path: Path) -> tuple[str, list[InputProblem]]:
         return data.decode("utf-8-sig"), []
     except UnicodeDecodeError as error:
         line = data.count(b"\n", 0, error.start) + 1
-        problem = InputProblem(
-            file=str(path),
-            line=line,
-            message=f"not valid UTF-8 (byte 0x{data[error.start]:02x} on line {line}); "
-            "read as Latin-1 — check accented characters",
-            code="latin1-decoded",
+        detail = (
+            f"not valid UTF-8 (byte 0x{data[error.start]:02x} on line {line}); "
+            "read as Latin-1 — check accented characters"
         )
-        return data.decode("latin-1"), [problem]
+        return data.decode("latin-1"), [_decoding_problem(path, line, detail, "latin1-decoded")]
+
+
+def _decoding_problem(path: Path, line: int, message: str, code: str) -> InputProblem:
+    return InputProblem(file=str(path), line=line, message=message, code=code)
+
+
+def _read_bounded(path: Path) -> bytes:
+    """The bytes of a regular file of at most MAX_INPUT_BYTES; anything else is refused.
+
+    The type is checked before opening (opening a pipe would block) and again on the
+    open file, so a link swapped in between is refused too.
+    """
+    try:
+        _require_regular(path, path.stat().st_mode)
+        with path.open("rb") as stream:
+            _require_regular(path, os.fstat(stream.fileno()).st_mode)
+            data = stream.read(MAX_INPUT_BYTES + 1)
+    except FileNotFoundError:
+        raise InputError("file not found", file=str(path)) from None
+    except OSError as error:
+        raise InputError(f"cannot read file: {error.strerror or error}", file=str(path)) from None
+    if len(data) > MAX_INPUT_BYTES:
+        raise InputError(
+            f"larger than {MAX_INPUT_BYTES // (1024 * 1024)} MB; not read",
+            file=str(path),
+            hint="check that this is the bibliography you meant",
+        )
+    return data
+
+
+def _require_regular(path: Path, mode: int) -> None:
+    if stat.S_ISDIR(mode):
+        raise InputError("is a directory, not a file", file=str(path))
+    if not stat.S_ISREG(mode):
+        raise InputError("not a regular file (a device, pipe or socket); not read", file=str(path))

@@ -16,6 +16,7 @@ from refaudit.errors import InputError
 from refaudit.models import Bibliography, InputProblem, Reference
 from refaudit.parsing.freetext import parse_freetext
 from refaudit.parsing.latex import strip_comments
+from refaudit.parsing.lines import LineIndex
 
 MAX_INPUT_DEPTH = 10
 
@@ -26,8 +27,9 @@ _CITE = re.compile(
     r"|[Pp]arencites?|[Tt]extcites?|[Aa]utocites?|[Ff]ootcites?|[Ff]ootcitetext|[Ff]ullcite"
     r"|[Ss]martcites?|[Ss]upercites?|nocite))\*?(?![a-zA-Z])"
 )
-_OPTIONAL_ARGUMENT = re.compile(r"\s*\[[^\]]*\]")
-_KEYS_ARGUMENT = re.compile(r"\s*\{([^{}]*)\}")
+# Bounded: an unclosed `\cite[` must fail within a short distance, not at the end of the file.
+_OPTIONAL_ARGUMENT = re.compile(r"\s{0,100}\[[^\]]{0,2000}\]")
+_KEYS_ARGUMENT = re.compile(r"\s{0,100}\{([^{}]{0,20000})\}")
 _INPUT = re.compile(r"\\(?:input|include|subfile)\s*\{([^{}]+)\}")
 _BIBLIOGRAPHY = re.compile(r"\\bibliography\s*\{([^{}]*)\}")
 _ADDBIBRESOURCE = re.compile(r"\\(?:addbibresource|addglobalbib)\s*(?:\[[^\]]*\])?\s*\{([^{}]+)\}")
@@ -128,7 +130,7 @@ def _read_compiled_bibliography(
 
     missing = [problem for problem in problems if problem.code == "missing-bib-file"]
     compiled = path.with_suffix(".bbl")
-    if not missing or not compiled.is_file():
+    if not missing or not _inside(document, compiled) or not compiled.is_file():
         return
     try:
         text, decode_problems = read_text(compiled)
@@ -157,28 +159,30 @@ def _walk(
     seen.add(path.resolve())
     document.files.append(str(path))
     source = strip_comments(text)
+    lines = LineIndex(source)
     events: list[tuple[int, str, re.Match[str]]] = []
     for kind, pattern in (("input", _INPUT), ("cite", _CITE)):
         events.extend((match.start(), kind, match) for match in pattern.finditer(source))
     for start, kind, match in sorted(events, key=lambda event: event[0]):
-        line = source.count("\n", 0, start) + 1
         if kind == "cite":
-            _record_citation(document, source, match, str(path), line)
+            _record_citation(document, source, match, str(path), lines)
         else:
+            line = lines.line(start)
             _follow_input(document, path, match.group(1).strip(), line, depth, read_text, seen)
     for match in _BIBLIOGRAPHY.finditer(source):
-        line = source.count("\n", 0, match.start()) + 1
+        line = lines.line(match.start())
         for name in match.group(1).split(","):
             if name.strip():
                 _add_bib_file(document, path, name.strip(), line, add_suffix=True)
     for match in _ADDBIBRESOURCE.finditer(source):
-        line = source.count("\n", 0, match.start()) + 1
+        line = lines.line(match.start())
         _add_bib_file(document, path, match.group(1).strip(), line, add_suffix=False)
-    document.bibitems.extend(parse_bibitems(source, file=str(path)))
+    document.bibitems.extend(parse_bibitems(source, file=str(path), lines=lines))
 
 
-def parse_bibitems(text: str, *, file: str) -> list[Reference]:
+def parse_bibitems(text: str, *, file: str, lines: LineIndex | None = None) -> list[Reference]:
     """Every `\\bibitem[label]{key} text` inside thebibliography, as free-text references."""
+    lines = lines or LineIndex(text)
     references: list[Reference] = []
     for environment in _THEBIBLIOGRAPHY.finditer(text):
         body_start = environment.start("body")
@@ -186,7 +190,7 @@ def parse_bibitems(text: str, *, file: str) -> list[Reference]:
         items = list(_BIBITEM.finditer(body))
         for index, item in enumerate(items):
             end = items[index + 1].start() if index + 1 < len(items) else len(body)
-            line = text.count("\n", 0, body_start + item.start()) + 1
+            line = lines.line(body_start + item.start())
             references.append(
                 parse_freetext(
                     body[item.end() : end].strip(),
@@ -199,7 +203,7 @@ def parse_bibitems(text: str, *, file: str) -> list[Reference]:
 
 
 def _record_citation(
-    document: _Document, source: str, match: re.Match[str], file: str, line: int
+    document: _Document, source: str, match: re.Match[str], file: str, lines: LineIndex
 ) -> None:
     position = match.end()
     # biblatex's \cites{a}{b} family takes several key groups in a row.
@@ -216,7 +220,7 @@ def _record_citation(
             if key == "*":
                 document.cite_all = True
             elif key and key not in document.citations:
-                document.citations[key] = (file, source.count("\n", 0, keys.start(1)) + 1)
+                document.citations[key] = (file, lines.line(keys.start(1)))
         if not repeat:
             return
 
@@ -232,28 +236,21 @@ def _follow_input(
 ) -> None:
     candidates = [document.root / name, including.parent / name]
     candidates += [candidate.with_name(candidate.name + ".tex") for candidate in candidates]
-    target = next((candidate for candidate in candidates if candidate.is_file()), None)
+    inside = [candidate for candidate in candidates if _inside(document, candidate)]
+    target = next((candidate for candidate in inside if candidate.is_file()), None)
     if target is None:
         document.problems.append(
             InputProblem(
                 file=str(including),
                 line=line,
-                message=f"\\input file {name!r} not found",
-                code="missing-input",
+                message=f"\\input file {name!r} not found"
+                if inside
+                else f"\\input file {name!r} is outside the document's folder; not read",
+                code="missing-input" if inside else "input-outside-folder",
             )
         )
         return
     resolved = target.resolve()
-    if not resolved.is_relative_to(document.resolved_root):
-        document.problems.append(
-            InputProblem(
-                file=str(including),
-                line=line,
-                message=f"\\input file {name!r} is outside the document's folder; not read",
-                code="input-outside-folder",
-            )
-        )
-        return
     if resolved in seen:
         return
     if depth + 1 > MAX_INPUT_DEPTH:
@@ -282,11 +279,24 @@ def _follow_input(
 def _add_bib_file(
     document: _Document, including: Path, name: str, line: int, *, add_suffix: bool
 ) -> None:
+    """Queue a bibliography file, confined to the document's folder like \\input."""
     relative = name if not add_suffix or name.lower().endswith(".bib") else f"{name}.bib"
-    target = document.root / relative
-    if not target.is_file() and (including.parent / relative).is_file():
-        target = including.parent / relative
-    if target in document.bib_files:
+    candidates = [document.root / relative, including.parent / relative]
+    inside = [candidate for candidate in candidates if _inside(document, candidate)]
+    if not inside:
+        document.problems.append(
+            InputProblem(
+                file=str(including),
+                line=line,
+                message=f"bibliography file {relative!r} is outside the document's folder "
+                f"({document.root}); not read",
+                severity="error",
+                code="bib-outside-folder",
+            )
+        )
+        return
+    target = next((candidate for candidate in inside if candidate.is_file()), inside[0])
+    if any(target.resolve() == known.resolve() for known in document.bib_files):
         return
     if not target.is_file():
         document.problems.append(
@@ -300,3 +310,8 @@ def _add_bib_file(
         )
         return
     document.bib_files.append(target)
+
+
+def _inside(document: _Document, path: Path) -> bool:
+    """True when `path`, with every symlink followed, lies in the document's folder tree."""
+    return path.resolve().is_relative_to(document.resolved_root)
