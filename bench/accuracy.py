@@ -40,8 +40,7 @@ SCORED_FIELDS = {"title", "authors", "year", "venue", "doi"}
 
 def prediction(result: object) -> dict[str, object]:
     """One line of the scorer's prediction format."""
-    from refaudit.policy import INTEGRITY_CODES
-    from refaudit.verify import MISMATCH_CODES
+    from refaudit.findings import INTEGRITY_CODES, MISMATCH_CODES
 
     fields = sorted(
         {

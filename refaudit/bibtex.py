@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from refaudit.findings import FIXABLE_CODES
 from refaudit.models import Finding, Person, Reference, Work
 from refaudit.sources import registry
 
@@ -67,44 +68,8 @@ _SPECIFIC_TYPES = {
 _TYPE_AUTHORITIES = registry.names_where("authoritative_type")
 _VENUE_FIELD = {"article": "journal", "inproceedings": "booktitle", "incollection": "booktitle"}
 
-# Finding codes that mean "this field of the entry is wrong"; info-level style
-# notes (title-form, arxiv-version) never rewrite what the user chose.
-_WRONG_FIELD_CODES = frozenset(
-    {
-        "title-mismatch",
-        "title-typo",
-        "author-mismatch",
-        "author-misspelled",
-        "author-order",
-        "placeholder-authors",
-        "year-mismatch",
-        "year-adjacent",
-        "venue-mismatch",
-        "pages-mismatch",
-        "volume-mismatch",
-        "doi-points-elsewhere",
-        "doi-not-registered",
-        "arxiv-points-elsewhere",
-        "arxiv-not-found",
-    }
-)
-_FIELD_BY_CODE = {
-    "placeholder-authors": "author",
-    "doi-points-elsewhere": "doi",
-    "doi-not-registered": "doi",
-    "arxiv-points-elsewhere": "eprint",
-    "arxiv-not-found": "eprint",
-}
-_FIELD_ALIASES = {
-    "authors": "author",
-    "venue": "venue",
-    "journal": "venue",
-    "booktitle": "venue",
-    "arxiv": "eprint",
-    "arxiv_id": "eprint",
-    "number": "number",
-    "issue": "number",
-}
+# BibTeX names of the report's fields where they differ (a venue is journal or booktitle).
+_BIBTEX_FIELD = {"authors": "author", "arxiv": "eprint"}
 
 
 def escape_latex(text: str) -> str:
@@ -271,11 +236,10 @@ def corrected_entry(reference: Reference, work: Work, findings: list[Finding]) -
     venue_field = _VENUE_FIELD.get(entry_type, "howpublished")
 
     for finding in findings:
-        if finding.suppressed or finding.code not in _WRONG_FIELD_CODES:
+        if finding.suppressed or finding.code not in FIXABLE_CODES:
             continue
-        name = _FIELD_BY_CODE.get(finding.code) or _FIELD_ALIASES.get(
-            (finding.field or "").lower(), (finding.field or "").lower()
-        )
+        reported = finding.field or ""
+        name = _BIBTEX_FIELD.get(reported, reported)
         if name == "venue":
             name = next((n for n in ("journal", "booktitle") if n in fields), venue_field)
             replacement = escape_latex(work.venue) if work.venue else None

@@ -34,6 +34,7 @@ from refaudit.identifiers import (
 )
 from refaudit.merge import merge_records, priority
 from refaudit.models import Notice, RunStats, SourceStatus, Work
+from refaudit.notices import WITHDRAWING_KINDS
 from refaudit.sources import registry
 
 if TYPE_CHECKING:
@@ -98,7 +99,6 @@ _PREFIXED = re.compile(r"(doi|arxiv|pmid|corpusid)\s*:", re.IGNORECASE)
 _BIBTEX_HEAD = re.compile(r"^\s*@\s*(\w+)\s*\{\s*([^,\s]*)\s*,")
 _BIB_KEYS = re.compile(r"@\s*(\w+)\s*[{(]\s*([^,\s{}()]+)\s*,")
 _NON_ENTRIES = frozenset({"string", "preamble", "comment"})
-_SERIOUS_NOTICES = frozenset({"retraction", "partial retraction", "withdrawal", "removal"})
 #: Agency BibTeX fields holding identifiers or URLs, which must reach LaTeX verbatim.
 _VERBATIM_FIELDS = frozenset({"url", "doi", "eprint", "isbn", "issn", "archiveprefix", "file"})
 #: Characters LaTeX treats specially that agencies leave bare in plain-text values.
@@ -712,7 +712,7 @@ def _integrity_note(work: Work) -> str:
         if notice not in own
     ]
     kinds = sorted({notice.kind.value.replace("_", " ") for notice in own})
-    serious = [k for k in kinds if k in _SERIOUS_NOTICES]
+    serious = sorted({n.kind.value.replace("_", " ") for n in own if n.kind in WITHDRAWING_KINDS})
     if serious:
         notes.append(f"warning: this work has a {', '.join(serious)} notice")
     elif work.is_retracted:

@@ -14,11 +14,11 @@ import enum
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from refaudit.findings import FINDING_CODES, Severity
 from refaudit.notices import WITHDRAWING_KINDS, NoticeKind
 
 JSON_SCHEMA_VERSION = "1.3"
 
-Severity = Literal["error", "warning", "info"]
 SEVERITY_RANK: dict[str, int] = {"info": 0, "warning": 1, "error": 2}
 
 
@@ -176,6 +176,16 @@ class Finding:
     """the record id at that source (the evidence)"""
     suppressed: str | None = None
     """why this finding does not count (an ignore comment, configuration), or null"""
+
+    @classmethod
+    def of(cls, code: str, message: str, **evidence: str | None) -> Finding:
+        """A finding with the severity and field `findings.FINDING_CODES` gives its code."""
+        entry = FINDING_CODES[code]
+        if entry.severity is None:
+            raise ValueError(f"{code} takes its severity from the retraction policy")
+        if len(entry.fields) == 1:
+            evidence.setdefault("field", entry.fields[0])
+        return cls(code, entry.severity, message, **evidence)  # type: ignore[arg-type]
 
 
 SourceState = Literal["answered", "failed", "not_asked", "cached"]

@@ -26,6 +26,26 @@ class NoticeKind(enum.StrEnum):
     OTHER = "other"
 
 
+#: The finding code each kind of notice is reported as (kinds not listed are never flagged).
+NOTICE_FINDING_CODES: dict[NoticeKind, str] = {
+    NoticeKind.RETRACTION: "retracted",
+    NoticeKind.PARTIAL_RETRACTION: "partially-retracted",
+    NoticeKind.WITHDRAWAL: "withdrawn",
+    NoticeKind.REMOVAL: "removed",
+    NoticeKind.EXPRESSION_OF_CONCERN: "expression-of-concern",
+    NoticeKind.CORRECTION: "corrected",
+    NoticeKind.REINSTATEMENT: "reinstated",
+}
+NOTICE_HEADLINES: dict[NoticeKind, str] = {
+    NoticeKind.RETRACTION: "Retracted",
+    NoticeKind.PARTIAL_RETRACTION: "Partially retracted",
+    NoticeKind.WITHDRAWAL: "Withdrawn",
+    NoticeKind.REMOVAL: "Removed",
+    NoticeKind.EXPRESSION_OF_CONCERN: "Expression of concern",
+    NoticeKind.CORRECTION: "Corrected",
+    NoticeKind.REINSTATEMENT: "Reinstated",
+}
+
 #: Kinds that take a paper out of the record: a cited work with one is "retracted" in
 #: every output (summary counts, JSON and MCP `retracted`, `--fail-on retracted`).
 WITHDRAWING_KINDS = frozenset(

@@ -14,59 +14,17 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from refaudit.errors import ConfigError
+from refaudit.findings import FINDING_CODES, INTEGRITY_CODES, RETRACTION_CODES
 from refaudit.models import SEVERITY_RANK, AuditReport, Finding, Result, Verdict
 
 if TYPE_CHECKING:
     from refaudit.baseline import Baseline
 
-INTEGRITY_CODES = frozenset(
-    {
-        "retracted",
-        "partially-retracted",
-        "withdrawn",
-        "removed",
-        "expression-of-concern",
-        "corrected",
-        "reinstated",
-    }
-)
-RETRACTION_CODES = frozenset({"retracted", "partially-retracted", "withdrawn", "removed"})
-FINDING_CODES = frozenset(
-    {
-        "not-found",
-        "doi-not-registered",
-        "doi-points-elsewhere",
-        "title-mismatch",
-        "title-typo",
-        "title-form",
-        "author-mismatch",
-        "author-misspelled",
-        "author-order",
-        "author-list-short",
-        "placeholder-authors",
-        "year-mismatch",
-        "year-adjacent",
-        "venue-mismatch",
-        "pages-mismatch",
-        "volume-mismatch",
-        "arxiv-not-found",
-        "arxiv-points-elsewhere",
-        "arxiv-version",
-        "published-version-available",
-        "future-date",
-        "doi-available",
-        "unverified",
-        "unconfirmed",
-        "skipped",
-        *INTEGRITY_CODES,
-    }
-)
-
 # The synthesised finding for verdicts the pipeline may leave without one.
-_VERDICT_FINDINGS: dict[Verdict, tuple[str, str]] = {
-    Verdict.NOT_FOUND: ("not-found", "error"),
-    Verdict.UNVERIFIED: ("unverified", "warning"),
-    Verdict.SKIPPED: ("skipped", "info"),
+_VERDICT_FINDINGS: dict[Verdict, str] = {
+    Verdict.NOT_FOUND: "not-found",
+    Verdict.UNVERIFIED: "unverified",
+    Verdict.SKIPPED: "skipped",
 }
 _VERDICT_MESSAGES = {
     "not-found": "no source knows this reference",
@@ -100,19 +58,15 @@ class FailRule:
 
 def effective_findings(result: Result) -> list[Finding]:
     """The result's findings, plus one standing for its verdict when the pipeline gave none."""
-    synthesised = _VERDICT_FINDINGS.get(result.verdict)
-    if synthesised is None or any(f.code == synthesised[0] for f in result.findings):
+    code = _VERDICT_FINDINGS.get(result.verdict)
+    if code is None or any(f.code == code for f in result.findings):
         return list(result.findings)
-    code, severity = synthesised
     # An ignored entry has every finding suppressed; its verdict's finding follows suit.
     reasons = {f.suppressed for f in result.findings}
     inherited = reasons.pop() if len(reasons) == 1 else None
     skipped = (result.reason or "skipped") if result.verdict == Verdict.SKIPPED else None
-    verdict_finding = Finding(
-        code=code,
-        severity=severity,  # type: ignore[arg-type]
-        message=_verdict_message(result, code),
-        suppressed=skipped or inherited,
+    verdict_finding = Finding.of(
+        code, _verdict_message(result, code), suppressed=skipped or inherited
     )
     return [verdict_finding, *result.findings]
 
@@ -149,7 +103,7 @@ def _at_least(severity: str) -> Callable[[Result, Finding], bool]:
 
 def _verdict(verdict: Verdict) -> Callable[[Result, Finding], bool]:
     """Match the verdict's own finding, or (for mismatch) its warnings and errors."""
-    own_code = _VERDICT_FINDINGS[verdict][0] if verdict in _VERDICT_FINDINGS else None
+    own_code = _VERDICT_FINDINGS.get(verdict)
 
     def matches(result: Result, finding: Finding) -> bool:
         if result.verdict != verdict:

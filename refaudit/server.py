@@ -617,7 +617,8 @@ VERDICT_MEANINGS: Mapping[str, str] = {
 
 def policy_overview(settings: Settings) -> dict[str, Any]:
     """The `refaudit://policy` document: the same vocabulary `refaudit check --fail-on` uses."""
-    from refaudit.policy import FAIL_ON_CHOICES, FINDING_CODES, INTEGRITY_CODES, RETRACTION_CODES
+    from refaudit.findings import FINDING_CODES, INTEGRITY_CODES, RETRACTION_CODES
+    from refaudit.policy import FAIL_ON_CHOICES
 
     return {
         "verdicts": dict(VERDICT_MEANINGS),
@@ -633,7 +634,16 @@ def policy_overview(settings: Settings) -> dict[str, Any]:
         },
         "fail_on_choices": dict(FAIL_ON_CHOICES),
         "retraction_policy": dict(settings.retraction_policy),
-        "finding_codes": sorted(FINDING_CODES | {"skipped"}),
+        "finding_codes": {
+            entry.code: {
+                "severity": entry.severity or "set by retraction_policy",
+                "fields": list(entry.fields),
+                "makes_mismatch": entry.mismatch,
+                "fixable": entry.fixable,
+                "when": entry.when,
+            }
+            for entry in FINDING_CODES.values()
+        },
         "integrity_codes": sorted(INTEGRITY_CODES),
         "retraction_codes": sorted(RETRACTION_CODES),
     }
@@ -654,7 +664,7 @@ Before you cite anything, verify it with refaudit.
    - unverified: a source failed or was unreachable. This is NOT evidence the work is
      missing; say it could not be checked, and retry later.
    - skipped: the user's configuration ignores this reference.
-3. If retracted is true (integrity lists a retraction, withdrawal or removal), do not
+3. If retracted is true (a retraction, partial retraction, withdrawal or removal), do not
    cite the work as support; mention the notice if you discuss it. Expressions of concern
    and corrections are worth mentioning too.
 4. Never invent a DOI, page range or author. Use get_bibtex for the exact entry, and quote

@@ -26,33 +26,13 @@ from dataclasses import dataclass, replace
 
 from refaudit import match
 from refaudit.evidence import Evidence, is_convincing
+from refaudit.findings import MISMATCH_CODES
 from refaudit.identifiers import arxiv_id_from_doi, is_datacite_arxiv_doi
 from refaudit.merge import merge_records, priority
 from refaudit.models import Finding, Reference, Result, SourceStatus, Verdict, Work
 
 # Entry types that describe things bibliographic databases rarely index.
 UNCHECKABLE_TYPES = frozenset({"online", "www", "webpage", "electronic", "software", "manual"})
-
-# Codes that mean "a cited field is wrong" and so make the verdict `mismatch`.
-MISMATCH_CODES = frozenset(
-    {
-        "doi-not-registered",
-        "doi-points-elsewhere",
-        "arxiv-points-elsewhere",
-        "arxiv-not-found",
-        "title-mismatch",
-        "title-typo",
-        "author-mismatch",
-        "author-misspelled",
-        "placeholder-authors",
-        "year-mismatch",
-        "year-adjacent",
-        "future-date",
-        "venue-mismatch",
-        "pages-mismatch",
-        "volume-mismatch",
-    }
-)
 
 # A search hit below this candidate score is not the cited work, however it ranks.
 MIN_IDENTITY_SCORE = 0.55
@@ -92,7 +72,7 @@ def decide(evidence: Evidence, *, enabled_sources: Sequence[str] = ()) -> Result
     if skip_reason:
         result.verdict = Verdict.SKIPPED
         result.reason = skip_reason
-        result.findings.append(Finding("skipped", "info", skip_reason))
+        result.findings.append(Finding.of("skipped", skip_reason))
         return result
 
     identity, findings = _identify(evidence)
@@ -138,9 +118,8 @@ def unconfirmed_fields(
 
     def unconfirmed(field: str, cited: str, failed: Sequence[str]) -> Finding:
         why = "; ".join(f"{name}: {failures.get(name, 'failed')}" for name in sorted(failed))
-        return Finding(
+        return Finding.of(
             "unconfirmed",
-            "warning",
             f"{_FIELD_NAMES[field]} {cited} could not be confirmed ({why})",
             field=field,
             cited=cited,
@@ -236,12 +215,10 @@ def _related_title(reference: Reference, work: Work) -> bool:
 
 def _borrowed_identifier(reference: Reference, work: Work, via: str) -> Finding:
     cited = reference.doi if via == "doi" else reference.arxiv_id
-    return Finding(
+    return Finding.of(
         "doi-points-elsewhere" if via == "doi" else "arxiv-points-elsewhere",
-        "error",
         f"{'DOI' if via == 'doi' else 'arXiv id'} {cited} belongs to an unrelated work: "
         f"“{work.title}”",
-        field="doi" if via == "doi" else "arxiv",
         cited=cited,
         source=work.source,
         record=_record_id(work),
@@ -275,11 +252,9 @@ def _identifier_elsewhere(evidence: Evidence, identity: Identity) -> list[Findin
     if reference.doi and evidence.doi_records and reference.doi.lower() not in group_dois:
         other = evidence.doi_records[0]
         findings.append(
-            Finding(
+            Finding.of(
                 "doi-points-elsewhere",
-                "error",
                 f"DOI {reference.doi} is registered for a different work: “{other.title}”",
-                field="doi",
                 cited=reference.doi,
                 found=identity.primary.doi,
                 source=other.source,
@@ -300,11 +275,9 @@ def _identifier_elsewhere(evidence: Evidence, identity: Identity) -> list[Findin
     ):
         other = evidence.arxiv_records[0]
         findings.append(
-            Finding(
+            Finding.of(
                 "arxiv-points-elsewhere",
-                "error",
                 f"arXiv:{reference.arxiv_id} is a different work: “{other.title}”",
-                field="arxiv",
                 cited=reference.arxiv_id,
                 found=identity.primary.arxiv_id,
                 source=other.source,
@@ -327,11 +300,9 @@ def _unregistered_doi(evidence: Evidence, found: str | None = None) -> list[Find
         return []
     asked = sorted(n for n, s in evidence.statuses.items() if s.state in ("answered", "cached"))
     return [
-        Finding(
+        Finding.of(
             "doi-not-registered",
-            "error",
             f"DOI {doi} does not resolve in {', '.join(asked) or 'any source'}",
-            field="doi",
             cited=doi,
             found=found,
             source=", ".join(asked) or None,
@@ -349,11 +320,9 @@ def _unknown_arxiv_id(evidence: Evidence, found: str | None = None) -> list[Find
     if not arxiv_id or evidence.arxiv_records or evidence.arxiv_failed or not arxiv_answered:
         return []
     return [
-        Finding(
+        Finding.of(
             "arxiv-not-found",
-            "error",
             f"arXiv has no paper arXiv:{arxiv_id}",
-            field="arxiv",
             cited=arxiv_id,
             found=found,
             source="arxiv",
@@ -369,7 +338,7 @@ def _nothing_found(evidence: Evidence, result: Result) -> Result:
             if evidence.failures
             else "no source could be asked"
         )
-        result.findings.append(Finding("unverified", "warning", result.reason))
+        result.findings.append(Finding.of("unverified", result.reason))
         return result
     asked = evidence.asked
     result.verdict = Verdict.NOT_FOUND
@@ -378,7 +347,7 @@ def _nothing_found(evidence: Evidence, result: Result) -> Result:
     result.reason = f"no matching record in {', '.join(asked)}{hint}"
     result.confidence = 0.9 if len(asked) >= 3 else 0.7
     result.findings.append(
-        Finding("not-found", "error", f"No such work found in {', '.join(asked)}{hint}")
+        Finding.of("not-found", f"No such work found in {', '.join(asked)}{hint}")
     )
     return result
 
@@ -505,11 +474,9 @@ def _title_findings(reference: Reference, records: list[Work]) -> list[Finding]:
         )
         detail = f" ({changed})" if changed else ""
         return [
-            Finding(
+            Finding.of(
                 "title-mismatch",
-                "error",
                 f"Title differs from the record{detail}",
-                field="title",
                 cited=reference.title,
                 found=full,
                 source=work.source,
@@ -519,11 +486,9 @@ def _title_findings(reference: Reference, records: list[Work]) -> list[Finding]:
     if best.kind == "typo":
         changed = ", ".join(f"“{a}” → “{b}”" for a, b in best.changed_words)
         return [
-            Finding(
+            Finding.of(
                 "title-typo",
-                "warning",
                 f"Title has a spelling slip ({changed})",
-                field="title",
                 cited=reference.title,
                 found=full,
                 source=work.source,
@@ -532,11 +497,9 @@ def _title_findings(reference: Reference, records: list[Work]) -> list[Finding]:
         ]
     if best.kind == "subtitle" and _adds_words(reference.title, full):
         return [
-            Finding(
+            Finding.of(
                 "title-mismatch",
-                "error",
                 "Title adds a subtitle no record of this work has",
-                field="title",
                 cited=reference.title,
                 found=full,
                 source=work.source,
@@ -546,11 +509,9 @@ def _title_findings(reference: Reference, records: list[Work]) -> list[Finding]:
     if best.kind in ("subtitle", "truncated"):
         form = "without its subtitle" if best.kind == "subtitle" else "shortened"
         return [
-            Finding(
+            Finding.of(
                 "title-form",
-                "info",
                 f"Title is cited {form}",
-                field="title",
                 cited=reference.title,
                 found=full,
                 source=work.source,
@@ -589,16 +550,13 @@ def _author_findings(reference: Reference, records: list[Work]) -> list[Finding]
     found = "; ".join(p.display() for p in work.authors[:12]) + (
         "; …" if len(work.authors) > 12 else ""
     )
-    common = dict(
-        field="authors", cited=cited, found=found, source=work.source, record=_record_id(work)
-    )
+    common = dict(cited=cited, found=found, source=work.source, record=_record_id(work))
     if best.placeholder:
-        return [Finding("placeholder-authors", "error", "Authors look like placeholders", **common)]
+        return [Finding.of("placeholder-authors", "Authors look like placeholders", **common)]
     if best.kind == "different" and _record_lists_fewer(best, work):
         return [
-            Finding(
+            Finding.of(
                 "author-list-short",
-                "info",
                 f"The record lists only {len(work.authors)} author(s); the others cited "
                 f"({', '.join(best.extra)}) cannot be checked",
                 **common,
@@ -611,17 +569,15 @@ def _author_findings(reference: Reference, records: list[Work]) -> list[Finding]
         if best.missing:
             parts.append(f"missing: {', '.join(best.missing[:6])}")
         detail = "; ".join(parts) or "author list differs"
-        return [Finding("author-mismatch", "error", f"Authors differ ({detail})", **common)]
+        return [Finding.of("author-mismatch", f"Authors differ ({detail})", **common)]
     findings = []
     if best.misspelled:
         pairs = ", ".join(f"{a} → {b}" for a, b in best.misspelled)
         findings.append(
-            Finding("author-misspelled", "warning", f"Author name misspelt ({pairs})", **common)
+            Finding.of("author-misspelled", f"Author name misspelt ({pairs})", **common)
         )
     if best.order_changed:
-        findings.append(
-            Finding("author-order", "warning", "Authors are in a different order", **common)
-        )
+        findings.append(Finding.of("author-order", "Authors are in a different order", **common))
     return findings
 
 
@@ -645,30 +601,26 @@ def _year_findings(reference: Reference, records: list[Work]) -> list[Finding]:
     years = sorted({w.year for w in records if w.year})
     source = next((w for w in records if w.year), None)
     common = dict(
-        field="year",
         cited=str(reference.year),
         found=", ".join(map(str, years)) or None,
         source=source.source if source else None,
         record=_record_id(source) if source else None,
     )
     if reference.year > current + 1:
-        return [
-            Finding("future-date", "error", f"Year {reference.year} is in the future", **common)
-        ]
+        return [Finding.of("future-date", f"Year {reference.year} is in the future", **common)]
     if not years or reference.year in years:
         return []
     comparison = match.compare_years(reference.year, years[0], other_years=years[1:])
     if comparison.kind == "adjacent":
         return [
-            Finding(
+            Finding.of(
                 "year-adjacent",
-                "warning",
                 f"Year differs by one from the record ({', '.join(map(str, years))}); "
                 "often online-first vs print or preprint vs published",
                 **common,
             )
         ]
-    return [Finding("year-mismatch", "error", f"Year should be {years[0]}", **common)]
+    return [Finding.of("year-mismatch", f"Year should be {years[0]}", **common)]
 
 
 def _venue_findings(reference: Reference, versions: list[Work]) -> tuple[list[Finding], list[Work]]:
@@ -685,11 +637,9 @@ def _venue_findings(reference: Reference, versions: list[Work]) -> tuple[list[Fi
             return [], []
         work = preprints[0]
         return [
-            Finding(
+            Finding.of(
                 "venue-mismatch",
-                "error",
                 "Cited as published, but only a preprint of this work is known",
-                field="venue",
                 cited=cited,
                 found=work.venue or "arXiv",
                 source=work.source,
@@ -710,11 +660,9 @@ def _venue_findings(reference: Reference, versions: list[Work]) -> tuple[list[Fi
         return [], published
     work = published[0]
     return [
-        Finding(
+        Finding.of(
             "venue-mismatch",
-            "error",
             f"Venue should be {work.venue or work.venue_short}",
-            field="venue",
             cited=cited,
             found="; ".join(dict.fromkeys(w.venue or w.venue_short or "" for w in published)),
             source=work.source,
@@ -746,11 +694,9 @@ def _published_version(reference: Reference, records: list[Work]) -> list[Findin
         return []
     work = published[0]
     return [
-        Finding(
+        Finding.of(
             "published-version-available",
-            "warning",
             f"Published version: {work.venue}" + (f" ({work.year})" if work.year else ""),
-            field="venue",
             cited=reference.venue or "arXiv",
             found=work.venue,
             source=work.source,
@@ -773,11 +719,9 @@ def _locator_findings(reference: Reference, records: list[Work]) -> list[Finding
         if all(compare(cited, getattr(w, name)) is False for w in known):
             found = getattr(known[0], name)
             findings.append(
-                Finding(
+                Finding.of(
                     f"{name}-mismatch",
-                    "warning",
                     f"{name.capitalize()} should be {found}",
-                    field=name,
                     cited=cited,
                     found=found,
                     source=known[0].source,
@@ -793,12 +737,10 @@ def _identifier_info(reference: Reference, records: list[Work]) -> list[Finding]
         latest = max((w.arxiv_version or 0 for w in records if w.source == "arxiv"), default=0)
         if latest and reference.arxiv_version > latest:
             findings.append(
-                Finding(
+                Finding.of(
                     "arxiv-version",
-                    "warning",
                     f"arXiv:{reference.arxiv_id} has no version {reference.arxiv_version} "
                     f"(latest is v{latest})",
-                    field="arxiv",
                     cited=f"{reference.arxiv_id}v{reference.arxiv_version}",
                     found=f"{reference.arxiv_id}v{latest}",
                     source="arxiv",
@@ -809,11 +751,9 @@ def _identifier_info(reference: Reference, records: list[Work]) -> list[Finding]
         registered = registered or next((w for w in records if w.doi), None)
         if registered:
             findings.append(
-                Finding(
+                Finding.of(
                     "doi-available",
-                    "info",
                     f"DOI could be added: {registered.doi}",
-                    field="doi",
                     found=registered.doi,
                     source=registered.source,
                     record=_record_id(registered),

@@ -175,7 +175,7 @@ async def test_policy_resource_shows_the_configured_fail_and_retraction_policy()
     assert set(policy["fail_on"]) == {"not_found", "year_mismatch"}
     assert "year-mismatch" in policy["fail_on"]["year_mismatch"]
     assert policy["retraction_policy"]["expression_of_concern"] == "info"
-    assert "year-mismatch" in policy["finding_codes"]
+    assert policy["finding_codes"]["year-mismatch"]["severity"] == "error"
     assert "NOT not_found" in policy["verdicts"]["unverified"]
 
 

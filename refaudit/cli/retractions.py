@@ -222,8 +222,8 @@ def check(
 ) -> None:
     """Check DOIs for retractions, withdrawals, expressions of concern and corrections.
 
-    Exit 1 when a DOI is retracted, withdrawn or removed; 2 on bad input; 3 when a
-    DOI could not be checked because its sources failed.
+    Exit 1 when a DOI is retracted, partially retracted, withdrawn or removed; 2 on bad
+    input; 3 when a DOI could not be checked because its sources failed.
 
     Example: refaudit retractions check 10.1016/S0140-6736(97)11096-0
     """
@@ -394,11 +394,10 @@ def search(
     if not (query or journal or since or kind):
         fail("give a query or at least one of --journal, --since, --type")
     if kind is not None:
-        from refaudit.notices import normalize_notice_kind
-        from refaudit.retractions.screen import FINDING_CODES
+        from refaudit.notices import NOTICE_FINDING_CODES, normalize_notice_kind
 
-        if normalize_notice_kind(kind) not in FINDING_CODES:
-            known = ", ".join(k.value.replace("_", "-") for k in FINDING_CODES)
+        if normalize_notice_kind(kind) not in NOTICE_FINDING_CODES:
+            known = ", ".join(k.value.replace("_", "-") for k in NOTICE_FINDING_CODES)
             fail(f"--type {kind!r} is not a notice type", hint=f"use one of {known}")
     records = search_retractions(
         _settings(), query=query, journal=journal, since=since, nature=kind, limit=limit

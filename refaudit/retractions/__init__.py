@@ -16,7 +16,6 @@ from refaudit.retractions.lookup import (
     search_retractions,
 )
 from refaudit.retractions.screen import (
-    FINDING_CODES,
     collect_notices,
     findings_for,
     merge_notices,
@@ -34,7 +33,6 @@ from refaudit.retractions.snapshot import (
 
 __all__ = [
     "CREDIT",
-    "FINDING_CODES",
     "DoiScreening",
     "NoticeLookup",
     "RetractionRecord",

@@ -15,31 +15,13 @@ from typing import TYPE_CHECKING
 from refaudit.config import Settings
 from refaudit.identifiers import normalize_doi
 from refaudit.models import Finding, Notice, NoticeKind, Result, Work
-from refaudit.notices import WITHDRAWING_KINDS
+from refaudit.notices import NOTICE_FINDING_CODES, NOTICE_HEADLINES, WITHDRAWING_KINDS
 from refaudit.retractions.snapshot import CREDIT, RetractionRecord
 from refaudit.sources import registry
 
 if TYPE_CHECKING:
     from refaudit.retractions.snapshot import Snapshot
 
-FINDING_CODES: dict[NoticeKind, str] = {
-    NoticeKind.RETRACTION: "retracted",
-    NoticeKind.PARTIAL_RETRACTION: "partially-retracted",
-    NoticeKind.WITHDRAWAL: "withdrawn",
-    NoticeKind.REMOVAL: "removed",
-    NoticeKind.EXPRESSION_OF_CONCERN: "expression-of-concern",
-    NoticeKind.CORRECTION: "corrected",
-    NoticeKind.REINSTATEMENT: "reinstated",
-}
-_HEADLINES: dict[NoticeKind, str] = {
-    NoticeKind.RETRACTION: "Retracted",
-    NoticeKind.PARTIAL_RETRACTION: "Partially retracted",
-    NoticeKind.WITHDRAWAL: "Withdrawn",
-    NoticeKind.REMOVAL: "Removed",
-    NoticeKind.EXPRESSION_OF_CONCERN: "Expression of concern",
-    NoticeKind.CORRECTION: "Corrected",
-    NoticeKind.REINSTATEMENT: "Reinstated",
-}
 # Whose account of a notice wins field by field: the publisher's own, then Retraction Watch.
 # Then the sources that report notices without naming where they come from.
 _PROVENANCE_ORDER = ("publisher", "retraction-watch", *registry.ranked_by("notice_provenance"))
@@ -50,7 +32,7 @@ _FLAGGING_SOURCES = registry.names_where("retraction_flag")
 
 def severity_for(kind: NoticeKind, settings: Settings) -> str:
     """error | warning | info | ignore; new versions and unknown notices are never flagged."""
-    if kind not in FINDING_CODES:
+    if kind not in NOTICE_FINDING_CODES:
         return "ignore"
     return settings.retraction_policy.get(kind.value, "ignore")
 
@@ -189,7 +171,7 @@ def findings_for(notices: Sequence[Notice], settings: Settings) -> list[Finding]
             continue
         findings.append(
             Finding(
-                code=FINDING_CODES[notice.kind],
+                code=NOTICE_FINDING_CODES[notice.kind],
                 severity=severity,  # type: ignore[arg-type]
                 message=describe(notice),
                 field=None,
@@ -203,7 +185,7 @@ def findings_for(notices: Sequence[Notice], settings: Settings) -> list[Finding]
 
 def describe(notice: Notice) -> str:
     """A one-line account of a notice, crediting Retraction Watch when its data are shown."""
-    parts = [_HEADLINES.get(notice.kind, notice.kind.value.replace("_", " ").capitalize())]
+    parts = [NOTICE_HEADLINES.get(notice.kind, notice.kind.value.replace("_", " ").capitalize())]
     parts.append(f"on {notice.date}" if notice.date else "(date unknown)")
     if notice.notice_doi:
         parts.append(f"— notice {notice.notice_doi}")

@@ -30,8 +30,8 @@ from urllib.parse import quote
 from refaudit.config import Settings
 from refaudit.errors import UnexpectedResponse
 from refaudit.identifiers import normalize_doi
-from refaudit.models import Notice, NoticeKind, Person, Work
-from refaudit.notices import normalize_notice_kind
+from refaudit.models import Notice, Person, Work
+from refaudit.notices import WITHDRAWING_KINDS, normalize_notice_kind
 from refaudit.sources.base import SearchQuery, Source
 from refaudit.sources.client import RateLimit, SourceClient
 from refaudit.sources.mapping import (
@@ -74,7 +74,6 @@ SELECT_FIELDS = (
     "score",
 )
 _DATE_FIELDS = ("issued", "published-print", "published-online", "published")
-_RETRACTING = (NoticeKind.RETRACTION, NoticeKind.WITHDRAWAL, NoticeKind.REMOVAL)
 
 
 def rate_limits(settings: Settings) -> dict[str, RateLimit]:
@@ -222,7 +221,7 @@ def to_work(item: dict[str, Any]) -> Work:
         _notice(entry, target=normalize_doi(first_text(entry.get("DOI"))), notice_doi=doi)
         for entry in _dicts(item.get("update-to"))
     ]
-    retracting = [n for n in notices if n.target_doi == doi and n.kind in _RETRACTING]
+    retracting = [n for n in notices if n.target_doi == doi and n.kind in WITHDRAWING_KINDS]
     return Work(
         source=NAME,
         source_id=doi,

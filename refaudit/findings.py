@@ -1,0 +1,236 @@
+"""Every finding code refaudit emits, with what it means for the verdict, the fix and the docs.
+
+One entry per code: its severity, the field it is about, whether it makes the
+verdict `mismatch`, whether `refaudit fix` rewrites that field from the record,
+and the sentence docs/verdicts.md shows (a test checks that table against this
+one). Code that emits a finding builds it with `Finding.of(code, message, …)`,
+so a severity is written here and nowhere else.
+
+Two rules hold for every field-level code:
+
+- A code makes a `mismatch` when the cited value is wrong. `author-order` cites
+  the right people, so the verdict stays `verified`, yet `fix` still puts them
+  in the record's order. Info notes (`title-form`, `doi-available`, …) never
+  make a mismatch and never rewrite what the user chose.
+- A code `fix` can correct is one where the record holds the right value:
+  `future-date` is a wrong year like `year-mismatch`, so `fix` writes the
+  record's year (or drops an impossible year no record can replace).
+
+Integrity codes take their severity from the retraction policy in the
+configuration; `notices.NOTICE_FINDING_CODES` says which notice kind each one reports.
+`Finding.of(code, message, …)` (in models) builds a finding from its entry here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from refaudit.notices import NOTICE_FINDING_CODES, WITHDRAWING_KINDS
+
+Severity = Literal["error", "warning", "info"]
+
+
+@dataclass(frozen=True)
+class FindingCode:
+    """What one finding code means."""
+
+    code: str
+    #: None for integrity codes, whose severity the retraction policy sets
+    severity: Severity | None
+    #: the report fields a finding with this code may be about (none: the whole reference)
+    fields: tuple[str, ...]
+    mismatch: bool
+    fixable: bool
+    when: str
+
+
+def _code(
+    code: str,
+    severity: Severity,
+    fields: str | None,
+    when: str,
+    *,
+    mismatch: bool = False,
+    fixable: bool = False,
+) -> FindingCode:
+    return FindingCode(
+        code, severity, tuple(fields.split(", ")) if fields else (), mismatch, fixable, when
+    )
+
+
+_VERIFICATION_CODES = (
+    _code("not-found", "error", None, "no source that answered has the work"),
+    _code(
+        "doi-not-registered",
+        "error",
+        "doi",
+        "the cited DOI resolves in none of Crossref, OpenAlex, DataCite, Semantic Scholar "
+        "(all answered)",
+        mismatch=True,
+        fixable=True,
+    ),
+    _code(
+        "doi-points-elsewhere",
+        "error",
+        "doi",
+        "the cited DOI belongs to a different work than the one cited",
+        mismatch=True,
+        fixable=True,
+    ),
+    _code(
+        "arxiv-points-elsewhere",
+        "error",
+        "arxiv",
+        "the cited arXiv id is a different work",
+        mismatch=True,
+        fixable=True,
+    ),
+    _code(
+        "arxiv-not-found",
+        "error",
+        "arxiv",
+        "arXiv (which answered) has no paper with the cited id",
+        mismatch=True,
+        fixable=True,
+    ),
+    _code(
+        "title-mismatch",
+        "error",
+        "title",
+        "a word is changed, added or dropped (chimeric and near-miss titles, including a word "
+        "made plural or singular and an added or dropped article), or a subtitle no record "
+        "has is added",
+        mismatch=True,
+        fixable=True,
+    ),
+    _code(
+        "title-typo",
+        "warning",
+        "title",
+        "one or two words misspelt; the reference is still valid",
+        mismatch=True,
+        fixable=True,
+    ),
+    _code("title-form", "info", "title", "subtitle missing or title shortened"),
+    _code(
+        "author-mismatch",
+        "error",
+        "authors",
+        'authors replaced, or the list is incomplete without "and others"',
+        mismatch=True,
+        fixable=True,
+    ),
+    _code(
+        "placeholder-authors",
+        "error",
+        "authors",
+        '"John Doe", "Firstname Lastname", …',
+        mismatch=True,
+        fixable=True,
+    ),
+    _code(
+        "author-misspelled",
+        "warning",
+        "authors",
+        "a family name within a small edit distance",
+        mismatch=True,
+        fixable=True,
+    ),
+    _code(
+        "author-order",
+        "warning",
+        "authors",
+        "same people, different order",
+        fixable=True,
+    ),
+    _code(
+        "author-list-short",
+        "info",
+        "authors",
+        "the record lists only one or two authors, all cited first: the rest cannot be checked",
+    ),
+    _code(
+        "future-date",
+        "error",
+        "year",
+        "a year after next year",
+        mismatch=True,
+        fixable=True,
+    ),
+    _code(
+        "year-mismatch",
+        "error",
+        "year",
+        "no record of the work has the cited year, and it is not one year off",
+        mismatch=True,
+        fixable=True,
+    ),
+    _code(
+        "year-adjacent",
+        "warning",
+        "year",
+        "one year off: often online-first vs print, so not an error, but the record's year "
+        "is given",
+        mismatch=True,
+        fixable=True,
+    ),
+    _code(
+        "venue-mismatch",
+        "error",
+        "venue",
+        'the cited venue is clearly another one (acronyms, ISO-4 abbreviations and "Proceedings '
+        'of the …" forms are understood)',
+        mismatch=True,
+        fixable=True,
+    ),
+    _code(
+        "published-version-available",
+        "warning",
+        "venue",
+        "a preprint is cited although a published version exists (which is named)",
+    ),
+    _code(
+        "pages-mismatch",
+        "warning",
+        "pages",
+        "the cited pages disagree with every record",
+        mismatch=True,
+        fixable=True,
+    ),
+    _code(
+        "volume-mismatch",
+        "warning",
+        "volume",
+        "the cited volume disagrees with every record",
+        mismatch=True,
+        fixable=True,
+    ),
+    _code("arxiv-version", "warning", "arxiv", "the cited arXiv version does not exist"),
+    _code("doi-available", "info", "doi", "the entry has no DOI but the work has one"),
+    _code("unverified", "warning", None, "sources failed; the message names them and why"),
+    _code(
+        "unconfirmed",
+        "warning",
+        "doi, arxiv, venue, year, authors",
+        "the work was found, but this cited field could not be checked because the source "
+        "that would have checked it failed (e.g. a DOI no registry could be asked about while "
+        "Crossref was down); the verdict is `unverified`, never `verified`",
+    ),
+    _code("skipped", "info", None, "nothing to check, with the reason"),
+)
+
+_INTEGRITY_CODES = tuple(
+    FindingCode(code, None, (), False, False, f"the work has a {kind.value} notice")
+    for kind, code in NOTICE_FINDING_CODES.items()
+)
+
+#: Every finding code, in the order docs/verdicts.md lists them.
+FINDING_CODES: dict[str, FindingCode] = {
+    entry.code: entry for entry in _VERIFICATION_CODES + _INTEGRITY_CODES
+}
+MISMATCH_CODES = frozenset(code for code, entry in FINDING_CODES.items() if entry.mismatch)
+FIXABLE_CODES = frozenset(code for code, entry in FINDING_CODES.items() if entry.fixable)
+INTEGRITY_CODES = frozenset(NOTICE_FINDING_CODES.values())
+#: Integrity codes of notices that withdraw the work (`--fail-on retracted`).
+RETRACTION_CODES = frozenset(NOTICE_FINDING_CODES[kind] for kind in WITHDRAWING_KINDS)
