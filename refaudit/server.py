@@ -273,12 +273,9 @@ def build_server(
 
 
 def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
+    from refaudit.version import installed_version
 
-    try:
-        return version("refaudit")
-    except PackageNotFoundError:
-        return "dev"
+    return installed_version()
 
 
 def _add_audit_tools(server: MCPServer[ServerState], state: ServerState) -> None:

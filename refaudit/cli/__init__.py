@@ -27,19 +27,29 @@ for module in (check, parse, discovery, retractions, cache, serve):
     module.register(app)
 
 
+def _print_version(wanted: bool) -> None:
+    if wanted:
+        from refaudit.version import installed_version
+
+        typer.echo(f"refaudit {installed_version()}")
+        raise typer.Exit()
+
+
 @app.callback()
 def _root(
-    version: bool = typer.Option(False, "--version", help="Show the version and exit."),
+    version: bool = typer.Option(
+        False,
+        "--version",
+        "-V",
+        help="Show the version and exit.",
+        is_eager=True,
+        callback=_print_version,
+    ),
     debug: bool = typer.Option(
         False, "--debug", help="On an internal error, print the traceback (also REFAUDIT_DEBUG=1)."
     ),
 ) -> None:
     """Audit bibliographies: find fabricated, mis-cited and retracted references."""
-    if version:
-        from importlib.metadata import version as package_version
-
-        typer.echo(f"refaudit {package_version('refaudit')}")
-        raise typer.Exit()
 
 
 def main(args: list[str] | None = None) -> None:

@@ -158,7 +158,7 @@ def show(
 ) -> None:
     """Show one work merged across sources, where sources disagree, notices, citations.
 
-    Example: refaudit show 10.1016/S0140-6736(97)11096-0 --citations
+    Example: refaudit show '10.1016/S0140-6736(97)11096-0' --citations
     """
     import asyncio
 

@@ -225,7 +225,7 @@ def check(
     Exit 1 when a DOI is retracted, partially retracted, withdrawn or removed; 2 on bad
     input; 3 when a DOI could not be checked because its sources failed.
 
-    Example: refaudit retractions check 10.1016/S0140-6736(97)11096-0
+    Example: refaudit retractions check '10.1016/S0140-6736(97)11096-0'
     """
     import asyncio
 
@@ -432,7 +432,7 @@ def record(
 ) -> None:
     """Show one notice: the snapshot's rows, or its Crossref record when not in the snapshot.
 
-    Example: refaudit retractions record 10.1016/S0140-6736(10)60175-4
+    Example: refaudit retractions record '10.1016/S0140-6736(10)60175-4'
     """
     import asyncio
 

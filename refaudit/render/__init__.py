@@ -182,12 +182,9 @@ def snapshot_line(report: AuditReport) -> str | None:
 
 
 def tool_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
+    from refaudit.version import installed_version
 
-    try:
-        return version("refaudit")
-    except PackageNotFoundError:
-        return "0+unknown"
+    return installed_version()
 
 
 def render(report: AuditReport, format: str, context: RenderContext) -> str:

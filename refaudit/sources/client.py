@@ -27,7 +27,6 @@ from urllib.parse import urlencode
 
 import httpx
 
-from refaudit import __name__ as package_name
 from refaudit.cache import ResponseCache
 from refaudit.config import Settings
 from refaudit.errors import (
@@ -505,12 +504,9 @@ _KEPT_HEADERS = frozenset(
 
 def user_agent(settings: Settings) -> str:
     """Crossref and OpenAlex route callers with a contact address to their polite pools."""
-    from importlib.metadata import PackageNotFoundError, version
+    from refaudit.version import installed_version
 
-    try:
-        own = version(package_name)
-    except PackageNotFoundError:
-        own = "dev"
+    own = installed_version()
     contact = f"; mailto:{settings.mailto}" if settings.mailto else ""
     return f"refaudit/{own} (https://github.com/refaudit/refaudit{contact})"
 

@@ -1,0 +1,159 @@
+"""Every command the README, docs/ and `--help` show pastes into bash as written.
+
+Commands are read from ```sh / ```bash blocks, from `$ ` lines of ```console
+blocks, from `run:` / `script:` steps of ```yaml blocks, from inline code that
+starts with a program name, and from the `Example:` line of each command's help.
+Each goes through `bash -n`, which rejects what a user would see as a syntax error
+(an unquoted DOI with parentheses, an unbalanced quote).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import tomllib
+from pathlib import Path
+
+import pytest
+import yaml
+
+from refaudit.cli import app
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+PROGRAMS = ("refaudit ", "pip ", "pipx ", "uvx ", "python3 ", "pytest", "pre-commit ")
+FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.MULTILINE | re.DOTALL)
+INLINE = re.compile(r"(?<!`)`([^`\n]+)`(?!`)")
+
+
+def _joined(lines: list[str]) -> list[str]:
+    """Lines with backslash continuations joined into one command each."""
+    commands: list[str] = []
+    pending = ""
+    for line in lines:
+        if line.rstrip().endswith("\\"):
+            pending += line.rstrip()[:-1] + " "
+            continue
+        commands.append(pending + line)
+        pending = ""
+    return [c for c in commands if c.strip() and not c.lstrip().startswith("#")]
+
+
+def _console_commands(block: str) -> list[str]:
+    commands: list[str] = []
+    lines = block.splitlines()
+    for index, line in enumerate(lines):
+        if not line.startswith("$ "):
+            continue
+        command = line[2:]
+        follow = index + 1
+        while command.rstrip().endswith("\\") and follow < len(lines):
+            command = command.rstrip()[:-1] + " " + lines[follow]
+            follow += 1
+        commands.append(command)
+    return commands
+
+
+def _yaml_commands(block: str) -> list[str]:
+    commands: list[str] = []
+
+    def walk(node: object) -> None:
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key == "run" and isinstance(value, str):
+                    commands.append(value)
+                elif key == "script" and isinstance(value, list):
+                    commands.extend(str(step) for step in value)
+                else:
+                    walk(value)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item)
+
+    walk(yaml.safe_load(block))
+    return commands
+
+
+def documented_commands() -> list[tuple[str, str]]:
+    """(where, command) for every shell command shown in the docs."""
+    found: list[tuple[str, str]] = []
+    for path in DOCS:
+        text = path.read_text(encoding="utf-8")
+        name = path.relative_to(ROOT).as_posix()
+        for match in FENCE.finditer(text):
+            language, block = match.group(1), match.group(2)
+            if language in ("sh", "bash", "shell"):
+                found += [(name, command) for command in _joined(block.splitlines())]
+            elif language == "console":
+                found += [(name, command) for command in _console_commands(block)]
+            elif language == "yaml":
+                found += [(name, command) for command in _yaml_commands(block)]
+        prose = FENCE.sub("", text)
+        found += [(name, code) for code in INLINE.findall(prose) if code.startswith(PROGRAMS)]
+    return found
+
+
+def help_examples() -> list[tuple[str, str]]:
+    """(command, example) from the `Example:` line of every command's help text."""
+    import typer.main
+
+    examples: list[tuple[str, str]] = []
+
+    def walk(command: object, path: str) -> None:
+        for line in (getattr(command, "help", None) or "").splitlines():
+            if line.strip().startswith("Example:"):
+                examples.append((path, line.split("Example:", 1)[1].strip()))
+        for name, sub in (getattr(command, "commands", None) or {}).items():
+            walk(sub, f"{path} {name}")
+
+    walk(typer.main.get_command(app), "refaudit")
+    return examples
+
+
+def test_the_docs_show_commands_at_all() -> None:
+    commands = [command for _, command in documented_commands()]
+    assert len(commands) > 40
+    assert any(command.startswith("refaudit retractions check") for command in commands)
+    assert len(help_examples()) >= 15
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+def test_every_documented_command_is_valid_bash() -> None:
+    broken = []
+    for where, command in documented_commands() + help_examples():
+        checked = subprocess.run(
+            ["bash", "-n", "-c", command], capture_output=True, text=True, timeout=10
+        )
+        if checked.returncode:
+            broken.append(f"{where}: {command}  ->  {checked.stderr.strip()}")
+    assert not broken, "\n".join(broken)
+
+
+def test_no_doc_installs_the_unrelated_refaudit_distribution() -> None:
+    """`refaudit` on PyPI is another project; ours is refaudit-cli or the repository."""
+    wrong = re.compile(
+        r"\b(pip3? install|pipx install|uvx|uv tool install)\s+(-\S+\s+)*['\"]?refaudit\b(?!-)"
+    )
+    offenders = [
+        f"{path.name}: {line.strip()}"
+        for path in DOCS
+        for line in path.read_text(encoding="utf-8").splitlines()
+        if wrong.search(line)
+    ]
+    assert not offenders, "\n".join(offenders)
+
+
+def test_install_lines_name_the_python_requirement_and_the_distribution() -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert project["name"] == "refaudit-cli"
+    assert project["scripts"]["refaudit"] == "refaudit.cli:main"
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "Python ≥ 3.11" in readme and project["requires-python"] == ">=3.11"
+
+
+def test_the_pre_commit_example_pins_the_release_of_this_version() -> None:
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    ci = (ROOT / "docs" / "ci.md").read_text(encoding="utf-8")
+    pins = re.findall(r"^\s*rev:\s*(\S+)", ci, re.MULTILINE)
+    assert pins == [f"v{version}"]
