@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     import httpx
 
     from refaudit.evidence import Evidence
+    from refaudit.mirror.store import MirrorStore, RetractionRows
     from refaudit.retractions.snapshot import Snapshot
 
 Progress = Callable[[int, int], None]
@@ -42,12 +43,14 @@ async def audit_references(
 ) -> AuditReport:
     """Verify and screen `references`; one Result per reference, in input order."""
     from refaudit.evidence import complete_for_screening, gather_evidence
+    from refaudit.mirror import mirror_state, open_mirror
     from refaudit.sources import open_sources
     from refaudit.verify import decide
 
     started = time.monotonic()
     report = AuditReport(offline=settings.offline)
     total, done = len(references), 0
+    mirror = open_mirror(settings)
 
     def tick() -> None:
         nonlocal done
@@ -57,16 +60,35 @@ async def audit_references(
 
     if progress:
         progress(0, total)
-    async with open_sources(settings, report.stats, transport=transport) as sources:
-        evidence = await gather_evidence(list(references), sources, on_done=tick)
-        results = [decide(item, enabled_sources=sources.enabled) for item in evidence]
-        identified = [
-            (item, result.matched.doi.lower())
-            for item, result in zip(evidence, results, strict=True)
-            if result.matched is not None and result.matched.doi
-        ]
-        await complete_for_screening(identified, sources)
-    await _screen(results, evidence, settings, report)
+    try:
+        async with open_sources(settings, report.stats, transport=transport) as sources:
+            if mirror is None:
+                evidence = await gather_evidence(list(references), sources, on_done=tick)
+                enabled = sources.enabled
+            else:
+                from refaudit.mirror.evidence import MIRROR, gather_mirror_first
+                from refaudit.sources.mirror import MirrorSource
+
+                report.mirror = mirror_state(mirror.info())
+                local = MirrorSource(mirror).as_sources()
+                evidence = await gather_mirror_first(list(references), local, sources, on_done=tick)
+                enabled = [MIRROR, *sources.enabled]
+            results = [decide(item, enabled_sources=enabled) for item in evidence]
+            identified = [
+                (item, result.matched.doi.lower())
+                for item, result in zip(evidence, results, strict=True)
+                if result.matched is not None and result.matched.doi
+            ]
+            if mirror is None:
+                await complete_for_screening(identified, sources)
+            else:
+                from refaudit.mirror.evidence import complete_mirror_first
+
+                await complete_mirror_first(identified, local, sources)
+        await _screen(results, evidence, settings, report, mirror=mirror)
+    finally:
+        if mirror is not None:
+            mirror.close()
     for result in results:
         _apply_ignores(result, settings)
         _attach_correction(result)
@@ -76,14 +98,23 @@ async def audit_references(
 
 
 async def _screen(
-    results: list[Result], evidence: list[Evidence], settings: Settings, report: AuditReport
+    results: list[Result],
+    evidence: list[Evidence],
+    settings: Settings,
+    report: AuditReport,
+    *,
+    mirror: MirrorStore | None = None,
 ) -> None:
-    """Integrity screening of every identified work (retractions, concerns, corrections)."""
+    """Integrity screening of every identified work (retractions, concerns, corrections).
+
+    A mirror built with the Retraction Watch CSV screens with its own rows; otherwise
+    the snapshot `refaudit retractions update` installed is used.
+    """
     from refaudit.retractions.screen import screen_results
     from refaudit.retractions.snapshot import Snapshot
 
     records = [_records_of(result, item) for result, item in zip(results, evidence, strict=True)]
-    snapshot = Snapshot.open(settings)
+    snapshot = (mirror.retractions() if mirror is not None else None) or Snapshot.open(settings)
     report.retraction_snapshot = _snapshot_state(snapshot)
     try:
         screen_results(results, records, settings, snapshot=snapshot)
@@ -92,7 +123,7 @@ async def _screen(
             snapshot.close()
 
 
-def _snapshot_state(snapshot: Snapshot | None) -> SnapshotState:
+def _snapshot_state(snapshot: Snapshot | RetractionRows | None) -> SnapshotState:
     """What the report says about the snapshot: an offline run's only retraction data."""
     if snapshot is None:
         return SnapshotState(available=False)

@@ -19,6 +19,8 @@ from refaudit.sources import registry
 
 SOURCE_NAMES = registry.SOURCE_NAMES
 OTHER_ENDPOINTS = registry.ENDPOINT_NAMES
+#: the local mirror (`refaudit mirror`): asked before the live sources, never by default
+MIRROR_SOURCE = registry.MIRROR.name
 
 DEFAULT_BASE_URLS: dict[str, str] = {
     item.name: item.base_url for item in (*registry.SOURCES, *registry.ENDPOINTS)
@@ -82,6 +84,8 @@ class Settings:
     )
     ignore: list[IgnoreRule] = field(default_factory=list)
     require_verified: float | None = DEFAULT_REQUIRE_VERIFIED
+    #: the local mirror: a SQLite path or postgresql:// URL; "" means the default file
+    mirror: str | None = None
     config_file: Path | None = None
 
     def resolved_cache_dir(self) -> Path:
@@ -221,6 +225,10 @@ def _apply_file(settings: Settings, table: dict[str, Any], origin: Path) -> None
             settings.ttl_days.update(
                 {str(k): _number(v, where(f"ttl_days.{k}")) for k, v in _table(value, key).items()}
             )
+        elif key == "mirror":
+            section = _table(value, where(key))
+            if "url" in section:
+                settings.mirror = str(section["url"])
         elif key == "fail_on":
             settings.fail_on = [str(v) for v in _list(value, where(key))]
         elif key in ("cache_dir", "data_dir"):
@@ -305,6 +313,8 @@ def _apply_env(settings: Settings, environ: dict[str, str]) -> None:
                 settings.api_keys[credential.storage_key(source.name)] = value
     if environ.get("REFAUDIT_MAILTO"):
         settings.mailto = environ["REFAUDIT_MAILTO"]
+    if "REFAUDIT_MIRROR" in environ:
+        settings.mirror = environ["REFAUDIT_MIRROR"].strip()
     if environ.get("REFAUDIT_SOURCES"):
         settings.sources = _source_list(environ["REFAUDIT_SOURCES"], "REFAUDIT_SOURCES")
     if environ.get("REFAUDIT_CACHE_DIR"):
@@ -335,7 +345,7 @@ def _source_list(value: str | list[str], origin: str) -> list[str]:
 
 
 def _check_source(name: str, origin: str) -> None:
-    if name not in SOURCE_NAMES and name not in OTHER_ENDPOINTS:
+    if name not in (*SOURCE_NAMES, *OTHER_ENDPOINTS, MIRROR_SOURCE):
         raise ConfigError(
             f"unknown source {name!r} ({origin})", hint=f"known: {', '.join(SOURCE_NAMES)}"
         )

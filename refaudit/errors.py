@@ -3,6 +3,7 @@
     RefauditError            base; `hint` is shown under the message
     ├── InputError           unusable input file: names the file (and line / entry)
     ├── ConfigError          a bad setting: names the setting and where it came from
+    ├── MirrorError          a local mirror is missing, unreadable or cannot be built
     └── SourceError          one upstream failed: names the source (and URL)
         ├── SourceUnavailable    timeout, connection error, 5xx, circuit open
         ├── RateLimited          still 429 after retries; carries `retry_after`
@@ -51,6 +52,10 @@ class InputError(RefauditError):
 
 class ConfigError(RefauditError):
     """A setting is invalid; the message names the setting and its origin."""
+
+
+class MirrorError(RefauditError):
+    """A local mirror (`refaudit mirror`) is missing, unreadable or cannot be built."""
 
 
 class SourceError(RefauditError):

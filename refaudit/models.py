@@ -17,7 +17,7 @@ from typing import Any, Literal
 from refaudit.findings import FINDING_CODES, Severity
 from refaudit.notices import WITHDRAWING_KINDS, NoticeKind
 
-JSON_SCHEMA_VERSION = "1.3"
+JSON_SCHEMA_VERSION = "1.4"
 
 SEVERITY_RANK: dict[str, int] = {"info": 0, "warning": 1, "error": 2}
 
@@ -327,6 +327,27 @@ class SnapshotState:
 
 
 @dataclass
+class MirrorState:
+    """The local mirror (`refaudit mirror`) a run took evidence from first, and how current it was.
+
+    Records it supplied keep the name of the upstream they come from (`crossref`,
+    `openalex`); per reference, `sources.mirror` says whether the mirror answered.
+    """
+
+    location: str
+    """the SQLite file, or the PostgreSQL URL without its password"""
+    backend: Literal["sqlite", "postgresql"]
+    built_at: str | None = None
+    """ISO 8601 time of `refaudit mirror build`"""
+    updated_at: str | None = None
+    """ISO 8601 time of the last `refaudit mirror update`, or null"""
+    age_days: float | None = None
+    """days since the newer of the two"""
+    records: dict[str, int] = field(default_factory=dict)
+    """records per upstream (`crossref`, `openalex`, `retraction_watch`)"""
+
+
+@dataclass
 class AuditReport:
     """Everything one `refaudit check` run found."""
 
@@ -337,6 +358,8 @@ class AuditReport:
     offline: bool = False
     #: set by screening; None for a report that was never screened
     retraction_snapshot: SnapshotState | None = None
+    #: set when evidence came from a local mirror (`--mirror`, `--sources mirror`)
+    mirror: MirrorState | None = None
 
     def counts(self) -> dict[str, int]:
         counts = {verdict.value: 0 for verdict in Verdict}

@@ -25,6 +25,7 @@ from refaudit.models import (
     JSON_SCHEMA_VERSION,
     Finding,
     InputProblem,
+    MirrorState,
     Notice,
     Reference,
     RetractionRecord,
@@ -122,6 +123,8 @@ class Report(_Model):
     """the run answered from the cache only"""
     retraction_snapshot: SnapshotState | None = None
     """the Retraction Watch snapshot screening used; null when the report was never screened"""
+    mirror: MirrorState | None = None
+    """the local mirror evidence came from first; null when none was used"""
     fail_on: list[str]
     """the fail policy in force"""
     baseline: bool

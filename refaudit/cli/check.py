@@ -35,6 +35,15 @@ TimeoutOption = Annotated[
     float | None, typer.Option("--timeout", help="Seconds to wait for one request.", min=0.1)
 ]
 QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or notes.")]
+MirrorOption = Annotated[
+    str | None,
+    typer.Option(
+        "--mirror",
+        metavar="[URL]",
+        help="Take evidence from a local mirror first (`refaudit mirror build`): a SQLite "
+        "file or postgresql:// URL; alone, the default mirror. `--sources mirror`: no network.",
+    ),
+]
 
 
 def register(app: typer.Typer) -> None:
@@ -51,7 +60,7 @@ REQUIRE_VERIFIED_DEFAULT = 0.1
 
 
 def _check_command_class() -> type:
-    """Typer options always take a value; let a bare `--require-verified` mean 0.1."""
+    """Typer options always take a value; let a bare `--require-verified` or `--mirror` work."""
     from typer.core import TyperCommand
 
     class CheckCommand(TyperCommand):
@@ -62,7 +71,12 @@ def _check_command_class() -> type:
 
 
 def fill_optional_value(args: list[str]) -> list[str]:
-    """`--require-verified` not followed by a number becomes `--require-verified=0.1`."""
+    """Options whose value is optional get it filled in when none follows.
+
+    `--require-verified` not followed by a number becomes `--require-verified=0.1`;
+    `--mirror` not followed by a mirror location (a postgresql:// URL or a .sqlite3 /
+    .sqlite / .db file) becomes `--mirror=` (the default mirror).
+    """
     filled: list[str] = []
     for index, arg in enumerate(args):
         if arg == "--":
@@ -70,8 +84,16 @@ def fill_optional_value(args: list[str]) -> list[str]:
         following = args[index + 1] if index + 1 < len(args) else ""
         if arg == "--require-verified" and not _is_number(following):
             arg = f"--require-verified={REQUIRE_VERIFIED_DEFAULT}"
+        if arg == "--mirror" and not _is_mirror_location(following):
+            arg = "--mirror="
         filled.append(arg)
     return filled
+
+
+def _is_mirror_location(text: str) -> bool:
+    return text.startswith(("postgresql://", "postgres://")) or text.endswith(
+        (".sqlite3", ".sqlite", ".db")
+    )
 
 
 def _is_number(text: str) -> bool:
@@ -142,6 +164,7 @@ def check_command(
         ),
     ] = False,
     timeout: TimeoutOption = None,
+    mirror: MirrorOption = None,
 ) -> None:
     """Audit references against Crossref, OpenAlex, Semantic Scholar, arXiv, DataCite,
     PubMed and DBLP, and screen them for retractions.
@@ -172,6 +195,7 @@ def check_command(
         timeout=timeout,
         fail_on=parse_fail_on(fail_on) if fail_on else None,
         require_verified=require_verified,
+        mirror=mirror,
     )
     if allow_unverified:
         settings.require_verified = None
@@ -384,15 +408,17 @@ def _settings(config: Path | None, **flags: Any) -> Any:
 def _source_names(value: str | None) -> list[str] | None:
     if value is None:
         return None
+    from refaudit.config import MIRROR_SOURCE
     from refaudit.errors import ConfigError
     from refaudit.sources.registry import SOURCE_NAMES
 
+    known = (*SOURCE_NAMES, MIRROR_SOURCE)
     names = [name.strip().lower() for name in value.split(",") if name.strip()]
-    unknown = [name for name in names if name not in SOURCE_NAMES]
+    unknown = [name for name in names if name not in known]
     if unknown or not names:
         raise ConfigError(
             f"--sources: unknown source(s) {', '.join(unknown) or '(none given)'}",
-            hint=f"known: {', '.join(SOURCE_NAMES)}",
+            hint=f"known: {', '.join(known)}",
         )
     return names
 

@@ -181,6 +181,19 @@ def snapshot_line(report: AuditReport) -> str | None:
     )
 
 
+def mirror_line(report: AuditReport) -> str | None:
+    """Which local mirror the evidence came from, and how old its data are."""
+    state = report.mirror
+    if state is None:
+        return None
+    days = round(state.age_days or 0.0)
+    stamp = (state.updated_at or state.built_at or "")[:10] or "unknown date"
+    return (
+        f"mirror: {state.location} ({state.backend}, data of {stamp}, "
+        f"{days} day{'' if days == 1 else 's'} old)"
+    )
+
+
 def tool_version() -> str:
     from refaudit.version import installed_version
 

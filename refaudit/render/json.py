@@ -29,6 +29,7 @@ def report_model(report: AuditReport, context: RenderContext) -> Report:
         files=list(report.files),
         offline=report.offline,
         retraction_snapshot=report.retraction_snapshot,
+        mirror=report.mirror,
         fail_on=list(context.fail_on),
         baseline=context.baseline is not None,
         summary=Summary(**report_summary(report, context)),

@@ -14,6 +14,7 @@ from refaudit.render import (
     display_path,
     finding_source,
     location,
+    mirror_line,
     report_summary,
     rows,
     snapshot_line,
@@ -215,8 +216,8 @@ def summary_lines(report: AuditReport, context: RenderContext) -> list[str]:
     )
     if report.offline:
         cost += " · offline"
-    snapshot = snapshot_line(report)
-    return [f"{summary['total']} references: {counts}", cost, *([snapshot] if snapshot else [])]
+    notes = [line for line in (mirror_line(report), snapshot_line(report)) if line]
+    return [f"{summary['total']} references: {counts}", cost, *notes]
 
 
 def _print_summary(report: AuditReport, context: RenderContext, console: Any) -> None:

@@ -24,6 +24,7 @@ User-Agent. Crossref Metadata Plus tokens (CROSSREF_PLUS_API_TOKEN) go in the
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import quote
 
@@ -133,6 +134,29 @@ class CrossrefSource(Source):
             "/works", self._with_mailto(params), headers=self._headers, ttl="search", pool="list"
         )
         return [to_work(item) for item in _items(fetched.json(), fetched.url)]
+
+    async def changes_since(self, day: str, rows: int = 500) -> AsyncIterator[list[dict[str, Any]]]:
+        """Every work (re)indexed since `day`, a page at a time (`mirror update`).
+
+        `filter=from-index-date:` with deep cursor paging, as Crossref asks bulk
+        harvesters to do; pages are never cached.
+        """
+        cursor = "*"
+        while cursor:
+            params: list[tuple[str, Any]] = [
+                ("filter", f"from-index-date:{day}"),
+                ("rows", rows),
+                ("cursor", cursor),
+            ]
+            fetched = await self._client.get(
+                "/works", self._with_mailto(params), headers=self._headers, cache=False, pool="list"
+            )
+            items = _items(fetched.json(), fetched.url)
+            if not items:
+                return
+            yield items
+            message = fetched.json()["message"]
+            cursor = message.get("next-cursor") if len(items) >= rows else None
 
     async def fetch_bibtex(self, doi: str) -> str | None:
         """Crossref's own BibTeX for `doi`, or None when Crossref does not know it."""

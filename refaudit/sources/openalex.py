@@ -20,6 +20,7 @@ set `mailto` (REFAUDIT_MAILTO), sent as a parameter.
 from __future__ import annotations
 
 import re
+from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import quote
 
@@ -125,6 +126,27 @@ class OpenAlexSource(Source):
             params.append(("filter", f"publication_year:{years}"))
         fetched = await self._client.get("/works", [*params, *self._auth], ttl="search")
         return [to_work(item) for item in _results(fetched.json(), fetched.url)]
+
+    async def changes_since(
+        self, day: str, per_page: int = 200
+    ) -> AsyncIterator[list[dict[str, Any]]]:
+        """Every work changed since `day`, a page at a time (`mirror update`).
+
+        `filter=from_updated_date:` with cursor paging; pages are never cached.
+        """
+        cursor: str | None = "*"
+        while cursor:
+            params = [
+                ("filter", f"from_updated_date:{day}"),
+                ("per_page", per_page),
+                ("cursor", cursor),
+            ]
+            fetched = await self._client.get("/works", [*params, *self._auth], cache=False)
+            results = _results(fetched.json(), fetched.url)
+            if not results:
+                return
+            yield results
+            cursor = fetched.json().get("meta", {}).get("next_cursor")
 
     async def references(self, paper_id: str, limit: int = 100) -> list[Work]:
         """Works `paper_id` cites that OpenAlex has resolved, most cited first."""

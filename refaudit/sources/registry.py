@@ -91,6 +91,9 @@ class SourceEntry:
     notice_provenance: int | None = None
     #: its bare "retracted" flag becomes a dateless notice when no source names one
     retraction_flag: bool = False
+    #: publishes a bulk data file that `refaudit mirror build` loads (its records are
+    #: stored as the API returns them and read by the module's `to_work`)
+    mirrored: bool = False
 
     @property
     def url_env(self) -> str:
@@ -135,6 +138,7 @@ SOURCES: tuple[SourceEntry, ...] = (
         authoritative_type=True,
         holds_arxiv_dois=False,
         screens_retractions=True,
+        mirrored=True,
     ),
     SourceEntry(
         name="openalex",
@@ -153,6 +157,7 @@ SOURCES: tuple[SourceEntry, ...] = (
         screens_retractions=True,
         notice_provenance=1,
         retraction_flag=True,
+        mirrored=True,
     ),
     SourceEntry(
         name="semanticscholar",
@@ -232,6 +237,20 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         "https://api.labs.crossref.org/data/retractionwatch",
         "/labs/data/retractionwatch",
     ),
+)
+
+#: The local mirror (`refaudit mirror`): the `mirrored` sources' records and the
+#: Retraction Watch rows on this machine. Not among SOURCES: it needs no HTTP client,
+#: is asked only when configured (`--mirror`, REFAUDIT_MIRROR, `--sources mirror`),
+#: and then before them; its location is a SQLite file or a postgresql:// URL.
+MIRROR = SourceEntry(
+    name="mirror",
+    title="Local mirror",
+    target="refaudit.sources.mirror:MirrorSource",
+    base_url="",
+    simulator_path="",
+    limits="none: local",
+    capabilities=frozenset({"doi", "arxiv", "pmid", "openalex", "search", "integrity"}),
 )
 
 BY_NAME: dict[str, SourceEntry] = {entry.name: entry for entry in SOURCES}

@@ -1,0 +1,184 @@
+"""The interface every mirror backend implements, and how a location picks one.
+
+A location that starts with `postgresql://` (or `postgres://`) is a PostgreSQL
+database; anything else is the path of a SQLite file. Both hold the same
+tables: one per upstream (the trimmed record plus its lookup and search keys),
+the Retraction Watch rows, and a small key/value table of facts about the
+mirror (when it was built and updated, how far each upstream has been read).
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from refaudit.mirror.records import MirrorRecord
+
+if TYPE_CHECKING:
+    from refaudit.retractions.snapshot import LoadReport, RetractionRecord, SnapshotStatus
+
+#: Lookup fields every backend indexes.
+LOOKUP_FIELDS = ("key", "doi", "arxiv_id", "pmid")
+POSTGRES_SCHEMES = ("postgresql://", "postgres://")
+
+
+@dataclass
+class Candidate:
+    """A search hit before re-ranking: the normalised title and the stored record."""
+
+    title: str
+    body: bytes
+
+
+@dataclass
+class MirrorInfo:
+    """What `refaudit mirror status` prints and reports cite."""
+
+    location: str
+    backend: str
+    built_at: str | None = None
+    updated_at: str | None = None
+    records: dict[str, int] = field(default_factory=dict)
+    newest: dict[str, str | None] = field(default_factory=dict)
+    size_bytes: int | None = None
+    meta: dict[str, str] = field(default_factory=dict)
+
+    def age_days(self, now: datetime | None = None) -> float | None:
+        """Days since the mirror last took in new data (build or update)."""
+        stamp = self.updated_at or self.built_at
+        if not stamp:
+            return None
+        elapsed = (now or datetime.now(UTC)) - datetime.fromisoformat(stamp)
+        return round(max(0.0, elapsed.total_seconds() / 86400), 2)
+
+
+class RetractionRows(abc.ABC):
+    """The Retraction Watch rows a mirror holds, queried as screening asks a snapshot."""
+
+    @abc.abstractmethod
+    def lookup_doi(self, doi: str) -> list[RetractionRecord]: ...
+
+    @abc.abstractmethod
+    def lookup_pmid(self, pmid: str) -> list[RetractionRecord]: ...
+
+    @abc.abstractmethod
+    def lookup_title(self, title: str, year: int | None = None) -> list[RetractionRecord]: ...
+
+    @abc.abstractmethod
+    def status(self) -> SnapshotStatus: ...
+
+    @property
+    @abc.abstractmethod
+    def age_days(self) -> float: ...
+
+    @abc.abstractmethod
+    def close(self) -> None: ...
+
+
+class MirrorStore(abc.ABC):
+    """Read access to a built mirror, plus the in-place upserts `mirror update` needs."""
+
+    location: str
+
+    @abc.abstractmethod
+    def info(self) -> MirrorInfo: ...
+
+    @abc.abstractmethod
+    def lookup(self, upstream: str, field: str, values: Sequence[str]) -> list[bytes]:
+        """Stored bodies whose `field` (one of LOOKUP_FIELDS) is among `values`."""
+
+    @abc.abstractmethod
+    def candidates(
+        self,
+        upstream: str,
+        words: Sequence[str],
+        *,
+        authors: Sequence[str] = (),
+        fuzzy_text: str | None = None,
+        year_from: int | None = None,
+        year_to: int | None = None,
+        limit: int = 50,
+    ) -> list[Candidate]:
+        """Records sharing words with the query (or, with `fuzzy_text`, a similar title)."""
+
+    @abc.abstractmethod
+    def retractions(self) -> RetractionRows | None:
+        """The Retraction Watch rows, or None when the mirror was built without them."""
+
+    @abc.abstractmethod
+    def upsert(self, records: Iterable[MirrorRecord]) -> int:
+        """Insert or replace records by (upstream, key); returns how many were written."""
+
+    @abc.abstractmethod
+    def replace_retractions(self, snapshot: Path) -> int:
+        """Swap in the rows of a Retraction Watch snapshot file in one transaction."""
+
+    @abc.abstractmethod
+    def set_meta(self, values: dict[str, str]) -> None: ...
+
+    @abc.abstractmethod
+    def close(self) -> None: ...
+
+
+class MirrorBuilder(abc.ABC):
+    """Writes a new mirror beside the current one; `publish` swaps it in, atomically."""
+
+    @abc.abstractmethod
+    def add(self, records: Iterable[MirrorRecord]) -> int: ...
+
+    @abc.abstractmethod
+    def add_retractions(self, csv_path: Path, *, source_url: str) -> LoadReport: ...
+
+    @abc.abstractmethod
+    def finish(self, meta: dict[str, str], on_step: Any = None) -> dict[str, int]:
+        """Deduplicate, index, record `meta`; returns records per upstream, not visible yet."""
+
+    @abc.abstractmethod
+    def publish(self) -> None:
+        """Make the finished mirror the current one (readers of the old one are unaffected)."""
+
+    @abc.abstractmethod
+    def discard(self) -> None:
+        """Remove everything written so far; the current mirror stays as it was."""
+
+
+def is_postgres(location: str) -> bool:
+    return location.startswith(POSTGRES_SCHEMES)
+
+
+def open_store(location: str, *, writable: bool = False) -> MirrorStore:
+    """The mirror at `location`; MirrorError when nothing was built there yet."""
+    if is_postgres(location):
+        from refaudit.mirror.postgres import PostgresStore
+
+        return PostgresStore(location)
+    from refaudit.mirror.sqlite import SqliteStore
+
+    return SqliteStore(Path(location), writable=writable)
+
+
+@contextmanager
+def new_builder(location: str) -> Iterator[MirrorBuilder]:
+    """A builder for `location`; anything short of `publish()` leaves the old mirror in place."""
+    if is_postgres(location):
+        from refaudit.mirror.postgres import PostgresBuilder
+
+        builder: MirrorBuilder = PostgresBuilder(location)
+    else:
+        from refaudit.mirror.sqlite import SqliteBuilder
+
+        builder = SqliteBuilder(Path(location))
+    try:
+        yield builder
+    except BaseException:
+        builder.discard()
+        raise
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
