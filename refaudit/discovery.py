@@ -15,6 +15,7 @@ field of the merged record comes from the most authoritative source that has it
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import re
 from collections.abc import Collection, Sequence
@@ -126,6 +127,8 @@ class SearchOutcome:
     sources: dict[str, SourceStatus]
     status: Literal["ok", "unverified"] = "ok"
     message: str = ""
+    #: What each source was sent, as `Source.describe_search` shows it.
+    queries: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -440,10 +443,17 @@ def _open(
     transport: httpx.AsyncBaseTransport | None,
     names: list[str] | None = None,
     stats: RunStats | None = None,
+    opened: Sources | None = None,
 ) -> AbstractAsyncContextManager[Sources]:
-    """The sources, counting requests, cache hits and failures into `stats` when given."""
+    """The sources, counting requests, cache hits and failures into `stats` when given.
+
+    Sources already `opened` by the caller (shared rate limits and breakers across
+    many calls) are used as they are and left open.
+    """
     from refaudit.sources import open_sources
 
+    if opened is not None:
+        return contextlib.nullcontext(opened)
     return open_sources(settings, stats or RunStats(), transport=transport, names=names)
 
 
@@ -458,14 +468,18 @@ async def search_works(
     year_to: int | None = None,
     sources: list[str] | None = None,
     limit: int = 10,
+    topic_terms: Sequence[str] = (),
     transport: httpx.AsyncBaseTransport | None = None,
     stats: RunStats | None = None,
+    opened: Sources | None = None,
 ) -> SearchOutcome:
     """Search every chosen source and return merged works, best first.
 
     Relevance is reciprocal-rank fusion over the sources (a work several sources
     rank high comes first; an exact title match gets a bonus), ties broken by
-    citation count.
+    citation count. With `topic_terms` the query is a research topic: sources search
+    titles and abstracts (those that AND their words get only these terms) and hits
+    carry their abstracts.
 
     Raises:
         InputError: empty query, unknown source, or no chosen source can search.
@@ -483,11 +497,22 @@ async def search_works(
                 f"unknown source {name!r}", hint=f"known: {', '.join(registry.SOURCE_NAMES)}"
             )
     tracker = Ledger()
-    async with _open(settings, transport, sources, stats) as opened:
-        searchers = opened.with_capability("search")
+    async with _open(settings, transport, sources, stats, opened) as asked:
+        searchers = [
+            source
+            for source in asked.with_capability("search")
+            if sources is None or source.name in sources
+        ]
         if not searchers:
             raise InputError("none of the chosen sources can search")
-        search = SearchQuery(free_text=text, year_from=year_from, year_to=year_to, limit=limit)
+        search = SearchQuery(
+            free_text=text,
+            year_from=year_from,
+            year_to=year_to,
+            limit=limit,
+            topic_terms=list(topic_terms),
+        )
+        queries = {source.name: source.describe_search(search) for source in searchers}
         answers = await _search_all(searchers, search, tracker)
     ranked: list[Work] = []
     for cluster in _cluster(answers):
@@ -496,7 +521,7 @@ async def search_works(
             merged.score = _relevance(cluster, text, merged)
             ranked.append(merged)
     ranked.sort(key=lambda work: (-(work.score or 0), -(work.citation_count or 0)))
-    outcome = SearchOutcome(ranked[:limit], dict(tracker.statuses))
+    outcome = SearchOutcome(ranked[:limit], dict(tracker.statuses), queries=queries)
     if tracker.failures and not tracker.asked:
         outcome.status = "unverified"
         outcome.message = f"no source could answer ({tracker.failure_text()})"

@@ -33,6 +33,8 @@ from pydantic import Field
 from refaudit.config import OTHER_ENDPOINTS, Settings
 from refaudit.errors import RefauditError
 from refaudit.models import AuditReport, Reference, RunStats, SourceStatus, Verdict
+from refaudit.novelty import MAX_CONTEXT_CHARS, MAX_IDEA_CHARS, NoveltyReport
+from refaudit.novelty import assess_novelty as assess_novelty_of
 from refaudit.render import RenderContext
 from refaudit.render.json import report_model, result_model
 from refaudit.report import (
@@ -419,6 +421,51 @@ def _add_discovery_tools(server: MCPServer[ServerState], state: ServerState) -> 
             entries=[BibtexResult.model_validate(entry, from_attributes=True) for entry in entries],
             bibtex="\n".join(entry.bibtex.strip() + "\n" for entry in entries if entry.bibtex),
         )
+
+    @server.tool(title="Assess the novelty of a research idea", annotations=UPSTREAM_TOOL)
+    async def assess_novelty(
+        idea: Annotated[
+            str,
+            Field(
+                min_length=1,
+                max_length=MAX_IDEA_CHARS,
+                description="the idea in a sentence or a short paragraph",
+            ),
+        ],
+        context: Annotated[
+            str | None,
+            Field(
+                max_length=MAX_CONTEXT_CHARS,
+                description="background (field, setting) that steers the searches",
+            ),
+        ] = None,
+        threshold: Annotated[
+            float, Field(ge=0, le=1, description="least similarity for a paper to be listed")
+        ] = 0.25,
+        limit: Annotated[int, Field(ge=1, le=100, description="similar papers listed")] = 20,
+    ) -> NoveltyReport:
+        """Has this idea been done already? Searches OpenAlex, Semantic Scholar, Crossref and
+        arXiv and scores how much of the idea one paper's title and abstract already hold.
+
+        `novelty_score` is 0-1 (higher is more novel), with an assessment (high, moderate,
+        low, critical) and a recommendation. `similar_papers` lists the closest papers with the
+        idea's concepts each covers; `gaps` the concepts none covers. `status: unverified` means
+        the searches failed: the idea could not be assessed, which is not evidence of novelty.
+        """
+        stats = RunStats()
+        report = await _pipeline(
+            assess_novelty_of(
+                idea,
+                settings,
+                context=context,
+                threshold=threshold,
+                limit=limit,
+                transport=state.transport,
+                stats=stats,
+            )
+        )
+        state.record_stats(stats)
+        return report
 
     @server.tool(title="Paper details", annotations=UPSTREAM_TOOL)
     async def paper_details(

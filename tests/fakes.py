@@ -234,6 +234,20 @@ class FakeUpstreams:
     _retry_after: float | None = None
 
 
+def empty_arxiv_feed(
+    _request: httpx.Request | None = None, _match: object = None
+) -> httpx.Response:
+    """arXiv's answer to a search with no hits (usable as a route handler)."""
+    return httpx.Response(
+        200,
+        text='<?xml version="1.0" encoding="UTF-8"?>\n'
+        '<feed xmlns="http://www.w3.org/2005/Atom" '
+        'xmlns:opensearch="http://a9.com/-/spec/opensearch/1.1/">'
+        "<opensearch:totalResults>0</opensearch:totalResults></feed>",
+        headers={"content-type": "application/atom+xml"},
+    )
+
+
 def json_response(
     body: Any, status: int = 200, headers: dict[str, str] | None = None
 ) -> httpx.Response:

@@ -19,6 +19,7 @@ from tests.fakes import (
     crossref_list,
     crossref_update,
     crossref_work,
+    empty_arxiv_feed,
     json_response,
     openalex_list,
     openalex_work,
@@ -105,18 +106,7 @@ def _empty_searches(fake: FakeUpstreams) -> None:
         r"/search/publ/api",
         {"result": {"hits": {"@total": "0", "@computed": "0", "@sent": "0", "@first": "0"}}},
     )
-    fake.route(
-        "arxiv",
-        r"/api/query",
-        lambda _r, _m: httpx.Response(
-            200,
-            text='<?xml version="1.0" encoding="UTF-8"?>\n'
-            '<feed xmlns="http://www.w3.org/2005/Atom" '
-            'xmlns:opensearch="http://a9.com/-/spec/opensearch/1.1/">'
-            "<opensearch:totalResults>0</opensearch:totalResults></feed>",
-            headers={"content-type": "application/atom+xml"},
-        ),
-    )
+    fake.route("arxiv", r"/api/query", empty_arxiv_feed)
     fake.json(
         "pubmed",
         r"/esearch.fcgi",

@@ -53,6 +53,7 @@ RETRACTED = crossref_work(
 )
 
 EVERY_TOOL = {
+    "assess_novelty",
     "verify_reference",
     "verify_bibliography",
     "search_references",

@@ -67,6 +67,10 @@ class ArxivSource(Source):
                 return works
         return []
 
+    def describe_search(self, query: SearchQuery) -> str:
+        """The queries `search` tries in turn (it stops at the first with hits)."""
+        return " ; ".join(search_queries(query))
+
     async def _lookup_batch(self, ids: list[str]) -> dict[str, Work]:
         remaining = list(ids)
         while remaining:

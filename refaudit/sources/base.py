@@ -27,6 +27,10 @@ class SearchQuery:
     year_from: int | None = None
     year_to: int | None = None
     limit: int = 5
+    #: A research topic rather than one work's record: search titles and abstracts and
+    #: return hits with their abstracts. Engines that AND their words (OpenAlex) get
+    #: these key terms; ranked engines get `free_text`.
+    topic_terms: list[str] = field(default_factory=list)
 
     def text(self) -> str:
         """A plain-text form of the query for engines that take one string."""
@@ -66,3 +70,7 @@ class Source:
     async def search(self, query: SearchQuery) -> list[Work]:
         """Bibliographic search, best first, at most `query.limit` works."""
         return []
+
+    def describe_search(self, query: SearchQuery) -> str:
+        """The query text `search` sends for `query`, as shown to users."""
+        return query.text()

@@ -9,7 +9,8 @@ What refaudit asks:
   percent-encoded filter). A DOI containing a comma cannot go into a filter
   (commas separate filter clauses), so it is fetched alone with `GET /works/{doi}`.
 - Bibliographic search: `GET /works?query.bibliographic=<title authors year>&rows=N`
-  with `select` so answers stay small.
+  with `select` so answers stay small; a topic (novelty) is searched with `query=`,
+  which also reads abstracts.
 - `updated-by` / `update-to`: publisher and Retraction Watch notices (retractions,
   corrections, expressions of concern).
 - BibTeX by content negotiation: `GET /works/{doi}/transform/application/x-bibtex`.
@@ -118,10 +119,14 @@ class CrossrefSource(Source):
         text = query.text()
         if not text:
             return []
+        # A topic is searched in titles and abstracts (`query`), a work by its record.
         params: list[tuple[str, Any]] = [
-            ("query.bibliographic", text),
+            ("query" if query.topic_terms else "query.bibliographic", text),
             ("rows", max(1, query.limit)),
-            ("select", ",".join(SELECT_FIELDS)),
+            (
+                "select",
+                ",".join([*SELECT_FIELDS, "abstract"] if query.topic_terms else SELECT_FIELDS),
+            ),
         ]
         filters = []
         if query.year_from:
@@ -269,6 +274,7 @@ def to_work(item: dict[str, Any]) -> Work:
         is_retracted=True if retracting else None,
         notices=notices,
         score=item.get("score") if isinstance(item.get("score"), (int, float)) else None,
+        abstract=strip_markup(first_text(item.get("abstract"))),
     )
 
 

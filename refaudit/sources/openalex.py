@@ -10,6 +10,8 @@ What refaudit asks:
 - OpenAlex work ids (`filter=openalex:W1|W2`) and PMIDs (`filter=ids.pmid:1|2`).
 - Title search: `GET /works?search=<title>&per_page=N`. `search` ANDs its words over
   title and abstract, so author names and years are left out of the query.
+- Topic search (novelty): `filter=title_and_abstract.search:<key terms>`, which ANDs
+  the terms over title and abstract.
 - `is_retracted`, `cited_by_count`, the abstract (rebuilt from its inverted index).
 
 Rate limit: 10 requests/s and a daily budget per key. Since February 2026 an API
@@ -113,19 +115,31 @@ class OpenAlexSource(Source):
         return found
 
     async def search(self, query: SearchQuery) -> list[Work]:
-        text = strip_markup(query.title) or query.free_text
+        text = self.describe_search(query)
         if not text:
             return []
+        filters = []
         params: list[tuple[str, Any]] = [
-            ("search", text),
             ("per_page", min(200, max(1, query.limit))),
             ("select", ",".join(SELECT_FIELDS)),
         ]
+        if query.topic_terms:
+            filters.append(f"title_and_abstract.search:{text}")
+        else:
+            params.insert(0, ("search", text))
         years = _year_filter(query.year_from, query.year_to)
         if years:
-            params.append(("filter", f"publication_year:{years}"))
+            filters.append(f"publication_year:{years}")
+        if filters:
+            params.append(("filter", ",".join(filters)))
         fetched = await self._client.get("/works", [*params, *self._auth], ttl="search")
         return [to_work(item) for item in _results(fetched.json(), fetched.url)]
+
+    def describe_search(self, query: SearchQuery) -> str:
+        """A topic's key terms (ANDed over title and abstract), else the title or free text."""
+        if query.topic_terms:
+            return " ".join(_FILTER_SYNTAX.sub(" ", term) for term in query.topic_terms).strip()
+        return strip_markup(query.title) or query.free_text or ""
 
     async def changes_since(
         self, day: str, per_page: int = 200

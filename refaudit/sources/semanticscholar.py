@@ -77,10 +77,11 @@ class SemanticScholarSource(Source):
             matched = await self._match_title(query)
             if matched:
                 return [matched]
-        text = _query_text(query)
+        text = self.describe_search(query)
         if not text:
             return []
-        params: dict[str, Any] = {"query": text, "limit": query.limit, "fields": FIELDS}
+        fields = f"{FIELDS},abstract" if query.topic_terms else FIELDS
+        params: dict[str, Any] = {"query": text, "limit": query.limit, "fields": fields}
         if query.year_from or query.year_to:
             params["year"] = f"{query.year_from or ''}-{query.year_to or ''}"
         fetched = await self.client.get(
@@ -90,6 +91,9 @@ class SemanticScholarSource(Source):
         if not isinstance(body, dict):
             raise UnexpectedResponse(NAME, "search answer is not an object", url=fetched.url)
         return [to_work(item) for item in body.get("data") or [] if item]
+
+    def describe_search(self, query: SearchQuery) -> str:
+        return _query_text(query)
 
     async def references(self, paper_id: str, limit: int = 100) -> list[Work]:
         """Works `paper_id` cites (entries S2 could not resolve have no paperId)."""
@@ -209,6 +213,7 @@ def to_work(item: Any) -> Work:
         s2_id=paper_id,
         dblp_key=external.get("DBLP") or None,
         citation_count=item.get("citationCount"),
+        abstract=_clean(item.get("abstract")),
     )
 
 
