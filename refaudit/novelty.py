@@ -34,6 +34,7 @@ from pydantic import BaseModel, Field
 from refaudit.config import Settings
 from refaudit.errors import InputError
 from refaudit.models import RunStats, SourceStatus, Work
+from refaudit.sources import registry
 
 if TYPE_CHECKING:
     import httpx
@@ -44,8 +45,8 @@ Assessment = Literal["high", "moderate", "low", "critical"]
 Recommendation = Literal["proceed", "proceed_with_caution", "differentiate", "pivot"]
 Status = Literal["ok", "partial", "unverified"]
 
-#: The sources searched, one request each (OpenAlex's AND search is the precise one).
-NOVELTY_SOURCES = ("openalex", "semanticscholar", "crossref", "arxiv")
+#: The sources searched, one request each: those that can search titles and abstracts.
+NOVELTY_SOURCES = registry.having("topic")
 #: Hits asked of each source; their abstracts are what the concepts are scored on.
 HITS_PER_SOURCE = 25
 #: Longest idea and context accepted: a research idea is a sentence or a paragraph.

@@ -13,7 +13,7 @@ from refaudit.cli import app
 from refaudit.config import Settings, load_settings
 from refaudit.errors import InputError
 from refaudit.models import RunStats
-from refaudit.novelty import MAX_IDEA_CHARS, assess_novelty, extract_concepts
+from refaudit.novelty import MAX_IDEA_CHARS, NOVELTY_SOURCES, assess_novelty, extract_concepts
 from tests.fakes import (
     FakeUpstreams,
     crossref_list,
@@ -27,7 +27,6 @@ __all__ = ["unthrottled"]  # the autouse fixture lifting rate limits
 
 pytestmark = pytest.mark.anyio
 
-NOVELTY_SOURCES = ["openalex", "semanticscholar", "crossref", "arxiv"]
 PRIOR_IDEA = (
     "We train graph neural networks on protein contact maps to predict enzyme function "
     "from structure."

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.anyio
 
 @pytest.fixture
 def settings() -> Settings:
-    return load_settings(overrides={"sources": NOVELTY_SOURCES, "max_retries": 0})
+    return load_settings(overrides={"sources": list(NOVELTY_SOURCES), "max_retries": 0})
 
 
 async def test_assess_novelty_names_the_prior_art(settings: Settings) -> None:

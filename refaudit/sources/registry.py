@@ -60,7 +60,8 @@ class SourceEntry:
     #: published request limits, as people read them (pacing itself is in the module)
     limits: str
     #: what the source can do: doi, arxiv, pmid, s2, openalex (native ids), search,
-    #: integrity (reports retractions)
+    #: topic (searches titles and abstracts for a research idea: novelty), integrity
+    #: (reports retractions)
     capabilities: frozenset[str]
     credentials: tuple[Credential, ...] = ()
     #: without a key the source is not asked at all
@@ -129,7 +130,7 @@ SOURCES: tuple[SourceEntry, ...] = (
             "5 requests/s, 1 concurrent list query; polite pool (mailto) 10/s, lists 3/s; "
             "Plus token 50/s"
         ),
-        capabilities=frozenset({"doi", "search", "integrity"}),
+        capabilities=frozenset({"doi", "search", "integrity", "topic"}),
         credentials=(Credential("api_key", ("CROSSREF_PLUS_API_TOKEN",)),),
         resolves={"doi": 0},
         search_stage=1,
@@ -147,7 +148,7 @@ SOURCES: tuple[SourceEntry, ...] = (
         base_url="https://api.openalex.org",
         simulator_path="/openalex",
         limits="10 requests/s; 100,000 calls a day",
-        capabilities=frozenset({"doi", "pmid", "openalex", "search", "integrity"}),
+        capabilities=frozenset({"doi", "pmid", "openalex", "search", "integrity", "topic"}),
         credentials=(Credential("api_key", ("OPENALEX_API_KEY",)),),
         resolves={"doi": 0},
         search_stage=0,
@@ -166,7 +167,7 @@ SOURCES: tuple[SourceEntry, ...] = (
         base_url="https://api.semanticscholar.org",
         simulator_path="/s2",
         limits="1 request/s with a key; the keyless pool is shared by every caller",
-        capabilities=frozenset({"doi", "arxiv", "pmid", "s2", "search"}),
+        capabilities=frozenset({"doi", "arxiv", "pmid", "s2", "search", "topic"}),
         credentials=(Credential("api_key", ("S2_API_KEY",)),),
         resolves={"arxiv": 0, "doi": 1},
         search_stage=1,
@@ -181,7 +182,7 @@ SOURCES: tuple[SourceEntry, ...] = (
         base_url="https://export.arxiv.org",
         simulator_path="/arxiv",
         limits="1 request every 3 s, one at a time",
-        capabilities=frozenset({"arxiv", "search"}),
+        capabilities=frozenset({"arxiv", "search", "topic"}),
         resolves={"arxiv": 0},
         search_stage=2,
         field_priority=3,
@@ -283,6 +284,11 @@ def resolvers(kind: str, round_number: int) -> tuple[str, ...]:
 
 def by_field_priority() -> tuple[str, ...]:
     return tuple(e.name for e in sorted(SOURCES, key=lambda e: e.field_priority))
+
+
+def having(capability: str) -> tuple[str, ...]:
+    """Names of the sources with `capability`, in registry order."""
+    return tuple(e.name for e in SOURCES if capability in e.capabilities)
 
 
 def names_where(attribute: str) -> frozenset[str]:
