@@ -160,6 +160,7 @@ EVERY_CALL: dict[str, dict[str, Any]] = {
     "recent_retractions": {"limit": 1},
     "search_retractions": {"journal": "The Lancet"},
     "get_notice": {"notice_doi": RETRACTION_NOTICE_DOI},
+    "assess_novelty": {"idea": "deep learning for widget inspection on assembly lines"},
 }
 
 
@@ -216,6 +217,9 @@ def assert_database_answers(results: dict[str, dict[str, Any]]) -> None:
     assert [r["record_id"] for r in results["recent_retractions"]["records"]] == ["50001"]
     assert [r["record_id"] for r in results["search_retractions"]["records"]] == ["4036"]
     assert results["get_notice"]["found"] is True
+    novelty = results["assess_novelty"]
+    assert novelty["similar_papers"][0]["doi"] == WIDGETS_DOI
+    assert "assembly lines" in novelty["gaps"]
 
 
 async def test_stdio_server_lists_tools_serves_policy_and_audits_offline(tmp_path: Path) -> None:

@@ -91,7 +91,8 @@ def upstreams(*works: dict[str, Any]) -> FakeUpstreams:
         if "filter" in params:
             wanted = {part[4:].lower() for part in params["filter"].split(",")}
             return crossref_list([w for w in works if w["DOI"].lower() in wanted])
-        words = set(re.findall(r"\w+", params.get("query.bibliographic", "").lower()))
+        query = params.get("query.bibliographic") or params.get("query", "")
+        words = set(re.findall(r"\w+", query.lower()))
         hits = [w for w in works if words & set(re.findall(r"\w+", w["title"][0].lower()))]
         return crossref_list(hits)
 
