@@ -17,6 +17,7 @@ from pathlib import Path
 from refaudit.errors import InputError
 from refaudit.models import AuditReport, Finding, Result
 from refaudit.policy import effective_findings
+from refaudit.safewrite import write_atomically
 
 BASELINE_FILE = ".refaudit-baseline.json"
 BASELINE_VERSION = 1
@@ -60,11 +61,11 @@ def write_baseline(baseline: Baseline, path: Path) -> None:
     lines = ",\n".join("    " + json.dumps(entry, ensure_ascii=False) for entry in entries)
     created = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     body = f"[\n{lines}\n  ]" if entries else "[]"
-    path.write_text(
+    text = (
         f'{{\n  "version": {BASELINE_VERSION},\n  "created": "{created}",\n'
-        f'  "findings": {body}\n}}\n',
-        encoding="utf-8",
+        f'  "findings": {body}\n}}\n'
     )
+    write_atomically(path, text.encode("utf-8"))
 
 
 def read_baseline(path: Path) -> Baseline:

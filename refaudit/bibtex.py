@@ -210,8 +210,22 @@ def work_fields(work: Work, entry_type: str) -> dict[str, str]:
 def format_entry(entry_type: str, key: str, fields: dict[str, str]) -> str:
     """One entry in the layout refaudit writes: two-space indent, braces, trailing comma."""
     lines = [f"@{entry_type}{{{key},"]
-    lines += [f"  {name} = {{{value}}}," for name, value in fields.items()]
+    lines += [f"  {name} = {_delimited(value)}," for name, value in fields.items()]
     return "\n".join(lines) + "\n}\n"
+
+
+def _delimited(value: str) -> str:
+    """`{value}`; a value whose braces do not balance (`"preprint {v2"`) keeps its quotes."""
+    depth = 0
+    for char in value:
+        depth += {"{": 1, "}": -1}.get(char, 0)
+        if depth < 0:
+            break
+    if depth == 0:
+        return f"{{{value}}}"
+    if '"' not in value:
+        return f'"{value}"'
+    return "{" + value.replace("{", r"\{").replace("}", r"\}") + "}"
 
 
 def work_to_entry(work: Work, *, key: str | None = None, entry_type: str | None = None) -> str:
@@ -240,6 +254,9 @@ def corrected_entry(reference: Reference, work: Work, findings: list[Finding]) -
             continue
         reported = finding.field or ""
         name = _BIBTEX_FIELD.get(reported, reported)
+        if name == "year":
+            _correct_year(fields, _stated_year(finding) or from_work.get("year"))
+            continue
         if name == "venue":
             name = next((n for n in ("journal", "booktitle") if n in fields), venue_field)
             replacement = escape_latex(work.venue) if work.venue else None
@@ -258,6 +275,22 @@ def corrected_entry(reference: Reference, work: Work, findings: list[Finding]) -
         if identifier in from_work and identifier not in fields:
             fields[identifier] = from_work[identifier]
     return format_entry(entry_type, reference.key, fields)
+
+
+def _stated_year(finding: Finding) -> str | None:
+    """The year a year finding says is right (the first of the records' years it lists)."""
+    found = re.search(r"\b\d{4}\b", finding.found or "")
+    return found.group() if found else None
+
+
+def _correct_year(fields: dict[str, str], year: str | None) -> None:
+    """Write `year` where the entry keeps its year (biblatex `date` too); no year, no change."""
+    if not year:
+        return
+    if "date" in fields:
+        fields["date"] = year
+    if "year" in fields or "date" not in fields:
+        fields["year"] = year
 
 
 def _lower_keys(fields: dict[str, str]) -> dict[str, str]:

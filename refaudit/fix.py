@@ -1,26 +1,32 @@
 """Apply refaudit's corrections to the text of a .bib file, touching nothing else.
 
-Entries are located by a small scanner (balanced braces, `@type{key,` heads)
-rather than re-serialised by a parser, so comments, `@string`s, field order,
-alignment and every untouched entry keep their exact bytes. Within an entry with
+Entries are located by bibtexparser's own splitter (the parser the audit read
+the file with, so both agree on where every entry starts and ends) rather than
+re-serialised, so comments, `@string`s, field order, alignment and every
+untouched entry keep their exact bytes. Within an entry with
 a `mismatch` verdict only the fields `Result.corrected_bibtex` changes are
 rewritten, so a field nobody contradicts keeps its macro (`journal = nature`),
 quoting and alignment; with `add_ids` verified entries gain a `doi = {…}` line.
 Entries nobody could confirm (`not_found`, `unverified`) are left alone and listed.
+
+`verify_fix` re-parses the result: any entry, field or block other than the
+corrected fields that differs from the original refuses the whole fix, and the
+fields reported as corrected are the ones that really changed.
 """
 
 from __future__ import annotations
 
+import codecs
 import re
 from dataclasses import dataclass, field
 
 from refaudit.bibtex import corrected_entry
+from refaudit.errors import InputError
 from refaudit.models import AuditReport, Result, Verdict
+from refaudit.parsing.lines import LineIndex
 
 _ENTRY_HEAD = re.compile(r"@[ \t]*([A-Za-z]+)[ \t\r\n]*([{(])")
-_NON_ENTRIES = frozenset({"comment", "string", "preamble"})
 _NAME = re.compile(r"[A-Za-z0-9_:.+\-]+")
-_CLOSERS = {"{": "}", "(": ")", '"': '"'}
 
 
 @dataclass(frozen=True)
@@ -63,6 +69,7 @@ class Change:
     line: int
     action: str  # "corrected" or "added-ids"
     fields: tuple[str, ...]
+    start: int = field(default=-1, compare=False)  # offset of the entry in the original text
 
 
 @dataclass
@@ -74,52 +81,133 @@ class FixOutcome:
     left: list[tuple[Result, str]] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class TextEncoding:
+    """How a .bib file's bytes were decoded, so the fixed text is written back the same way."""
+
+    name: str  # "utf-8", "latin-1", "utf-16-le" or "utf-16-be"
+    bom: bytes = b""
+
+    def decode(self, data: bytes) -> str:
+        return data[len(self.bom) :].decode(self.name)
+
+    def encode(self, text: str, *, file: str) -> bytes:
+        """The text in this encoding; refuses rather than mixing encodings in one file."""
+        try:
+            return self.bom + text.encode(self.name)
+        except UnicodeEncodeError as error:
+            character = error.object[error.start]
+            line = error.object.count("\n", 0, error.start) + 1
+            raise InputError(
+                f"the corrected text needs {character!r} (line {line}), which {self.name} "
+                "cannot hold; nothing was written",
+                file=file,
+                hint="convert the file to UTF-8, then run fix again",
+            ) from None
+
+
+def detect_encoding(data: bytes) -> TextEncoding:
+    """UTF-8 (with or without BOM), UTF-16 with a BOM, else Latin-1: as the audit read it."""
+    for bom, name in ((codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be")):
+        if data.startswith(bom):
+            return TextEncoding(name, bom)
+    bom = codecs.BOM_UTF8 if data.startswith(codecs.BOM_UTF8) else b""
+    try:
+        data[len(bom) :].decode("utf-8")
+    except UnicodeDecodeError:
+        return TextEncoding("latin-1")
+    return TextEncoding("utf-8", bom)
+
+
+@dataclass(frozen=True)
+class _Block:
+    """One block bibtexparser split the text into, with where it starts."""
+
+    start: int
+    kind: str  # "entry", "string", "preamble", "comment" or "failed"
+    raw: str
+    entry: object | None = None  # bibtexparser's Entry for entries
+
+
+def _blocks(text: str, *, file: str | None = None) -> list[_Block]:
+    """The text's blocks as bibtexparser splits it (the audit read it the same way)."""
+    import bibtexparser
+    from bibtexparser.model import Entry, ExplicitComment, ImplicitComment, Preamble, String
+
+    from refaudit.parsing.bibtex import quiet_bibtexparser
+
+    with quiet_bibtexparser():
+        try:
+            library = bibtexparser.parse_string(text, parse_stack=[])
+        except Exception as error:  # noqa: BLE001 - bibtexparser raises on states it cannot split
+            raise InputError(
+                f"fix cannot split this file into entries safely ({error}); nothing was written",
+                file=file,
+            ) from None
+    blocks: list[_Block] = []
+    cursor = 0
+    for block in library.blocks:
+        raw = block.raw or ""
+        start = text.find(raw, cursor) if raw else -1
+        if start < 0:
+            raise InputError(
+                "fix cannot locate an entry of this file exactly; nothing was written",
+                file=file,
+                line=(block.start_line or 0) + 1,
+            )
+        cursor = start + len(raw)
+        # Duplicate keys and fields wrap the entry (or @string) they concern.
+        subject = getattr(block, "ignore_error_block", None) or block
+        if isinstance(subject, Entry):
+            kind = "entry"
+        elif isinstance(subject, String):
+            kind = "string"
+        elif isinstance(subject, Preamble):
+            kind = "preamble"
+        elif isinstance(subject, ExplicitComment | ImplicitComment):
+            kind = "comment"
+        else:
+            kind = "failed"
+        blocks.append(_Block(start, kind, raw, subject if kind == "entry" else None))
+    return blocks
+
+
 def scan_entries(text: str) -> list[EntrySpan]:
-    """Every keyed entry in `text`, in order (comments, @string and @preamble skipped)."""
+    """Every keyed entry in `text`, in order, where bibtexparser finds it."""
+    lines = LineIndex(text)
     spans: list[EntrySpan] = []
-    position = 0
-    while True:
-        match = _ENTRY_HEAD.search(text, position)
-        if not match:
-            return spans
-        if _in_percent_comment(text, match.start()):
-            position = match.end()
-            continue
-        end = _closing(text, match.end() - 1)
-        if end is None:
-            return spans
-        kind = match.group(1).lower()
-        if kind not in _NON_ENTRIES:
-            key = text[match.end() : end].split(",", 1)[0].strip()
-            if key:
-                line = text.count("\n", 0, match.start()) + 1
-                spans.append(EntrySpan(key, match.start(), end + 1, line))
-        position = end + 1
-
-
-def _in_percent_comment(text: str, index: int) -> bool:
-    line_start = text.rfind("\n", 0, index) + 1
-    return text[line_start:index].lstrip().startswith("%")
+    for block in _blocks(text):
+        key = str(getattr(block.entry, "key", "") or "").strip()
+        if block.kind == "entry" and key:
+            spans.append(
+                EntrySpan(key, block.start, block.start + len(block.raw), lines.line(block.start))
+            )
+    return spans
 
 
 def _closing(text: str, open_index: int, end: int | None = None) -> int | None:
-    """Index of the delimiter closing the `{`, `(` or `"` at `open_index` (before `end`).
+    """Index of the delimiter closing the `{` or `"` at `open_index` (before `end`).
 
-    BibTeX counts every brace, escaped or not, so plain depth counting matches it;
-    a `}` that closes nothing ends a quoted value without closing it.
+    bibtexparser's rules: a backslash-escaped brace or quote is not a delimiter;
+    inside `{…}` braces nest and quotes are text; inside `"…"` braces are text and
+    `{"}` is a literal quote.
     """
-    closer = _CLOSERS[text[open_index]]
+    stop = len(text) if end is None else end
     depth = 0
-    for index in range(open_index + 1, len(text) if end is None else end):
+    quoted = text[open_index] == '"'
+    for index in range(open_index + 1, stop):
         char = text[index]
-        if char == "{":
+        if char not in '{}"' or text[index - 1] == "\\":
+            continue
+        if quoted:
+            if char == '"' and not (text[index - 1] == "{" and text[index + 1 : index + 2] == "}"):
+                return index
+        elif char == "{":
             depth += 1
         elif char == "}":
-            if depth == 0 and closer != ")":
-                return index if closer == "}" else None
+            if depth == 0:
+                return index
             depth -= 1
-        elif char == closer and depth == 0:
-            return index
     return None
 
 
@@ -150,8 +238,15 @@ def apply_fixes(
             if edit:
                 outcome.left.append((result, edit))
             continue
-        replacement, fields, action = edit
-        edits.append((span, replacement, Change(reference.key, span.line, action, fields)))
+        replacement, action = edit
+        # Report what the rewrite really changes, read back the way bibtexparser reads it.
+        fields = changed_fields(text[span.start : span.end], replacement)
+        if not fields:
+            outcome.left.append((result, "the sources' values are already in the entry"))
+            continue
+        edits.append(
+            (span, replacement, Change(reference.key, span.line, action, fields, span.start))
+        )
 
     pieces: list[str] = []
     cursor = 0
@@ -164,6 +259,67 @@ def apply_fixes(
     return outcome
 
 
+def changed_fields(before: str, after: str) -> tuple[str, ...]:
+    """Names of the fields (and "type"/"key") that differ between two texts of one entry."""
+    old, new = _entry_data(before), _entry_data(after)
+    if old is None or new is None:
+        return ("entry",)
+    names = {name for name in old.keys() | new.keys() if old.get(name) != new.get(name)}
+    return tuple(sorted(names))
+
+
+def _entry_data(text: str) -> dict[str, str] | None:
+    """Type, key and raw field values (the first of duplicates) of one entry's text."""
+    entries = [block for block in _blocks(text) if block.kind == "entry"]
+    if len(entries) != 1:
+        return None
+    entry = entries[0].entry
+    data = {"type": str(entry.entry_type).lower(), "key": str(entry.key).strip()}  # type: ignore[attr-defined]
+    for item in entry.fields:  # type: ignore[attr-defined]
+        data.setdefault(item.key.strip().lower(), " ".join(str(item.value).split()))
+    return data
+
+
+def verify_fix(original: str, outcome: FixOutcome, *, file: str | None = None) -> None:
+    """Re-parse the fixed text and refuse it unless only the reported fields changed.
+
+    Every block (entry, @string, @preamble, comment) must come back in the same
+    order; untouched ones byte for byte, corrected entries differing only in the
+    fields their `Change` names. Raises InputError (nothing is to be written).
+    """
+    old_blocks, new_blocks = _blocks(original, file=file), _blocks(outcome.text, file=file)
+    lines = LineIndex(original)
+
+    def refuse(block: _Block, why: str) -> None:
+        key = str(getattr(block.entry, "key", "") or "").strip() or None
+        raise InputError(
+            f"refusing to write the fix: {why}; nothing was written",
+            file=file,
+            line=lines.line(block.start),
+            key=key,
+            hint="this is a bug in refaudit fix; please report it with the entry",
+        )
+
+    if len(old_blocks) != len(new_blocks):
+        shorter = min(len(old_blocks), len(new_blocks))
+        first = next(
+            (o for o, n in zip(old_blocks, new_blocks, strict=False) if o.raw != n.raw),
+            old_blocks[shorter] if shorter < len(old_blocks) else old_blocks[-1],
+        )
+        refuse(first, f"the result reads as {len(new_blocks)} blocks, not {len(old_blocks)}")
+    by_start = {change.start: change for change in outcome.changes}
+    for old, new in zip(old_blocks, new_blocks, strict=True):
+        change = by_start.get(old.start)
+        if change is None or old.kind != "entry":
+            if (old.kind, old.raw) != (new.kind, new.raw):
+                refuse(old, "an entry or block that was not corrected would change")
+            continue
+        differing = set(changed_fields(old.raw, new.raw))
+        unexpected = differing - set(change.fields)
+        if unexpected or new.kind != "entry":
+            refuse(old, f"field(s) {', '.join(sorted(unexpected))} would change unreported")
+
+
 def _span_for(
     spans: list[EntrySpan], key: str, line: int | None, used: set[int]
 ) -> EntrySpan | None:
@@ -172,10 +328,8 @@ def _span_for(
     return (exact or candidates or [None])[0]
 
 
-def _edit_for(
-    result: Result, original: str, add_ids: bool
-) -> tuple[str, tuple[str, ...], str] | str:
-    """(replacement, changed fields, action), or why the entry was left ("" = nothing to do)."""
+def _edit_for(result: Result, original: str, add_ids: bool) -> tuple[str, str] | str:
+    """(replacement, action), or why the entry was left ("" = nothing to do)."""
     verdict = result.verdict
     if verdict in (Verdict.NOT_FOUND, Verdict.UNVERIFIED):
         return verdict.value.replace("_", " ")
@@ -188,9 +342,8 @@ def _edit_for(
         corrected = corrected.rstrip("\n")
         edited = _edit_fields(original, result.reference.fields, corrected)
         if edited is not None:
-            return edited[0], edited[1], "corrected"
-        fields = tuple(sorted({f.field for f in result.findings if f.field and not f.suppressed}))
-        return _reindent(corrected, _field_indent(original)), fields, "corrected"
+            return edited, "corrected"
+        return _reindent(corrected, _field_indent(original)), "corrected"
     if verdict == Verdict.VERIFIED and add_ids:
         return _with_missing_doi(result, original) or ""
     return ""
@@ -268,9 +421,7 @@ def _plain(value: str) -> str:
     return " ".join(value.split())
 
 
-def _edit_fields(
-    original: str, user_fields: dict[str, str], corrected: str
-) -> tuple[str, tuple[str, ...]] | None:
+def _edit_fields(original: str, user_fields: dict[str, str], corrected: str) -> str | None:
     """`original` with only what `corrected` changes rewritten: values, renames, drops, additions.
 
     None when the entry's text cannot be read field by field (or has a field the
@@ -289,33 +440,27 @@ def _edit_fields(
         name for name in wanted if name not in names and _plain(wanted[name]) != user.get(name)
     ]
     edits: list[tuple[int, int, str]] = []
-    changed: set[str] = set()
     new_type = corrected[new.type_start : new.type_end]
     if new_type.lower() != original[old.type_start : old.type_end].lower():
         edits.append((old.type_start, old.type_end, new_type))
-        changed.add("type")
     for span in old.fields:
         if span.name in wanted:
             if _plain(wanted[span.name]) != user[span.name]:
                 edits.append((span.value_start, span.value_end, wanted[span.name]))
-                changed.add(span.name)
             continue
         renamed = next((n for n in added if _plain(wanted[n]) == user[span.name]), None)
         if renamed is not None:
             added.remove(renamed)
             width = span.equals - span.name_start
             edits.append((span.name_start, span.equals, _padded(renamed, width)))
-            changed |= {span.name, renamed}
         else:
             edits.append(_removal(original, span))
-            changed.add(span.name)
     if added:
         edits.append(_insertion(original, old, [(name, wanted[name]) for name in added]))
-        changed.update(added)
     text = original
     for start, end, replacement in sorted(edits, reverse=True):
         text = text[:start] + replacement + text[end:]
-    return text, tuple(sorted(changed))
+    return text
 
 
 def _padded(name: str, width: int) -> str:
@@ -360,7 +505,7 @@ def _insertion(
     return last.comma_end, last.comma_end, lines
 
 
-def _with_missing_doi(result: Result, original: str) -> tuple[str, tuple[str, ...], str] | None:
+def _with_missing_doi(result: Result, original: str) -> tuple[str, str] | None:
     """Insert a `doi` line after the entry's last field, in the entry's own style."""
     doi = result.matched.doi if result.matched else None
     layout = parse_layout(original)
@@ -369,7 +514,7 @@ def _with_missing_doi(result: Result, original: str) -> tuple[str, tuple[str, ..
     if any(f.name == "doi" for f in layout.fields):
         return None
     start, end, text = _insertion(original, layout, [("doi", f"{{{doi}}}")])
-    return original[:start] + text + original[end:], ("doi",), "added-ids"
+    return original[:start] + text + original[end:], "added-ids"
 
 
 def _field_indent(entry: str) -> str:

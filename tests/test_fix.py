@@ -107,9 +107,11 @@ def test_make_key_is_ascii_skips_stopwords_and_is_unique() -> None:
     assert make_key(work, {"godel1931unicode", "godel1931unicodea"}) == "godel1931unicodeb"
 
 
-def test_scanner_skips_comments_strings_and_percent_lines() -> None:
+def test_scanner_finds_the_entries_bibtexparser_reads_and_skips_comments_and_strings() -> None:
+    # BibTeX has no % comments outside entries: an @ entry on a % line is read (and audited).
     text = "% @article{commented,}\n@comment{x}\n@string{a = {b}}\n@book(k1, title={A {B}})\n"
-    assert [(s.key, s.line) for s in scan_entries(text)] == [("k1", 4)]
+    assert [(s.key, s.line) for s in scan_entries(text)] == [("commented", 1), ("k1", 4)]
+    assert [r.key for r in parse_bibtex(text).references] == ["commented", "k1"]
 
 
 def test_fix_replaces_only_the_mismatched_entry_and_keeps_every_other_byte() -> None:

@@ -199,6 +199,10 @@ def check_command(
     )
     if allow_unverified:
         settings.require_verified = None
+    if output is not None:
+        from refaudit.safewrite import refuse_overwriting_inputs
+
+        refuse_overwriting_inputs(output, [*files, *([baseline] if baseline else [])])
     known = read_baseline(baseline) if baseline else None
     report = _audit(files, settings, all_entries=all_entries, quiet=quiet)
     context = RenderContext(
@@ -262,7 +266,13 @@ def fix_command(
     import difflib
 
     from refaudit.errors import InputError
-    from refaudit.fix import apply_fixes
+    from refaudit.fix import apply_fixes, detect_encoding, verify_fix
+    from refaudit.safewrite import (
+        FileState,
+        refuse_overwriting_inputs,
+        rewrite_in_place,
+        write_atomically,
+    )
 
     modes = [
         name for name, on in (("-o", output), ("--in-place", in_place), ("--diff", diff)) if on
@@ -283,15 +293,20 @@ def fix_command(
         if output.exists() and not force:
             fail(f"{output} already exists", hint="pass --force to overwrite it")
 
-    raw = file.read_bytes()
-    text = raw.decode("utf-8", errors="surrogateescape")
+    state = FileState.read(file)
+    encoding = detect_encoding(state.data)
+    text = encoding.decode(state.data)
     settings = _settings(
         config, offline=offline, no_cache=no_cache, sources=sources, mailto=mailto, timeout=timeout
     )
     report = _audit([file], settings, all_entries=True, quiet=quiet)
+    if output is not None:
+        refuse_overwriting_inputs(output, [file, *map(Path, report.files)])
     outcome = apply_fixes(text, report, add_ids=add_ids)
-    new = outcome.text.encode("utf-8", errors="surrogateescape")
+    verify_fix(text, outcome, file=str(file))
+    new = encoding.encode(outcome.text, file=str(file))
 
+    backup = None
     if diff:
         lines = difflib.unified_diff(
             text.splitlines(keepends=True),
@@ -301,10 +316,10 @@ def fix_command(
         )
         typer.echo("".join(lines), nl=False)
     elif in_place:
-        if new != raw:
-            _replace_atomically(file, new)
+        if new != state.data:
+            backup = rewrite_in_place(state, new)
     elif output is not None:
-        output.write_bytes(new)
+        write_atomically(output, new)
 
     for change in outcome.changes:
         fields = f": {', '.join(change.fields)}" if change.fields else ""
@@ -313,8 +328,8 @@ def fix_command(
         _note(f"left {result.reference.key} unchanged: {why}", quiet=quiet)
     if not outcome.changes:
         _note("nothing to correct", quiet=quiet)
-    elif in_place:
-        _note(f"rewrote {file} (original kept as {file}.bak)", quiet=quiet)
+    elif backup is not None:
+        _note(f"rewrote {state.path} (original kept as {backup})", quiet=quiet)
 
 
 @handle_errors
@@ -340,11 +355,14 @@ def baseline_command(
     Example: refaudit baseline refs.bib -o .refaudit-baseline.json
     """
     from refaudit.baseline import build_baseline, write_baseline
+    from refaudit.safewrite import refuse_overwriting_inputs
 
+    refuse_overwriting_inputs(output, files)
     settings = _settings(
         config, offline=offline, no_cache=no_cache, sources=sources, mailto=mailto, timeout=timeout
     )
     report = _audit(files, settings, all_entries=all_entries, quiet=quiet)
+    refuse_overwriting_inputs(output, map(Path, report.files))
     known = build_baseline(report)
     write_baseline(known, output)
     _note(f"wrote {len(known.known)} known finding(s) to {output}", quiet=quiet)
@@ -493,9 +511,11 @@ def _emit(report: Any, output_format: str, context: Any, output: Path | None) ->
     if output is None:
         typer.echo(text, nl=False)
         return
-    output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(text, encoding="utf-8")
     from refaudit.render.table import outcome_lines, summary_lines
+    from refaudit.safewrite import refuse_overwriting_inputs, write_atomically
+
+    refuse_overwriting_inputs(output, map(Path, report.files))
+    write_atomically(output, text.encode("utf-8"))
 
     # A CI log shows stderr only: it still says what fails and why.
     _note(f"wrote {output_format} report to {output}", quiet=context.quiet)
@@ -509,21 +529,3 @@ def _note(message: str, *, quiet: bool) -> None:
     """An informational line on stderr (stdout stays machine-readable)."""
     if not quiet:
         typer.echo(message, err=True)
-
-
-def _replace_atomically(path: Path, content: bytes) -> None:
-    """Write `content` to `path` via a temp file + os.replace, keeping `path.bak` first."""
-    import os
-    import shutil
-    import tempfile
-
-    shutil.copy2(path, path.with_name(path.name + ".bak"))
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(content)
-        shutil.copymode(path, temporary)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise

@@ -136,7 +136,7 @@ def parse_bibtex(text: str, *, file: str | None = None) -> Bibliography:
 
 
 @contextlib.contextmanager
-def _quiet_bibtexparser() -> Iterator[None]:
+def quiet_bibtexparser() -> Iterator[None]:
     """bibtexparser logs every syntax error; we report them as InputProblems instead."""
     logger = logging.getLogger("bibtexparser")
     previous = logger.level
@@ -155,7 +155,7 @@ def _split_blocks(text: str) -> list[tuple[object, int]]:
     """
     import bibtexparser
 
-    with _quiet_bibtexparser():
+    with quiet_bibtexparser():
         try:
             return [(block, 0) for block in bibtexparser.parse_string(text, parse_stack=[]).blocks]
         except Exception:  # noqa: BLE001 - fall back to parsing block by block
