@@ -89,21 +89,7 @@ class SqliteStore(MirrorStore):
             raise MirrorError(f"{path} is not a refaudit mirror ({exc})") from exc
 
     def info(self) -> MirrorInfo:
-        records = {u: int(self._meta.get(f"records_{u}") or 0) for u in UPSTREAMS}
-        records["retraction_watch"] = int(self._meta.get("records_retraction_watch") or 0)
-        return MirrorInfo(
-            location=self.location,
-            backend="sqlite",
-            built_at=self._meta.get("built_at"),
-            updated_at=self._meta.get("updated_at"),
-            records=records,
-            newest={
-                name: self._meta.get(f"newest_{name}") or None
-                for name in (*UPSTREAMS, "retraction_watch")
-            },
-            size_bytes=self.path.stat().st_size,
-            meta=dict(self._meta),
-        )
+        return MirrorInfo.from_meta(self.location, "sqlite", self._meta, self.path.stat().st_size)
 
     def lookup(self, upstream: str, field: str, values: Sequence[str]) -> list[bytes]:
         if upstream not in UPSTREAMS or field not in LOOKUP_FIELDS or not values:

@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from refaudit.mirror.records import MirrorRecord
+from refaudit.mirror.records import UPSTREAMS, MirrorRecord
 
 if TYPE_CHECKING:
     from refaudit.retractions.snapshot import LoadReport, RetractionRecord, SnapshotStatus
@@ -25,6 +25,8 @@ if TYPE_CHECKING:
 #: Lookup fields every backend indexes.
 LOOKUP_FIELDS = ("key", "doi", "arxiv_id", "pmid")
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
+#: what `MirrorInfo.records` calls the Retraction Watch rows
+RETRACTION_WATCH = "retraction_watch"
 
 
 @dataclass
@@ -47,6 +49,23 @@ class MirrorInfo:
     newest: dict[str, str | None] = field(default_factory=dict)
     size_bytes: int | None = None
     meta: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def from_meta(
+        cls, location: str, backend: str, meta: dict[str, str], size_bytes: int | None
+    ) -> MirrorInfo:
+        """Read the facts every backend keeps in its `mirror_meta` table."""
+        parts = (*UPSTREAMS, RETRACTION_WATCH)
+        return cls(
+            location=location,
+            backend=backend,
+            built_at=meta.get("built_at"),
+            updated_at=meta.get("updated_at"),
+            records={name: int(meta.get(f"records_{name}") or 0) for name in parts},
+            newest={name: meta.get(f"newest_{name}") or None for name in parts},
+            size_bytes=size_bytes,
+            meta=dict(meta),
+        )
 
     def age_days(self, now: datetime | None = None) -> float | None:
         """Days since the mirror last took in new data (build or update)."""
