@@ -61,7 +61,7 @@ def verdicts(config: dict[str, object], names: list[str], scratch: Path) -> dict
             settings = refaudit_settings(url, cache, "no-limits")
             for name in names:
                 settings.cache_dir = Path(cache) / name  # type: ignore[attr-defined]
-                results, _elapsed, _requests = asyncio.run(run_set(name, settings))
+                results, _stats = asyncio.run(run_set(name, settings))
                 found[name] = {
                     r.reference.key: (r.verdict.value, r.reason or "")  # type: ignore[attr-defined]
                     for r in results

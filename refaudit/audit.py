@@ -85,6 +85,7 @@ async def audit_references(
                 from refaudit.mirror.evidence import complete_mirror_first
 
                 await complete_mirror_first(identified, local, sources)
+            report.stats.floor_s = round(sources.floor_s(report.stats.requests), 1)
         await _screen(results, evidence, settings, report, mirror=mirror)
     finally:
         if mirror is not None:
@@ -94,6 +95,8 @@ async def audit_references(
         _attach_correction(result)
     report.results = results
     report.stats.elapsed_s = round(time.monotonic() - started, 3)
+    if report.stats.floor_s >= 1:
+        report.stats.floor_ratio = round(report.stats.elapsed_s / report.stats.floor_s, 2)
     return report
 
 

@@ -15,22 +15,13 @@ import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from refaudit import match
+from refaudit import match, planner
 from refaudit.asking import Ledger, ask
 from refaudit.identifiers import arxiv_id_from_doi, is_datacite_arxiv_doi
 from refaudit.models import Reference, Work
 from refaudit.sources import Sources, registry
 from refaudit.sources.base import SearchQuery
 
-# Search stages, in registry order (`search_stage`): each runs only if the previous ones
-# left the identity open. OpenAlex answers most look-ups cheaply; Crossref's
-# bibliographic query and S2's ranked search are token-OR engines that still rank a
-# title with a misspelt word first; DBLP, arXiv and PubMed cover what the others miss.
-SEARCH_STAGES = registry.stages("title")
-# A citation string without an extractable title (`free_text_stage`): Crossref's
-# bibliographic query is built for exactly that, while OpenAlex's AND search would
-# need every word to match.
-FREE_TEXT_STAGES = registry.stages("free_text")
 SEARCH_LIMIT = 5
 CONCURRENT_REFERENCES = 8
 # A title with at most this many words changed is a near miss when it scores at
@@ -75,24 +66,52 @@ async def gather_evidence(
     *,
     on_done: Callable[[], None] | None = None,
 ) -> list[Evidence]:
-    """Resolve identifiers in batches, then search where identity is still open."""
+    """Resolve identifiers in batches and search where identity is still open, pipelined.
+
+    References without an identifier start searching at once, while the batched
+    look-ups of the others run; those join the search queue as soon as the look-ups
+    answer. So the slow search pools get work from the first second of a run.
+    """
     evidence = [Evidence(reference) for reference in references]
-    await _resolve_identifiers(evidence, sources)
     gate = asyncio.Semaphore(CONCURRENT_REFERENCES)
 
     async def search_one(item: Evidence) -> None:
         async with gate:
             if needs_search(item):
                 await _search(item, sources)
+            else:
+                _decided_without_search(item, sources)
         if on_done:
             on_done()
 
-    await asyncio.gather(*(search_one(item) for item in evidence))
+    identified = [item for item in evidence if _has_identifier(item.reference)]
+    unidentified = [item for item in evidence if not _has_identifier(item.reference)]
+
+    async def identified_then_search() -> None:
+        await _resolve_identifiers(identified, sources)
+        await asyncio.gather(*(search_one(item) for item in identified))
+
+    await asyncio.gather(identified_then_search(), *(search_one(item) for item in unidentified))
     for item in evidence:
         # Answers arrive in whatever order the network allows; verdicts must not depend on it.
         for records in (item.doi_records, item.arxiv_records, item.pmid_records, item.candidates):
             records.sort(key=lambda work: registry.order(work.source))
     return evidence
+
+
+def _has_identifier(reference: Reference) -> bool:
+    return bool(reference.doi or reference.arxiv_id or reference.pmid)
+
+
+def _decided_without_search(item: Evidence, sources: Sources) -> None:
+    """Record why the sources not asked about a reference that needs no search were left out."""
+    reference = item.reference
+    if reference.title or reference.free_text:
+        detail = "the cited identifier led to the cited work"
+    else:
+        detail = "no title or citation text to search with"
+    for name in sources.enabled:
+        item.not_asked(name, "decided", detail)
 
 
 async def complete_for_screening(wanted: list[tuple[Evidence, str]], sources: Sources) -> None:
@@ -311,38 +330,73 @@ async def _resolve_identifiers(evidence: list[Evidence], sources: Sources) -> No
     # DOIs the first round did not find may be DataCite's (Zenodo, figshare, …) or
     # known to Semantic Scholar only: ask before calling them unregistered.
     unknown = [d for d in registry_dois if not any(i.doi_records for i in by_doi[d])]
-    await asyncio.gather(
-        *(lookup(n, "lookup_dois", unknown, by_doi) for n in registry.resolvers("doi", 1))
-    )
+    # A prefix belongs to one registration agency: a DOI whose prefix another agency
+    # registered (seen in this run's answers) cannot be DataCite's.
+    registered = {
+        _prefix(work.doi): work.source
+        for item in evidence
+        for work in item.doi_records
+        if work.doi
+        and work.source in registry.BY_NAME
+        and registry.entry(work.source).registers_dois
+    }
+    round_two = []
+    for name in registry.resolvers("doi", 1):
+        asked = unknown
+        if name in registry.BY_NAME and registry.entry(name).registers_dois:
+            asked = [d for d in unknown if registered.get(_prefix(d), name) == name]
+            for doi in set(unknown) - set(asked):
+                agency = registry.entry(registered[_prefix(doi)]).title
+                for item in by_doi[doi]:
+                    item.not_asked(
+                        name,
+                        "cannot_index",
+                        f"DOI prefix {_prefix(doi)} is registered with {agency}",
+                    )
+        round_two.append(lookup(name, "lookup_dois", asked, by_doi))
+    await asyncio.gather(*round_two)
+
+
+def _prefix(doi: str) -> str:
+    return doi.split("/", 1)[0].lower()
 
 
 async def _search(item: Evidence, sources: Sources) -> None:
+    """Ask the planned sources in order until one settles the identity or the budget is spent."""
     item.searched = True
-    stages = SEARCH_STAGES if item.reference.title else FREE_TEXT_STAGES
-    for query in search_queries(item.reference):
-        for stage in stages:
-            names = [n for n in stage if sources.get(n) is not None and _worth_asking(n, item)]
-            results = await asyncio.gather(
-                *(ask(item, n, sources.get(n).search(query)) for n in names)  # type: ignore[union-attr]
-            )
-            for works in results:
-                if works:
-                    item.candidates.extend(works)  # type: ignore[arg-type]
-            if any(_settles(item.reference, w) for w in item.candidates):
+    reference = item.reference
+    searchable = [n for n in sources.enabled if "search" in sources.get(n).capabilities]  # type: ignore[union-attr]
+    kind = planner.kind_of(reference)
+    for name in sources.enabled:
+        why = planner.cannot_index(name, kind) if name in searchable else None
+        if why:
+            item.not_asked(name, "cannot_index", why)
+        elif name not in searchable:
+            item.not_asked(name, "decided", "it cannot search; no identifier to look up")
+    order = planner.search_order(reference, searchable)
+    budget = planner.SEARCH_BUDGET
+    for query in search_queries(reference):
+        for name in order:
+            why = planner.preprint_search_needed(reference, name, searchable)
+            if why:
+                item.not_asked(name, "decided", why)
+                continue
+            if budget == 0:
+                detail = f"the search budget ({planner.SEARCH_BUDGET} requests) was spent"
+                _leave_unasked(item, sources, detail)
+                return
+            budget -= 1
+            works = await ask(item, name, sources.get(name).search(query))  # type: ignore[union-attr]
+            item.candidates.extend(works or [])
+            settled = next((w for w in item.candidates if _settles(reference, w)), None)
+            if settled is not None:
+                _leave_unasked(item, sources, f"{settled.source} found the cited work")
                 return
 
 
-def _worth_asking(source: str, item: Evidence) -> bool:
-    """arXiv allows one request per 3 s: search it only for citations that look like preprints."""
-    if source != "arxiv":
-        return True
-    reference = item.reference
-    return (
-        bool(reference.arxiv_id)
-        or reference.entry_type in ("misc", "unpublished", "online", "techreport")
-        or not reference.venue
-        or match.is_preprint_venue(reference.venue)
-    )
+def _leave_unasked(item: Evidence, sources: Sources, detail: str) -> None:
+    for name in sources.enabled:
+        item.not_asked(name, "decided", detail)
 
 
 def search_queries(reference: Reference) -> list[SearchQuery]:

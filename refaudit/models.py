@@ -266,6 +266,10 @@ class RunStats:
     rate_limited: dict[str, int] = field(default_factory=dict)
     failures: dict[str, int] = field(default_factory=dict)
     elapsed_s: float = 0.0
+    floor_s: float = 0.0
+    """the least wall time the sources' rate limits allow for the requests sent"""
+    floor_ratio: float | None = None
+    """wall time over that floor (null under a second of floor): 1.0 is the limits' pace"""
 
 
 RETRACTION_WATCH = "retractionwatch"

@@ -24,7 +24,7 @@ import datetime
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from refaudit import match
+from refaudit import match, planner
 from refaudit.evidence import Evidence, is_convincing
 from refaudit.findings import MISMATCH_CODES
 from refaudit.identifiers import arxiv_id_from_doi, is_datacite_arxiv_doi
@@ -82,8 +82,10 @@ def decide(evidence: Evidence, *, enabled_sources: Sequence[str] = ()) -> Result
 
     result.matched = merge_records(identity.records)
     pool = evidence.id_records + evidence.candidates
-    result.findings.extend(compare_fields(_as_written(reference, identity.records), identity, pool))
-    unconfirmed = unconfirmed_fields(evidence, identity, result.findings)
+    compared = compare_fields(_as_written(reference, identity.records), identity, pool)
+    compared, beyond = _beyond_sources_asked(evidence, identity, compared)
+    result.findings.extend(compared)
+    unconfirmed = beyond + unconfirmed_fields(evidence, identity, result.findings)
     result.findings.extend(unconfirmed)
     if any(f.code in MISMATCH_CODES for f in result.findings):
         result.verdict = Verdict.MISMATCH
@@ -147,6 +149,41 @@ def unconfirmed_fields(
         shown = "; ".join(p.display() for p in cited) if field == "authors" else str(cited)
         out.append(unconfirmed(field, shown, sorted(failures)))
     return out
+
+
+def _beyond_sources_asked(
+    evidence: Evidence, identity: Identity, findings: list[Finding]
+) -> tuple[list[Finding], list[Finding]]:
+    """ "Only a preprint is known" means nothing when no source asked indexes the cited kind.
+
+    With `--sources crossref,arxiv`, a conference paper found as its arXiv preprint
+    may well have a published version none of the asked sources holds: its venue is
+    unconfirmed, not wrong.
+    """
+    kind = planner.kind_of(evidence.reference)
+    asked = evidence.asked
+    if not asked or kind.preprint or any(planner.covers(name, kind) for name in asked):
+        return findings, []
+    versions = identity.records + linked_versions(
+        identity.records, evidence.id_records + evidence.candidates
+    )
+    if any(not _is_preprint(w) and (w.venue or w.venue_short) for w in versions):
+        return findings, []
+    kept = [f for f in findings if f.code != "venue-mismatch"]
+    moved = [
+        Finding(
+            "unconfirmed",
+            "warning",
+            f"venue {f.cited} could not be confirmed (not in the sources asked: "
+            f"{', '.join(asked)} do not index {planner.describe(kind)})",
+            field="venue",
+            cited=f.cited,
+            source=", ".join(asked),
+        )
+        for f in findings
+        if f.code == "venue-mismatch"
+    ]
+    return kept, moved
 
 
 _FIELD_NAMES = {
@@ -341,6 +378,16 @@ def _nothing_found(evidence: Evidence, result: Result) -> Result:
         result.findings.append(Finding.of("unverified", result.reason))
         return result
     asked = evidence.asked
+    kind = planner.kind_of(evidence.reference)
+    if evidence.searched and not any(planner.covers(name, kind) for name in asked):
+        # Silence from sources that do not index this kind of work proves nothing.
+        result.verdict = Verdict.UNVERIFIED
+        result.reason = (
+            f"unverified (not in the sources asked): {', '.join(asked)} "
+            f"do not index {planner.describe(kind)}"
+        )
+        result.findings.append(Finding("unverified", "warning", result.reason))
+        return result
     result.verdict = Verdict.NOT_FOUND
     closest = _closest_title(evidence)
     hint = f"; closest: “{closest}”" if closest else ""
@@ -353,11 +400,12 @@ def _nothing_found(evidence: Evidence, result: Result) -> Result:
 
 
 def _closest_title(evidence: Evidence) -> str | None:
+    """The nearest title found, only when it is related to the cited one."""
     reference = evidence.reference
     if not evidence.candidates or not reference.title:
         return None
     best = max(evidence.candidates, key=lambda w: match.candidate_score(reference, w))
-    return best.title
+    return best.title if _related_title(reference, best) else None
 
 
 def compare_fields(reference: Reference, identity: Identity, pool: list[Work]) -> list[Finding]:

@@ -176,9 +176,13 @@ async def test_every_reference_gets_the_verdict_its_evidence_supports(settings) 
 
     fabricated = verdicts["made_up2021"]
     assert fabricated.verdict == Verdict.NOT_FOUND and fabricated.flagged
-    assert {"openalex", "crossref", "semanticscholar", "dblp"} <= {
+    assert {"openalex", "crossref", "semanticscholar"} <= {
         name for name, status in fabricated.sources.items() if status.state == "answered"
     }
+    # A journal outside computing and biomedicine: DBLP and PubMed cannot hold it.
+    for name in ("dblp", "pubmed"):
+        assert fabricated.sources[name].state == "not_asked"
+        assert fabricated.sources[name].why == "cannot_index"
 
 
 async def test_retracted_work_carries_its_notices_in_date_order(settings) -> None:
@@ -234,7 +238,9 @@ async def test_source_outage_gives_unverified_never_not_found(settings) -> None:
     assert fabricated.verdict == Verdict.UNVERIFIED
     assert not fabricated.flagged
     assert fabricated.sources["semanticscholar"].state == "failed"
-    assert "semanticscholar" in fabricated.reason and "dblp" in fabricated.reason
+    assert "semanticscholar" in fabricated.reason
+    # DBLP is down too, but it cannot hold a journal outside computing: never asked.
+    assert fabricated.sources["dblp"].state == "not_asked"
     # References whose identity was settled by other sources keep their verdicts.
     verified = next(r for r in report.results if r.reference.key == "he2016deep")
     assert verified.verdict == Verdict.VERIFIED
@@ -423,3 +429,74 @@ async def test_a_short_title_on_a_record_without_authors_does_not_stop_the_searc
 
     assert result.verdict == Verdict.VERIFIED
     assert result.matched is not None and result.matched.doi == "10.1057/978-1-84457-968-6"
+
+
+GAN_BIB = r"""
+@inproceedings{goodfellow2014,
+  author = {Goodfellow, Ian and Pouget-Abadie, Jean and Mirza, Mehdi},
+  title = {Generative Adversarial Nets},
+  booktitle = {Advances in Neural Information Processing Systems},
+  year = {2014}
+}
+"""
+GEOPORTAL = crossref_work(
+    "10.1234/geo.2014.7",
+    "Geoportal as Interface for Generative Data Services",
+    authors=[("Anna", "Kowalska")],
+    year=2014,
+    venue="Journal of Spatial Information",
+)
+
+
+async def test_restricted_sources_never_match_an_unrelated_work(settings) -> None:
+    """--sources crossref,arxiv: neither indexes NeurIPS papers, so silence proves nothing."""
+    settings.sources = ["crossref", "arxiv"]
+    fake = _searchable([GEOPORTAL])
+    report = await _audit(GAN_BIB, settings, fake)
+    (result,) = report.results
+    assert result.verdict == Verdict.UNVERIFIED and result.matched is None
+    assert "not in the sources asked" in result.reason
+    assert "Geoportal" not in result.reason
+    # With no general index enabled, arXiv is the only place its preprint could be.
+    assert result.sources["arxiv"].state == "answered", result.sources
+
+
+OLD_BOOK_BIB = r"""
+@book{homer1890,
+  author = {Homer},
+  title = {Ilias},
+  publisher = {Teubner},
+  year = {1890}
+}
+"""
+
+
+async def test_sources_that_cannot_hold_the_work_are_never_asked(settings) -> None:
+    fake = _upstreams()
+    report = await _audit(OLD_BOOK_BIB, settings, fake)
+    (result,) = report.results
+    assert result.verdict == Verdict.NOT_FOUND
+    assert fake.count("arxiv") == fake.count("pubmed") == fake.count("dblp") == 0
+    arxiv = result.sources["arxiv"]
+    assert (arxiv.state, arxiv.why) == ("not_asked", "cannot_index")
+    assert "1991" in arxiv.reason
+    assert {result.sources[n].state for n in ("openalex", "crossref")} == {"answered"}
+
+
+async def test_a_resolved_doi_settles_the_reference_without_a_search(settings) -> None:
+    fake = _upstreams()
+    report = await _audit(BIB, settings, fake)
+    resnet = next(r for r in report.results if r.reference.key == "he2016deep")
+    assert resnet.verdict == Verdict.VERIFIED
+    s2 = resnet.sources["dblp"]
+    assert (s2.state, s2.why) == ("not_asked", "decided")
+    document = json.loads(render(report, "json", RenderContext()))
+    entry = next(r for r in document["results"] if r["key"] == "he2016deep")
+    assert entry["sources"]["dblp"]["why"] == "decided"
+
+
+async def test_details_say_which_sources_were_asked_and_why_not_the_others(settings) -> None:
+    report = await _audit(OLD_BOOK_BIB, settings, _upstreams())
+    text = render(report, "table", RenderContext(details=True))
+    assert "asked: crossref, openalex" in text or "asked: openalex, crossref" in text
+    assert "not asked: arxiv (cannot_index: arXiv holds nothing from before 1991)" in text

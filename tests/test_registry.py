@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 from refaudit.config import load_settings
-from refaudit.evidence import FREE_TEXT_STAGES, SEARCH_STAGES
 from refaudit.sources import load, registry
 from refaudit.sources.base import Source
 
@@ -94,11 +93,12 @@ def test_url_and_key_overrides_come_from_the_registry() -> None:
 
 
 def test_the_evidence_order_is_unchanged_for_the_free_sources() -> None:
-    assert SEARCH_STAGES[:2] == (("openalex",), ("crossref", "semanticscholar"))
-    assert set(SEARCH_STAGES[2]) == {"dblp", "arxiv", "pubmed"}
-    assert FREE_TEXT_STAGES[0] == ("crossref",)
-    assert set(FREE_TEXT_STAGES[1]) == {"openalex", "semanticscholar"}
-    assert set(FREE_TEXT_STAGES[2]) == {"dblp", "pubmed"}
+    titles = registry.stages("title")
+    assert titles[:2] == (("openalex",), ("crossref",))
+    assert set(titles[2]) == {"dblp", "pubmed"}
+    # The slowest pools are the last resorts: Semantic Scholar, then arXiv.
+    assert titles[3:] == (("semanticscholar",), ("arxiv",))
+    assert registry.stages("free_text")[:2] == (("crossref",), ("openalex",))
     assert set(registry.resolvers("doi", 0)) == {"crossref", "openalex"}
     assert set(registry.resolvers("doi", 1)) == {"datacite", "semanticscholar"}
     assert registry.by_field_priority()[:3] == ("crossref", "datacite", "pubmed")

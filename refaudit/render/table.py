@@ -165,8 +165,6 @@ def _print_details(report: AuditReport, context: RenderContext, console: Any) ->
     console.print(Text("Details", style="bold"))
     for result in report.results:
         result_rows = [r for r in rows(result, context) if not r.finding.suppressed]
-        if not result_rows:
-            continue
         header = Text.assemble(
             (result.reference.key, "bold"),
             f"  {location(result)}  {VERDICT_LABELS[result.verdict]}",
@@ -192,6 +190,25 @@ def _print_details(report: AuditReport, context: RenderContext, console: Any) ->
             console.print(
                 Text("      notice:  " + " ".join(p for p in parts if p), style="magenta")
             )
+        for line in source_plan_lines(result):
+            console.print(Text(f"  {line}", style="dim"))
+
+
+def source_plan_lines(result: Result) -> list[str]:
+    """Which sources were asked about a reference, and why each of the others was not."""
+    asked = [n for n, s in result.sources.items() if s.state in ("answered", "cached")]
+    failed = [
+        f"{n} ({s.reason or 'failed'})" for n, s in result.sources.items() if s.state == "failed"
+    ]
+    lines = [f"asked: {', '.join(asked) or 'none'}"]
+    if failed:
+        lines.append(f"failed: {'; '.join(failed)}")
+    lines += [
+        f"not asked: {name} ({status.why}: {status.reason})"
+        for name, status in result.sources.items()
+        if status.state == "not_asked" and status.why
+    ]
+    return lines
 
 
 def summary_lines(report: AuditReport, context: RenderContext) -> list[str]:
@@ -214,6 +231,8 @@ def summary_lines(report: AuditReport, context: RenderContext) -> list[str]:
         f"sources: {sources} · {sum(stats.requests.values())} requests · "
         f"{sum(stats.cache_hits.values())} cache hits · {stats.elapsed_s:.1f} s"
     )
+    if stats.floor_ratio is not None:
+        cost += f" (rate-limit floor {stats.floor_s:.1f} s: {stats.floor_ratio:.2f}×)"
     if report.offline:
         cost += " · offline"
     notes = [line for line in (mirror_line(report), snapshot_line(report)) if line]

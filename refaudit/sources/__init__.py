@@ -37,6 +37,17 @@ class Sources:
     def get(self, name: str) -> Source | None:
         return self._sources.get(name)
 
+    def floor_s(self, requests: Mapping[str, int]) -> float:
+        """Seconds the sources' rate limits need for `requests` (sources run in parallel)."""
+        return max(
+            (
+                count / self.clients[name].slowest_rps
+                for name, count in requests.items()
+                if name in self.clients
+            ),
+            default=0.0,
+        )
+
     def with_capability(self, capability: str) -> list[Source]:
         return [s for s in self._sources.values() if capability in s.capabilities]
 

@@ -251,6 +251,11 @@ class SourceClient:
         await self._http.aclose()
 
     @property
+    def slowest_rps(self) -> float:
+        """The pace of this source's slowest pool (what bounds a run that uses every pool)."""
+        return min(pool.limit.rps for pool in self._pools.values())
+
+    @property
     def health(self) -> str:
         """ "ok", or why the circuit breaker is open."""
         if self._breaker.opened_at is None:

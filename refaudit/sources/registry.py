@@ -77,6 +77,22 @@ class SourceEntry:
     #: title-search stage (0 first), and the stage for citations without a title
     search_stage: int | None = None
     free_text_stage: int | None = None
+    #: a bibliographic reference matcher (scored `query.bibliographic`): asked first for
+    #: journal articles and whole citation strings (planner.py)
+    matcher: bool = False
+    #: kinds of work it holds (article, conference, book, thesis, report, preprint,
+    #: dataset); empty = every kind
+    holds: frozenset[str] = frozenset()
+    #: the one field it indexes ("biomedicine", "computing"); None = every field
+    field: str | None = None
+    #: nothing it holds is older than this year
+    first_year: int | None = None
+    #: kinds it indexes so fully that its silence means absence; None = all it holds
+    covers: frozenset[str] | None = None
+    #: its pool is among the slowest: searched only after every other source, in stage order
+    last_resort: bool = False
+    #: a DOI registration agency: a DOI prefix belongs to exactly one of them
+    registers_dois: bool = False
     #: whose value wins when records disagree (lower wins; see merge.py)
     field_priority: int = 99
     #: its type vocabulary tells journal articles from proceedings papers
@@ -140,6 +156,9 @@ SOURCES: tuple[SourceEntry, ...] = (
         holds_arxiv_dois=False,
         screens_retractions=True,
         mirrored=True,
+        matcher=True,
+        covers=frozenset({"article", "book", "chapter", "thesis", "report"}),
+        registers_dois=True,
     ),
     SourceEntry(
         name="openalex",
@@ -170,8 +189,12 @@ SOURCES: tuple[SourceEntry, ...] = (
         capabilities=frozenset({"doi", "arxiv", "pmid", "s2", "search", "topic"}),
         credentials=(Credential("api_key", ("S2_API_KEY",)),),
         resolves={"arxiv": 0, "doi": 1},
-        search_stage=1,
-        free_text_stage=1,
+        search_stage=3,
+        free_text_stage=3,
+        holds=frozenset(
+            {"article", "conference", "chapter", "thesis", "report", "preprint", "dataset"}
+        ),
+        last_resort=True,
         field_priority=6,
         citation_graph=0,
     ),
@@ -184,8 +207,12 @@ SOURCES: tuple[SourceEntry, ...] = (
         limits="1 request every 3 s, one at a time",
         capabilities=frozenset({"arxiv", "search", "topic"}),
         resolves={"arxiv": 0},
-        search_stage=2,
+        search_stage=4,
         field_priority=3,
+        holds=frozenset({"preprint", "article", "conference", "report"}),
+        first_year=1991,
+        covers=frozenset({"preprint"}),
+        last_resort=True,
     ),
     SourceEntry(
         name="datacite",
@@ -198,6 +225,8 @@ SOURCES: tuple[SourceEntry, ...] = (
         resolves={"arxiv-doi": 0, "doi": 1},
         field_priority=1,
         authoritative_type=True,
+        holds=frozenset({"dataset"}),
+        registers_dois=True,
     ),
     SourceEntry(
         name="pubmed",
@@ -215,6 +244,8 @@ SOURCES: tuple[SourceEntry, ...] = (
         authoritative_type=True,
         holds_arxiv_dois=False,
         notice_provenance=0,
+        holds=frozenset({"article", "preprint", "book", "chapter"}),
+        field="biomedicine",
     ),
     SourceEntry(
         name="dblp",
@@ -228,6 +259,7 @@ SOURCES: tuple[SourceEntry, ...] = (
         free_text_stage=2,
         field_priority=4,
         authoritative_type=True,
+        field="computing",
     ),
 )
 

@@ -1,0 +1,245 @@
+"""The evidence planner: which source to ask about a reference, in what order, and when to stop.
+
+Identifiers are resolved in batches first (evidence.py); what the planner
+decides is the search for references whose identity is still open. From what
+the citation says about itself (its entry type, year, venue, identifiers) it
+reads what kind of work is cited and:
+
+- leaves out every source that cannot hold that kind of work (`cannot_index`:
+  an 1890 book is not on arXiv, a history journal is not in PubMed or DBLP);
+- orders the others so that the cheapest source most likely to settle the
+  identity goes first: Crossref's bibliographic matcher for journal articles
+  and citation strings, OpenAlex for the rest, then the specialist indexes
+  (DBLP for computing, PubMed for biomedicine, arXiv for preprints), and
+  Semantic Scholar, whose shared 1 request/s pool sets the floor of a run,
+  last;
+- stops as soon as a convincing candidate settles the identity, or when the
+  reference's search budget is spent; the sources it then did not reach are
+  `not_asked: decided`.
+
+Every decision is written on the reference's ledger with its reason, so the
+JSON report and `check --details` show why a source was or was not asked.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection
+from dataclasses import dataclass
+
+from refaudit import match
+from refaudit.models import Reference
+from refaudit.sources import registry
+
+#: Search requests one reference may cost (each source asked once per query).
+SEARCH_BUDGET = 6
+#: arXiv opened in August 1991; nothing older was posted there as a preprint.
+ARXIV_FIRST_YEAR = 1991
+
+_BOOK_TYPES = frozenset(
+    {
+        "book",
+        "mvbook",
+        "collection",
+        "mvcollection",
+        "reference",
+        "mvreference",
+        "periodical",
+        "proceedings",
+        "mvproceedings",
+        "manual",
+        "booklet",
+    }
+)
+_CHAPTER_TYPES = frozenset(
+    {"inbook", "bookinbook", "suppbook", "incollection", "suppcollection", "inreference"}
+)
+_THESIS_TYPES = frozenset({"thesis", "phdthesis", "mastersthesis"})
+#: Things no bibliographic index holds as works: asked of no search source.
+_UNINDEXED_TYPES = frozenset({"patent", "set", "xdata", "artwork", "audio", "video", "music"})
+_PREPRINT_TYPES = frozenset({"misc", "unpublished", "online", "techreport", "report"})
+
+# Venue words that point to the biomedical literature PubMed indexes, and to the
+# computer-science venues DBLP indexes. Matched on normalised venue words (prefixes).
+_BIOMEDICAL = re.compile(
+    r"\b(?:med|medic\w*|medicin\w*|clin\w*|health\w*|bio\w*|cell\w*|cancer|oncol\w*|"
+    r"pharm\w*|nurs\w*|surg\w*|patholog\w*|physiol\w*|genet\w*|genom\w*|immun\w*|"
+    r"neuro\w*|psychiatr\w*|epidemiol\w*|lancet|jama|bmj|nejm|plos|pediatr\w*|"
+    r"paediatr\w*|cardio\w*|virol\w*|microbiol\w*|dental|dentistry|veterinar\w*|"
+    r"endocrin\w*|diabet\w*|infect\w*|molecul\w*|radiol\w*|ophthalm\w*|dermat\w*|"
+    r"gastro\w*|hepat\w*|nephrol\w*|obstet\w*|gynec\w*|toxicol\w*|nutri\w*|"
+    r"psycho\w*|brain|blood|vaccin\w*|elife|embo|nucleic|protein\w*|bmc|anesth\w*|"
+    r"anaesth\w*|orthop\w*|urol\w*|rheumat\w*|allerg\w*|respir\w*|thorac\w*|"
+    r"transplant\w*|hospital\w*|nature|biorxiv|medrxiv|life sciences?)\b"
+)
+_COMPUTING = re.compile(
+    r"\b(?:comput\w*|software|algorithm\w*|neural|learning|intelligen\w*|ieee|acm|"
+    r"lncs|lecture notes|sig[a-z]+|informati\w*|robot\w*|vision|language processing|"
+    r"linguistic\w*|data|database\w*|network\w*|programming|cyber\w*|semantic|web|"
+    r"internet|graphics|security|cryptolog\w*|machine|automat\w*|arxiv|corr|usenix|"
+    r"vldb|pmlr|neurips|nips|icml|iclr)\b"
+)
+
+
+_FIELD_NAMES = {"biomedicine": "biomedicine", "computing": "computer science"}
+
+
+@dataclass(frozen=True)
+class Kind:
+    """What a citation says about the kind of work it cites."""
+
+    #: article, conference, book, chapter, thesis, report, preprint or dataset
+    work: str
+    #: fields the venue (or an identifier) points to: "biomedicine", "computing"
+    fields: frozenset[str]
+    #: a paper without a venue to read the field from: any field index may hold it
+    field_unknown: bool
+    #: an entry type no bibliographic index holds as a work (patents, sets)
+    unindexed: bool
+    year: int | None
+
+    @property
+    def preprint(self) -> bool:
+        return self.work == "preprint"
+
+    @property
+    def journal(self) -> bool:
+        return self.work == "article"
+
+
+def kind_of(reference: Reference) -> Kind:
+    """Read the kind of work from entry type, venue, identifiers and year."""
+    entry_type = (reference.entry_type or "misc").lower()
+    venue = match.normalize_text(reference.venue or "")
+    preprint_venue = match.is_preprint_venue(reference.venue)
+    if entry_type in _BOOK_TYPES:
+        work = "book"
+    elif entry_type in _CHAPTER_TYPES:
+        work = "chapter"
+    elif entry_type in _THESIS_TYPES:
+        work = "thesis"
+    elif reference.arxiv_id or preprint_venue or (entry_type in _PREPRINT_TYPES and not venue):
+        work = "preprint"
+    elif entry_type == "inproceedings" or match.is_conference_venue(reference.venue):
+        work = "conference"
+    elif entry_type in ("techreport", "report"):
+        work = "report"
+    elif entry_type in ("dataset", "software"):
+        work = "dataset"
+    else:
+        work = "article"
+    fields = set()
+    if reference.pmid or reference.pmcid or (venue and _BIOMEDICAL.search(venue)):
+        fields.add("biomedicine")
+    if reference.arxiv_id or (venue and _COMPUTING.search(venue)) or _is_known_computing(venue):
+        fields.add("computing")
+    return Kind(
+        work=work,
+        fields=frozenset(fields),
+        field_unknown=not venue and work in ("article", "conference", "report", "preprint"),
+        unindexed=entry_type in _UNINDEXED_TYPES,
+        year=reference.year,
+    )
+
+
+def _is_known_computing(venue: str) -> bool:
+    """A conference in refaudit's venue table (machine learning, vision, NLP, databases, …)."""
+    return bool(venue) and match.is_conference_venue(venue) and not _BIOMEDICAL.search(venue)
+
+
+def cannot_index(source: str, kind: Kind) -> str | None:
+    """Why `source` cannot hold the cited kind of work, or None when it might."""
+    entry = _entry(source)
+    if kind.unindexed:
+        return "bibliographic indexes do not hold this entry type"
+    if entry.first_year and kind.year is not None and kind.year < entry.first_year:
+        return f"{entry.title} holds nothing from before {entry.first_year}"
+    if entry.holds and kind.work not in entry.holds:
+        return f"{entry.title} does not hold a {_WORK_NAMES[kind.work]}"
+    if entry.field and entry.field not in kind.fields and not kind.field_unknown:
+        return f"{entry.title} indexes {_FIELD_NAMES[entry.field]}; nothing cited points there"
+    return None
+
+
+def covers(source: str, kind: Kind) -> bool:
+    """The source indexes this kind of work so fully that its silence means absence.
+
+    General indexes (OpenAlex, Semantic Scholar) cover everything they hold; a
+    field index covers its field; Crossref, journals and books; arXiv, preprints.
+    A reference none of the sources asked covers is "not in the sources asked",
+    never "not found".
+    """
+    entry = _entry(source)
+    if cannot_index(source, kind) is not None:
+        return False
+    if entry.field and entry.field not in kind.fields:
+        return False
+    return entry.covers is None or kind.work in entry.covers
+
+
+def search_order(reference: Reference, enabled: Collection[str]) -> list[str]:
+    """The sources to search for one reference, in the order to ask them.
+
+    Sources that cannot hold the work are left out (see `cannot_index`). The
+    reference matcher (Crossref) goes first for journal articles and citation
+    strings without a title; then the other sources that cover this kind of work,
+    then those that merely might hold it, in the registry's stage order; the
+    slowest pools (Semantic Scholar, arXiv) last.
+    """
+    kind = kind_of(reference)
+    stages = registry.stages("title" if reference.title else "free_text")
+    names = [n for stage in stages for n in stage if n in enabled]
+    names = [n for n in names if cannot_index(n, kind) is None]
+    regular = [n for n in names if not _entry(n).last_resort]
+    matcher_first = kind.journal or not reference.title
+    regular.sort(key=lambda n: (not (matcher_first and _entry(n).matcher), not covers(n, kind)))
+    return regular + [n for n in names if _entry(n).last_resort]
+
+
+def preprint_search_needed(
+    reference: Reference, source: str, enabled: Collection[str]
+) -> str | None:
+    """Why a preprint-only source is not searched for this citation, or None to search it.
+
+    arXiv allows one request every 3 s: it is searched for citations that look like
+    preprints, or when no general index is enabled to find the work another way.
+    """
+    entry = _entry(source)
+    if entry.covers is None or "preprint" not in entry.covers:
+        return None
+    kind = kind_of(reference)
+    if kind.preprint or not reference.venue:
+        return None
+    if not any(_is_general(_entry(n)) for n in enabled):
+        return None
+    return f"cited as published, not as a preprint; {entry.title} is searched for preprints"
+
+
+def _entry(source: str) -> registry.SourceEntry:
+    """The registry entry of a source, the local mirror included (it holds general indexes)."""
+    return registry.MIRROR if source == registry.MIRROR.name else registry.entry(source)
+
+
+def _is_general(entry: registry.SourceEntry) -> bool:
+    """A general index: every kind of work, every field, and its silence means absence."""
+    return not entry.holds and not entry.field and entry.covers is None
+
+
+def describe(kind: Kind) -> str:
+    """The kind of work in words: "conference papers in computer science"."""
+    noun = _WORK_NAMES[kind.work]
+    plural = noun + ("" if noun.endswith("s") else "s")
+    fields = " and ".join(_FIELD_NAMES[f] for f in sorted(kind.fields))
+    return f"{plural} in {fields}" if fields else plural
+
+
+_WORK_NAMES = {
+    "article": "journal article",
+    "conference": "conference paper",
+    "book": "book",
+    "chapter": "book chapter",
+    "thesis": "thesis",
+    "report": "report",
+    "preprint": "preprint",
+    "dataset": "dataset",
+}
