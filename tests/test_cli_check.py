@@ -317,7 +317,7 @@ def test_subprocess_writes_every_format_to_its_output_file(tmp_path: Path) -> No
     }
     assert "::error file=refs.bib,line=21," in text["github"]
     assert "| `smith2021quantum` | not found |" in text["markdown"]
-    assert "Errors (3)" in text["table"] and "\x1b[" not in text["table"]
+    assert "Failing the run (2)" in text["table"] and "\x1b[" not in text["table"]
 
 
 def test_subprocess_outage_is_exit_3_unless_unverified_is_allowed(tmp_path: Path) -> None:
@@ -364,4 +364,6 @@ def test_pre_commit_hooks_run_refaudit_on_bib_and_tex_changes(bib: Path) -> None
         assert program == "refaudit"
         result = run(*args, str(bib))
         assert result.exit_code == 1, (hook["id"], result.output)
-        assert result.stdout.splitlines()[0].startswith("refs.bib:21 smith2021quantum not-found")
+        assert result.stdout.splitlines()[0].startswith(
+            "refs.bib:21: error not-found [smith2021quantum] "
+        )

@@ -17,19 +17,23 @@ def table_text(context: RenderContext, report=None) -> str:
     return render(report or sample_report(), "table", context)
 
 
-def test_table_groups_results_by_severity_worst_first() -> None:
+def test_table_groups_results_by_what_fails_then_severity() -> None:
     text = table_text(RenderContext())
-    errors, warnings, skipped = (
-        text.index(t) for t in ("Errors (3)", "Warnings (1)", "Suppressed")
+    failing, errors, warnings, skipped = (
+        text.index(t) for t in ("Failing the run (2)", "Errors (1)", "Warnings (1)", "Suppressed")
     )
-    assert errors < warnings < skipped
-    assert text.index("smith2021quantum") < warnings < text.index("offline2020") < skipped
+    assert failing < errors < warnings < skipped
+    assert failing < text.index("smith2021quantum") < text.index("wakefield1998") < errors
+    assert errors < text.index("lecun2015deep") < warnings < text.index("offline2020") < skipped
+    assert "2 reference(s) fail" in text, "the same two, by the same definition"
+    wakefield = next(line for line in text.splitlines() if "wakefield1998" in line)
+    assert "retracted" in wakefield.split("│")[2] and "verified" not in wakefield
 
 
 def test_summary_line_counts_every_verdict_and_the_cost_of_the_run() -> None:
     text = table_text(RenderContext())
     assert (
-        "6 references: 2 verified · 1 mismatch · 1 not found · 1 retracted · 1 unverified · "
+        "6 references: 1 verified · 1 mismatch · 1 not found · 1 retracted · 1 unverified · "
         "1 skipped" in text
     )
     assert (
@@ -74,13 +78,39 @@ def test_baselined_findings_are_marked_and_stop_failing() -> None:
 def test_quiet_prints_only_what_fails_and_the_summary() -> None:
     lines = table_text(RenderContext(quiet=True)).splitlines()
     assert lines[:2] == [
-        "refs.bib:21 smith2021quantum not-found: "
+        "refs.bib:21: error not-found [smith2021quantum] "
         "No such work found in crossref, openalex, semanticscholar",
-        "refs.bib:28 wakefield1998 retracted: "
+        "refs.bib:28: error retracted [wakefield1998] "
         "retracted on 2010-02-06 (notice 10.1016/s0140-6736(10)60175-4)",
     ]
     assert lines[2].startswith("6 references:")
     assert not any("lecun2015deep" in line for line in lines), "a warning that passes is hidden"
+
+
+def test_piped_output_is_one_finding_per_line_like_ruff_concise() -> None:
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=80, no_color=True)
+    render_table(sample_report(), RenderContext(), console)
+    lines = buffer.getvalue().splitlines()
+    findings = [line for line in lines if line.startswith("refs.bib:")]
+    assert (
+        "refs.bib:11: error year-mismatch [lecun2015deep] year 2016 differs from the record"
+        in (findings[0])
+    )
+    assert "refs.bib:50: warning parse-error [broken] entry has no closing brace" in findings
+    assert not any("│" in line for line in lines), "no tables"
+    unverified = next(line for line in findings if "[offline2020]" in line)
+    assert unverified.endswith("unverified (sources down: crossref, openalex)")
+    assert "  crossref: timeout after 20 s (1 reference(s))" in lines, "each failure once"
+
+
+def test_narrow_terminals_keep_identifiers_whole() -> None:
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=80, force_terminal=True, color_system=None)
+    render_table(sample_report(), RenderContext(details=False, verbose=True), console)
+    text = buffer.getvalue()
+    assert max(len(line) for line in text.splitlines() if "│" in line) <= 80
+    assert "10.1016/s0140-6736(10)60175-4" in text, "a DOI is never folded across lines"
 
 
 def test_colour_is_dropped_when_the_console_has_no_colour() -> None:

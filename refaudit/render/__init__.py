@@ -31,6 +31,21 @@ VERDICT_LABELS = {
 }
 
 
+def shown_verdict(result: Result) -> str:
+    """The verdict as every human-readable format shows it: a withdrawn work is `retracted`."""
+    return "retracted" if result.retracted else VERDICT_LABELS[result.verdict]
+
+
+def verdict_counts(report: AuditReport) -> dict[str, int]:
+    """References per shown verdict, in a fixed order; the counts add up to the total."""
+    counts = dict.fromkeys(
+        ("verified", "mismatch", "not found", "retracted", "unverified", "skipped"), 0
+    )
+    for result in report.results:
+        counts[shown_verdict(result)] += 1
+    return counts
+
+
 @dataclass
 class RenderContext:
     """What a renderer needs beyond the report: the fail policy, the baseline, verbosity."""
@@ -105,6 +120,14 @@ def finding_source(result: Result, finding: Finding) -> str:
         failed = [name for name, status in result.sources.items() if status.state == "failed"]
         return ", ".join(failed)
     return result.matched.source if result.matched else ""
+
+
+def finding_message(result: Result, finding: Finding) -> str:
+    """The message as shown: an outage is named once per run, so per reference it is short."""
+    failed = [name for name, status in result.sources.items() if status.state == "failed"]
+    if finding.code == "unverified" and failed:
+        return f"unverified (sources down: {', '.join(sorted(failed))})"
+    return finding.message
 
 
 def failed_sources_text(result: Result) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from refaudit.models import AuditReport
-from refaudit.render import VERDICT_LABELS, RenderContext, finding_source, location, rows
+from refaudit.render import RenderContext, finding_source, location, rows, shown_verdict
 from refaudit.render.table import summary_lines
 
 
@@ -38,7 +38,7 @@ def render_markdown(report: AuditReport, context: RenderContext) -> str:
             finding = f"`{row.finding.code}` {_cell(row.finding.message)} {marks}".rstrip()
             source = _cell(finding_source(row.result, row.finding))
             lines.append(
-                f"| `{_cell(row.result.reference.key)}` | {VERDICT_LABELS[row.result.verdict]} "
+                f"| `{_cell(row.result.reference.key)}` | {shown_verdict(row.result)} "
                 f"| {row.finding.severity} | {finding} | {source} | {_cell(location(row.result))} |"
             )
         lines.append("")

@@ -1,4 +1,8 @@
-"""The terminal report: findings grouped by severity, a summary line, optional details."""
+"""The terminal report: findings grouped by what they need, a summary, optional details.
+
+On a terminal the findings are tables; piped (a CI log, an editor) each finding
+is one line, `path:line: severity code [key] message`, like ruff's concise output.
+"""
 
 from __future__ import annotations
 
@@ -7,21 +11,23 @@ from typing import Any
 
 from refaudit.models import SEVERITY_RANK, AuditReport, Result, Verdict
 from refaudit.render import (
-    VERDICT_LABELS,
     RenderContext,
     Row,
     consulted_sources,
     display_path,
+    finding_message,
     finding_source,
     location,
     mirror_line,
-    report_summary,
     rows,
+    shown_verdict,
     snapshot_line,
     source_failures,
+    verdict_counts,
 )
 
 _GROUPS = (
+    ("failing", "Failing the run", "bold red"),
     ("error", "Errors", "red"),
     ("warning", "Warnings", "yellow"),
     ("info", "Notes", "cyan"),
@@ -29,29 +35,35 @@ _GROUPS = (
     ("verified", "Verified", "green"),
 )
 _SEVERITY_STYLE = {"error": "red", "warning": "yellow", "info": "cyan"}
+_NARROW = 100
 
 
 def group_of(result: Result, result_rows: list[Row]) -> str:
-    """The table a result is listed in: its worst active finding, else why it is quiet."""
+    """The table a result is listed in: failing the run, else its worst active finding."""
     if result.verdict == Verdict.SKIPPED:
         return "suppressed"
+    if any(row.failing for row in result_rows):
+        return "failing"
     active = [row.finding.severity for row in result_rows if not row.finding.suppressed]
     if active:
         return max(active, key=SEVERITY_RANK.__getitem__)
     return "suppressed" if result_rows else "verified"
 
 
-def render_table(report: AuditReport, context: RenderContext, console: Any) -> None:
+def render_table(
+    report: AuditReport, context: RenderContext, console: Any, *, concise: bool | None = None
+) -> None:
     """Print the report on a rich Console (colour follows the console, NO_COLOR included).
 
-    With `context.quiet` only the findings that fail the run (one line each, so a
-    pre-commit hook still says which entry to fix) and the summary are printed.
+    `concise` (default: the console is not a terminal) prints one line per
+    active finding instead of tables; with `context.quiet` only the findings that
+    fail the run, so a pre-commit hook still says which entry to fix.
     """
     from rich.table import Table
     from rich.text import Text
 
-    if context.quiet:
-        _print_failing_lines(report, context, console)
+    if context.quiet or (concise if concise is not None else not console.is_terminal):
+        _print_finding_lines(report, context, console, only_failing=context.quiet)
         _print_summary(report, context, console)
         return
     grouped: dict[str, list[tuple[Result, list[Row]]]] = {name: [] for name, _, _ in _GROUPS}
@@ -74,12 +86,18 @@ def render_table(report: AuditReport, context: RenderContext, console: Any) -> N
             show_lines=False,
             expand=False,
         )
-        table.add_column("key", style="bold", overflow="fold")
-        table.add_column("verdict")
-        table.add_column("finding", overflow="fold", ratio=3)
-        table.add_column("source", overflow="fold")
-        for result, result_rows in members:
-            _add_result(table, result, result_rows)
+        # Below 100 columns the source joins the finding's text instead of a column.
+        narrow = console.width < _NARROW
+        cells = [_cells(result, result_rows, narrow=narrow) for result, result_rows in members]
+        # Identifiers (DOIs, arXiv ids, URLs, dates) are never folded: their column is
+        # at least as wide as the longest one, up to a cap that keeps 80 columns usable.
+        table.add_column("key", style="bold", min_width=_widest(cells, 0, 24))
+        table.add_column("verdict", no_wrap=True)
+        table.add_column("finding", ratio=1, min_width=_widest(cells, 2, 32))
+        if not narrow:
+            table.add_column("source", min_width=_widest(cells, 3, 16))
+        for row in (row for rows_of_result in cells for row in rows_of_result):
+            table.add_row(*(row[:3] if narrow else row))
         console.print(table)
 
     if report.problems:
@@ -97,51 +115,105 @@ def render_table(report: AuditReport, context: RenderContext, console: Any) -> N
     _print_summary(report, context, console)
 
 
-def _print_failing_lines(report: AuditReport, context: RenderContext, console: Any) -> None:
-    """`refs.bib:205 key code: message`, one line per finding that fails the run."""
+def _print_finding_lines(
+    report: AuditReport, context: RenderContext, console: Any, *, only_failing: bool
+) -> None:
+    """`refs.bib:205: error not-found [key] message`, one line per active finding."""
     from rich.text import Text
 
     for result in report.results:
         for row in rows(result, context):
-            if row.failing:
-                finding = row.finding
-                console.print(
-                    Text.assemble(
-                        (location(result), "bold"),
-                        f" {result.reference.key} ",
-                        (f"{finding.code}: ", _SEVERITY_STYLE.get(finding.severity, "")),
-                        finding.message,
-                    )
-                )
+            finding = row.finding
+            if finding.suppressed or (only_failing and not row.failing):
+                continue
+            where = location(result)
+            message = _one_line(finding_message(result, finding))
+            tail = " [baseline]" if row.baselined else ""
+            console.print(
+                Text.assemble(
+                    (f"{where}:", "bold"),
+                    " ",
+                    (f"{finding.severity} {finding.code}", _SEVERITY_STYLE[finding.severity]),
+                    f" [{result.reference.key}] {message}{tail}",
+                ),
+                soft_wrap=True,
+            )
+    if only_failing:
+        return
+    for problem in report.problems:
+        where = ":".join(
+            str(p) for p in (display_path(problem.file), problem.line) if p is not None
+        )
+        key = f" [{problem.key}]" if problem.key else ""
+        console.print(
+            Text.assemble(
+                (f"{where}:", "bold"),
+                " ",
+                (f"{problem.severity} {problem.code}", _SEVERITY_STYLE.get(problem.severity, "")),
+                f"{key} {_one_line(problem.message)}",
+            ),
+            soft_wrap=True,
+        )
 
 
-def _add_result(table: Any, result: Result, result_rows: list[Row]) -> None:
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _cells(
+    result: Result, result_rows: list[Row], *, narrow: bool
+) -> list[tuple[Any, Any, Any, Any]]:
+    """The table rows of one result: key and verdict on its first row, one finding per row."""
     from rich.text import Text
 
-    verdict = VERDICT_LABELS[result.verdict]
+    verdict = Text(shown_verdict(result), _verdict_style(result))
     if not result_rows:
-        table.add_row(result.reference.key, Text(verdict, "green"), "", _matched_source(result))
-        return
+        record = _matched_record(result)
+        source = result.matched.source if result.matched else ""
+        shown = Text(f"matched {record}" if record else "", style="dim")
+        if narrow and source:
+            shown.append(f" ({source})" if record else source, style="dim")
+        return [(result.reference.key, verdict, shown, source)]
+    cells = []
     for index, row in enumerate(result_rows):
         finding = row.finding
         text = Text(f"{finding.code}: ", style=_SEVERITY_STYLE.get(finding.severity, ""))
-        text.append(finding.message, style="dim" if finding.suppressed else "")
+        text.append(finding_message(result, finding), style="dim" if finding.suppressed else "")
         if finding.suppressed and finding.suppressed != finding.message:
             text.append(f"  [suppressed: {finding.suppressed}]", style="dim italic")
         if row.baselined:
             text.append("  [baseline]", style="dim italic")
         if row.failing:
             text.append("  ✗ fails", style="bold red")
+        source = finding_source(result, finding)
+        if narrow and source:
+            text.append(f"  ({source})", style="dim")
         first = index == 0
-        table.add_row(
-            result.reference.key if first else "",
-            Text(verdict, _verdict_style(result)) if first else "",
-            text,
-            finding_source(result, finding),
+        cells.append(
+            (
+                result.reference.key if first else "",
+                verdict if first else "",
+                text,
+                source,
+            )
         )
+    return cells
+
+
+def _widest(cells: list[list[tuple[Any, ...]]], column: int, cap: int) -> int:
+    """The longest unbreakable word in a column (at most `cap`), so rich never folds it."""
+    words = (
+        len(word)
+        for rows_of_result in cells
+        for row in rows_of_result
+        for word in str(row[column]).split()
+    )
+    return min(cap, max(words, default=1))
 
 
 def _verdict_style(result: Result) -> str:
+    if result.retracted:
+        return "bold red"
     return {
         Verdict.VERIFIED: "green",
         Verdict.MISMATCH: "yellow",
@@ -151,11 +223,10 @@ def _verdict_style(result: Result) -> str:
     }[result.verdict]
 
 
-def _matched_source(result: Result) -> str:
+def _matched_record(result: Result) -> str:
     if not result.matched:
         return ""
-    record = result.matched.source_id or result.matched.doi
-    return f"{result.matched.source} {record}" if record else result.matched.source
+    return result.matched.source_id or result.matched.doi or ""
 
 
 def _print_details(report: AuditReport, context: RenderContext, console: Any) -> None:
@@ -167,7 +238,7 @@ def _print_details(report: AuditReport, context: RenderContext, console: Any) ->
         result_rows = [r for r in rows(result, context) if not r.finding.suppressed]
         header = Text.assemble(
             (result.reference.key, "bold"),
-            f"  {location(result)}  {VERDICT_LABELS[result.verdict]}",
+            f"  {location(result)}  {shown_verdict(result)}",
             f"  confidence {result.confidence:.2f}" if result.confidence else "",
         )
         console.print(header)
@@ -212,19 +283,13 @@ def source_plan_lines(result: Result) -> list[str]:
 
 
 def summary_lines(report: AuditReport, context: RenderContext) -> list[str]:
-    """The summary lines (counts; cost; the snapshot's age if relevant) every text format shows."""
-    summary = report_summary(report, context)
-    counts = " · ".join(
-        f"{summary[key]} {label}"
-        for key, label in (
-            ("verified", "verified"),
-            ("mismatch", "mismatch"),
-            ("not_found", "not found"),
-            ("retracted", "retracted"),
-            ("unverified", "unverified"),
-            ("skipped", "skipped"),
-        )
-    )
+    """The summary lines (counts; cost; the snapshot's age if relevant) every text format shows.
+
+    Each reference is counted once, under the verdict the tables show, so the counts
+    add up to the total (a retracted work is `retracted`, not also `verified`).
+    """
+    counts = verdict_counts(report)
+    shown = " · ".join(f"{count} {label}" for label, count in counts.items())
     stats = report.stats
     sources = ", ".join(consulted_sources(report)) or "none"
     cost = (
@@ -236,7 +301,7 @@ def summary_lines(report: AuditReport, context: RenderContext) -> list[str]:
     if report.offline:
         cost += " · offline"
     notes = [line for line in (mirror_line(report), snapshot_line(report)) if line]
-    return [f"{summary['total']} references: {counts}", cost, *notes]
+    return [f"{len(report.results)} references: {shown}", cost, *notes]
 
 
 def _print_summary(report: AuditReport, context: RenderContext, console: Any) -> None:
@@ -283,5 +348,5 @@ def render_table_text(report: AuditReport, context: RenderContext) -> str:
 
     buffer = io.StringIO()
     console = Console(file=buffer, width=120, no_color=True, color_system=None, soft_wrap=False)
-    render_table(report, context, console)
+    render_table(report, context, console, concise=False)
     return buffer.getvalue()
