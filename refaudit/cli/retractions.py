@@ -79,11 +79,17 @@ def update(
         " file (default: Crossref Labs, or REFAUDIT_RETRACTIONWATCH_URL).",
     ),
     output: OutputFormat = FormatOption,
+    allow_fewer_rows: bool = typer.Option(
+        False,
+        "--allow-fewer-rows",
+        help="Install the download even when it holds far fewer notices than the snapshot.",
+    ),
 ) -> None:
     """Download the Retraction Watch CSV and install it as the local snapshot.
 
-    A failed download or a file that is not the Retraction Watch CSV leaves the
-    previous snapshot in place.
+    A failed download, a file that is not the Retraction Watch CSV, one cut short
+    (shorter than announced, or far fewer notices than the installed snapshot)
+    leaves the previous snapshot in place and says why.
 
     Example: refaudit retractions update
     """
@@ -91,7 +97,12 @@ def update(
 
     settings = _settings()
     try:
-        report = _download(settings, url, bar=sys.stderr.isatty() and output is OutputFormat.TABLE)
+        report = _download(
+            settings,
+            url,
+            bar=sys.stderr.isatty() and output is OutputFormat.TABLE,
+            allow_fewer_rows=allow_fewer_rows,
+        )
     except RefauditError as exc:
         exc.hint = exc.hint or _kept_snapshot(settings)
         raise
@@ -121,14 +132,16 @@ def update(
     _print_credit()
 
 
-def _download(settings: Any, url: str | None, *, bar: bool) -> Any:
+def _download(settings: Any, url: str | None, *, bar: bool, allow_fewer_rows: bool) -> Any:
     """Run the download, with a progress bar on a terminal."""
     import asyncio
+    import functools
 
     from refaudit.retractions import download_snapshot
 
+    download = functools.partial(download_snapshot, allow_fewer_rows=allow_fewer_rows)
     if not bar:
-        return asyncio.run(download_snapshot(settings, url=url))
+        return asyncio.run(download(settings, url=url))
     from rich.progress import DownloadColumn, Progress, TransferSpeedColumn
 
     with Progress(
@@ -143,7 +156,7 @@ def _download(settings: Any, url: str | None, *, bar: bool) -> Any:
         def advance(done: int, total: int | None) -> None:
             progress.update(task, completed=done, total=total)
 
-        return asyncio.run(download_snapshot(settings, url=url, progress=advance))
+        return asyncio.run(download(settings, url=url, progress=advance))
 
 
 def _kept_snapshot(settings: Any) -> str:

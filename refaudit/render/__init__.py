@@ -7,6 +7,7 @@ the same story as the exit code.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -255,3 +256,16 @@ def report_summary(report: AuditReport, context: RenderContext) -> dict[str, Any
         "failing": sum(1 for result in report.results if context.fails(result)),
         "problems": len(report.problems),
     }
+
+
+# XML 1.0 allows tab, newline, carriage return, U+0020–U+D7FF, U+E000–U+FFFD and U+10000 up.
+_NOT_XML = re.compile("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def xml_safe(text: str) -> str:
+    """`text` with every character XML 1.0 forbids written as a visible escape (`\\x01`).
+
+    Keys and titles come from user files and upstream records; one control character
+    would otherwise make a JUnit or SARIF file unreadable to the CI that consumes it.
+    """
+    return _NOT_XML.sub(lambda found: f"\\x{ord(found.group()):02x}", text)

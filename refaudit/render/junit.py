@@ -11,7 +11,14 @@ import xml.etree.ElementTree as ET
 from itertools import groupby
 
 from refaudit.models import AuditReport, Result, Verdict
-from refaudit.render import RenderContext, Row, display_path, failed_sources_text, rows
+from refaudit.render import (
+    RenderContext,
+    Row,
+    display_path,
+    failed_sources_text,
+    rows,
+    xml_safe,
+)
 
 
 def _describe(row: Row) -> str:
@@ -54,6 +61,14 @@ def _testcase(result: Result, context: RenderContext, suite: str) -> ET.Element:
     return case
 
 
+def _make_xml_safe(root: ET.Element) -> None:
+    """Escape what XML 1.0 forbids in every attribute and text (ElementTree writes it raw)."""
+    for element in root.iter():
+        element.attrib = {name: xml_safe(value) for name, value in element.attrib.items()}
+        if element.text:
+            element.text = xml_safe(element.text)
+
+
 def render_junit(report: AuditReport, context: RenderContext) -> str:
     root = ET.Element("testsuites", name="refaudit")
     totals = {"tests": 0, "failures": 0, "skipped": 0}
@@ -80,5 +95,6 @@ def render_junit(report: AuditReport, context: RenderContext) -> str:
         root.set(key, str(value))
     root.set("errors", "0")
     root.set("time", f"{report.stats.elapsed_s:.3f}")
+    _make_xml_safe(root)
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

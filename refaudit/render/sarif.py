@@ -12,7 +12,7 @@ from typing import Any
 
 from refaudit.baseline import fingerprint
 from refaudit.models import AuditReport
-from refaudit.render import RenderContext, Row, display_path, rows, tool_version
+from refaudit.render import RenderContext, Row, display_path, rows, tool_version, xml_safe
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 DOCS = "https://github.com/refaudit/refaudit/blob/main/docs/verdicts.md"
@@ -51,7 +51,22 @@ def render_sarif(report: AuditReport, context: RenderContext) -> str:
         "columnKind": "unicodeCodePoints",
     }
     document = {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}
-    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    return json.dumps(_xml_safe_strings(document), indent=2, ensure_ascii=False) + "\n"
+
+
+def _xml_safe_strings(value: Any) -> Any:
+    """Every string with XML 1.0's forbidden characters escaped, as in the JUnit writer.
+
+    JSON could carry them as \\u0001, but SARIF viewers render messages as markdown/XML
+    and a lone surrogate cannot even be written as UTF-8.
+    """
+    if isinstance(value, str):
+        return xml_safe(value)
+    if isinstance(value, dict):
+        return {xml_safe(key): _xml_safe_strings(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_xml_safe_strings(item) for item in value]
+    return value
 
 
 def _result(row: Row, rule_index: dict[str, int], context: RenderContext) -> dict[str, Any]:

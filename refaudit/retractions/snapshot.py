@@ -357,6 +357,9 @@ class LoadReport:
 
 # More malformed rows than this (and more than 1 %) means a damaged file, not a few bad rows.
 _MAX_SKIPPED = 10
+# A download is refused when it holds fewer rows than this share of the installed
+# snapshot: Retraction Watch only grows, a cut-off file shrinks.
+MIN_ROW_SHARE = 0.9
 _SHOWN = 20
 
 
@@ -607,8 +610,13 @@ async def download_snapshot(
     url: str | None = None,
     transport: httpx.AsyncBaseTransport | None = None,
     progress: Progress | None = None,
+    allow_fewer_rows: bool = False,
 ) -> UpdateReport:
     """Download, validate and install a new snapshot; the old one stays on any failure.
+
+    Besides the CSV's own checks (header, columns, at least one row), a download is
+    refused when it is shorter than its Content-Length or holds fewer than
+    MIN_ROW_SHARE of the installed snapshot's rows (unless `allow_fewer_rows`).
 
     Raises SourceUnavailable (network, HTTP error) or UnexpectedResponse (not the CSV).
     """
@@ -625,6 +633,14 @@ async def download_snapshot(
             received = await _download(settings, source_url, params, csv_path, transport, progress)
         staged = Path(work) / FILENAME
         loaded = load_csv(csv_path, staged, source_url=source_url)
+        installed = _installed_rows(target)
+        if installed and not allow_fewer_rows and loaded.rows < installed * MIN_ROW_SHARE:
+            raise UnexpectedResponse(
+                NAME,
+                f"the download holds {loaded.rows:,} notices, far fewer than the "
+                f"{installed:,} of the installed snapshot; it looks cut short",
+                url=source_url,
+            )
         with staged.open("rb") as written:
             os.fsync(written.fileno())
         os.replace(staged, target)
@@ -638,6 +654,21 @@ async def download_snapshot(
         repaired_records=loaded.repaired_records[:_SHOWN],
         skipped=loaded.skipped,
     )
+
+
+def _installed_rows(path: Path) -> int | None:
+    """How many notices the installed snapshot holds (None without a readable one)."""
+    if not path.is_file():
+        return None
+    try:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            row = db.execute("SELECT value FROM meta WHERE key = 'rows'").fetchone()
+        finally:
+            db.close()
+    except sqlite3.Error:
+        return None
+    return int(row[0]) if row and str(row[0]).isdigit() else None
 
 
 def _local_file(source: str) -> Path | None:
@@ -679,12 +710,23 @@ async def _download(
                     )
                 length = response.headers.get("content-length")
                 total = int(length) if length and length.isdigit() else None
+                written = 0
                 with csv_path.open("wb") as out:
                     async for chunk in response.aiter_bytes():
                         out.write(chunk)
+                        written += len(chunk)
                         if progress:
                             progress(response.num_bytes_downloaded, total)
-                return response.num_bytes_downloaded
+                # Content-Length counts the bytes on the wire (compressed, when encoded).
+                encoded = response.headers.get("content-encoding", "identity") != "identity"
+                received = response.num_bytes_downloaded if encoded else written
+                if total is not None and received != total:
+                    raise UnexpectedResponse(
+                        NAME,
+                        f"the download was cut short: {received:,} of {total:,} bytes",
+                        url=source_url,
+                    )
+                return received
     except httpx.HTTPError as exc:
         raise SourceUnavailable(
             NAME, f"download failed: {exc or type(exc).__name__}", url=source_url

@@ -390,6 +390,10 @@ class SourceClient:
             except RateLimited as exc:
                 self._stats.rate_limited[self.name] = self._stats.rate_limited.get(self.name, 0) + 1
                 last_error = exc
+                if probe:
+                    # A 429 is an answer: the source is up, only busy. Close the circuit
+                    # (the pools are paused below) instead of leaving it probing forever.
+                    self._breaker = _Breaker()
                 wait = exc.retry_after if exc.retry_after is not None else _backoff(attempt)
                 if wait > MAX_RETRY_AFTER_S:
                     self._record_failure(exc)
@@ -547,13 +551,20 @@ def _backoff(attempt: int) -> float:
 
 
 def _retry_after(value: str | None) -> float | None:
+    """Seconds to wait from a Retry-After header (seconds or an HTTP date); None if unreadable."""
     if not value:
         return None
     try:
-        return max(0.0, float(value))
+        seconds = float(value)
     except ValueError:
-        parsed = email.utils.parsedate_to_datetime(value)
-        return max(0.0, parsed.timestamp() - time.time()) if parsed else None
+        try:
+            parsed = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError, IndexError, OverflowError):
+            return None  # "soon" and other words: the caller backs off as usual
+        seconds = parsed.timestamp() - time.time()
+    if seconds != seconds or seconds == float("inf"):
+        return None
+    return max(0.0, seconds)
 
 
 def _retryable_status(source: str, fetched: Fetched) -> SourceError:
