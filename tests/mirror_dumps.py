@@ -115,6 +115,20 @@ def write_dumps(folder: Path) -> dict[str, Path]:
     return {"crossref": crossref_dir, "openalex": folder / "openalex", "retractions": csv_path}
 
 
+def build_test_mirror(folder: Path, location: str | None = None) -> str:
+    """Write the dumps below `folder` and build a mirror from them (default: a SQLite file)."""
+    from refaudit.mirror.build import build_mirror
+
+    dumps = write_dumps(folder / "dumps")
+    target = location or str(folder / "mirror.sqlite3")
+    build_mirror(
+        target,
+        inputs={"crossref": [dumps["crossref"]], "openalex": [dumps["openalex"]]},
+        retractions=dumps["retractions"],
+    )
+    return target
+
+
 BIBLIOGRAPHY = r"""
 @inproceedings{he2016,
   title = {Deep Residual Learning for Image Recognition},

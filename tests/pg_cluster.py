@@ -45,7 +45,7 @@ def why_unavailable() -> str | None:
     try:
         import psycopg  # noqa: F401
     except ImportError:
-        return 'psycopg not installed (pip install "refaudit[postgres]")'
+        return 'psycopg not installed (pip install "refaudit-cli[postgres]")'
     return None
 
 

@@ -17,25 +17,25 @@ from refaudit.mirror.build import build_mirror
 from refaudit.mirror.store import open_store
 from refaudit.models import NoticeKind, Verdict
 from tests.fakes import FakeUpstreams, crossref_list, crossref_work
-from tests.mirror_dumps import BIBLIOGRAPHY, RESNET_DOI, RESNET_TITLE, write_dumps
+from tests.mirror_dumps import (
+    BIBLIOGRAPHY,
+    RESNET_DOI,
+    RESNET_TITLE,
+    build_test_mirror,
+    write_dumps,
+)
 
 runner = CliRunner()
 
 
 @pytest.fixture
 def dumps(tmp_path: Path) -> dict[str, Path]:
-    return write_dumps(tmp_path / "dumps")
+    return write_dumps(tmp_path / "input")
 
 
 @pytest.fixture
-def mirror(tmp_path: Path, dumps: dict[str, Path]) -> Path:
-    location = tmp_path / "mirror.sqlite3"
-    build_mirror(
-        str(location),
-        inputs={"crossref": [dumps["crossref"]], "openalex": [dumps["openalex"]]},
-        retractions=dumps["retractions"],
-    )
-    return location
+def mirror(tmp_path: Path) -> Path:
+    return Path(build_test_mirror(tmp_path))
 
 
 @pytest.fixture

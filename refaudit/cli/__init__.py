@@ -12,7 +12,17 @@ import sys
 
 import typer
 
-from refaudit.cli import cache, check, discovery, mirror, novelty, parse, retractions, serve
+from refaudit.cli import (
+    batch,
+    cache,
+    check,
+    discovery,
+    mirror,
+    novelty,
+    parse,
+    retractions,
+    serve,
+)
 
 app = typer.Typer(
     name="refaudit",
@@ -23,7 +33,7 @@ app = typer.Typer(
     rich_markup_mode="rich",
 )
 
-for module in (check, parse, discovery, novelty, retractions, cache, mirror, serve):
+for module in (check, batch, parse, discovery, novelty, retractions, cache, mirror, serve):
     module.register(app)
 
 

@@ -77,14 +77,17 @@ _INDEXES = (
 TRIGRAM_THRESHOLD = 0.3
 
 
-def connect(url: str, **options: Any) -> psycopg.Connection[Any]:
+def connect(url: str, *, dict_rows: bool = False, **options: Any) -> psycopg.Connection[Any]:
     """A psycopg connection, or a MirrorError saying which extra or server is missing."""
     try:
         import psycopg
+        from psycopg.rows import dict_row
     except ImportError as exc:
         raise MirrorError(
-            "PostgreSQL mirrors need psycopg", hint='pip install "refaudit[postgres]"'
+            "PostgreSQL mirrors need psycopg", hint='pip install "refaudit-cli[postgres]"'
         ) from exc
+    if dict_rows:
+        options["row_factory"] = dict_row
     try:
         return psycopg.connect(url, **options)
     except psycopg.OperationalError as exc:
@@ -98,10 +101,8 @@ class PostgresStore(MirrorStore):
     """A built PostgreSQL mirror."""
 
     def __init__(self, url: str) -> None:
-        from psycopg.rows import dict_row
-
         self.location = url
-        self._db = connect(url, autocommit=True, row_factory=dict_row)
+        self._db = connect(url, autocommit=True, dict_rows=True)
         try:
             rows = self._db.execute(f"SELECT key, value FROM {SCHEMA}.mirror_meta").fetchall()
         except Exception as exc:

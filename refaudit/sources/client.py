@@ -21,6 +21,7 @@ import ssl
 import time
 import xml.etree.ElementTree as ET
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlencode
@@ -53,6 +54,11 @@ BREAKER_THRESHOLD = 6
 BREAKER_COOLDOWN_S = 60.0
 # Longest single sleep while waiting for a rate-limit token.
 _NAP_S = 0.25
+#: Set by `refaudit batch --engine ray` in each task: awaited (source, rps, burst) before
+#: every request, so all the workers of a cluster share each source's published rate.
+shared_pacer: ContextVar[Callable[[str, float, int], Awaitable[None]] | None] = ContextVar(
+    "shared_pacer", default=None
+)
 
 Params = Mapping[str, Any] | Sequence[tuple[str, Any]] | None
 Check = Callable[["Fetched"], None]
@@ -423,6 +429,9 @@ class SourceClient:
     ) -> Fetched:
         if not await pool.acquire(self._sleep, lambda: self._breaker_stops(probe)):
             raise self._circuit_open(url)
+        pacer = shared_pacer.get()
+        if pacer is not None:
+            await pacer(self.name, pool.limit.rps, pool.limit.burst)
         await pool.enter()
         try:
             if self._breaker_stops(probe):

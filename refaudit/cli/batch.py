@@ -1,0 +1,170 @@
+"""`refaudit batch`: many inputs, one results line each (the engine is in refaudit.batch)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from refaudit.cli.check import (
+    ConfigOption,
+    MailtoOption,
+    MirrorOption,
+    NoCacheOption,
+    OfflineOption,
+    QuietOption,
+    SourcesOption,
+    TimeoutOption,
+)
+from refaudit.cli.common import ExitCode, fail, handle_errors
+
+
+def register(app: typer.Typer) -> None:
+    from refaudit.cli.check import _check_command_class
+
+    app.command("batch", cls=_check_command_class())(batch_command)
+
+
+@handle_errors
+def batch_command(
+    inputs: Annotated[
+        list[Path],
+        typer.Argument(help=".bib/.tex/.bbl files, folders of them, or manifests listing them."),
+    ],
+    output: Annotated[
+        Path, typer.Option("--output", "-o", help="Results file: one JSON line per input.")
+    ],
+    workers: Annotated[
+        int, typer.Option("--workers", "-w", help="Inputs audited at once.", min=1)
+    ] = 1,
+    engine: Annotated[
+        str, typer.Option("--engine", help="local (process pool) or ray.", metavar="ENGINE")
+    ] = "local",
+    ray_address: Annotated[
+        str | None,
+        typer.Option("--ray-address", help="An existing Ray cluster (default: start one here)."),
+    ] = None,
+    fail_on: Annotated[
+        list[str] | None,
+        typer.Option("--fail-on", help="What fails a reference, as for `check`."),
+    ] = None,
+    quiet: QuietOption = False,
+    offline: OfflineOption = False,
+    no_cache: NoCacheOption = False,
+    sources: SourcesOption = None,
+    mailto: MailtoOption = None,
+    config: ConfigOption = None,
+    timeout: TimeoutOption = None,
+    mirror: MirrorOption = None,
+) -> None:
+    """Audit many bibliographies or manuscripts; resumable, one JSON line per input.
+
+    Example: refaudit batch submissions/ --workers 2 --mirror -o results.jsonl
+    """
+    from refaudit.batch import expand_inputs, run_batch
+    from refaudit.cli.check import _settings
+    from refaudit.policy import parse_fail_on
+
+    if engine not in ("local", "ray"):
+        fail(f"unknown engine {engine!r}", hint="choose local or ray")
+    if ray_address and engine != "ray":
+        fail("--ray-address needs --engine ray")
+    if engine == "ray":
+        from refaudit.batch.cluster import ray_module
+
+        ray_module()
+    if output.suffix.lower() in (".bib", ".tex", ".bbl"):
+        fail(f"{output}: the results file would overwrite an input", hint="use -o results.jsonl")
+    settings = _settings(
+        config,
+        offline=offline,
+        no_cache=no_cache,
+        sources=sources,
+        mailto=mailto,
+        timeout=timeout,
+        fail_on=parse_fail_on(fail_on) if fail_on else None,
+        mirror=mirror,
+    )
+    paths = expand_inputs(inputs)
+    if not paths:
+        fail("no .bib, .tex or .bbl input found", hint="name files, folders or a manifest")
+    with _progress(quiet, len(paths)) as advance:
+        summary = run_batch(
+            paths,
+            settings,
+            output,
+            workers=workers,
+            engine=engine,  # type: ignore[arg-type]
+            ray_address=ray_address,
+            on_line=advance,
+        )
+    _print_summary(summary, output, quiet=quiet)
+    if summary.errors:
+        raise typer.Exit(int(ExitCode.INCOMPLETE))
+    if summary.failing:
+        raise typer.Exit(int(ExitCode.FLAGGED))
+
+
+def _print_summary(summary: Any, output: Path, *, quiet: bool) -> None:
+    from rich.table import Table
+
+    from refaudit.cli.common import stdout_console
+
+    rate = summary.references / summary.elapsed_s if summary.elapsed_s else 0.0
+    if not quiet and summary.lines:
+        table = Table(title=f"batch → {output}", title_justify="left")
+        for column in ("input", "refs", "verified", "mismatch", "not found", "retracted"):
+            table.add_column(column, justify="left" if column == "input" else "right")
+        table.add_column("failing / error", overflow="fold")
+        for line in summary.lines:
+            counts = line.counts
+            table.add_row(
+                Path(line.input).name,
+                str(line.references),
+                *(str(counts.get(k, "")) for k in ("verified", "mismatch", "not_found")),
+                str(counts.get("retracted", "")),
+                line.error or ", ".join(item["key"] for item in line.failing),
+            )
+        stdout_console().print(table)
+    typer.echo(
+        f"{len(summary.lines)} input(s) audited, {summary.skipped} already done · "
+        f"{summary.references} references in {summary.elapsed_s:.1f} s ({rate:.0f}/s) · "
+        f"{summary.failing} with failing references · {summary.errors} error(s)",
+        err=True,
+    )
+
+
+def _progress(quiet: bool, total: int) -> Any:
+    """Inputs done and references audited, on a terminal only."""
+    import contextlib
+    import os
+    import sys
+
+    if quiet or os.environ.get("CI") or not sys.stderr.isatty():
+        return contextlib.nullcontext(None)
+
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    from refaudit.cli.common import stderr_console
+
+    @contextlib.contextmanager
+    def bar() -> Any:
+        with Progress(
+            TextColumn("inputs"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[references]} references"),
+            console=stderr_console(),
+            transient=True,
+        ) as progress:
+            task = progress.add_task("batch", total=total, references=0)
+            seen = {"references": 0}
+
+            def advance(line: Any) -> None:
+                seen["references"] += line.references
+                progress.update(task, advance=1, references=seen["references"])
+
+            yield advance
+
+    return bar()
