@@ -51,6 +51,7 @@ from refaudit.report import (
 )
 from refaudit.retractions.snapshot import CREDIT
 from refaudit.sources import registry
+from refaudit.version import installed_version
 
 if TYPE_CHECKING:
     import httpx
@@ -162,8 +163,8 @@ def citation_reference(
 ) -> Reference:
     """A Reference from free text and/or fields; explicit fields win over parsed text."""
     from refaudit.identifiers import normalize_doi, parse_arxiv_id
+    from refaudit.names import parse_names
     from refaudit.parsing import parse_freetext
-    from refaudit.parsing.names import parse_names
 
     if not (citation and citation.strip()) and not any((title, doi, arxiv_id, pmid)):
         raise ToolError("give either a citation string or at least a title, doi, arxiv_id or pmid")
@@ -263,7 +264,7 @@ def build_server(
         SERVER_NAME,
         title="refaudit",
         instructions=INSTRUCTIONS,
-        version=_version(),
+        version=installed_version(),
         lifespan=lifespan,
     )
     _add_audit_tools(server, state)
@@ -272,12 +273,6 @@ def build_server(
     _add_resources(server, state)
     _add_prompts(server)
     return server
-
-
-def _version() -> str:
-    from refaudit.version import installed_version
-
-    return installed_version()
 
 
 def _add_audit_tools(server: MCPServer[ServerState], state: ServerState) -> None:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from refaudit.parsing import latex_to_text, parse_names
+from refaudit.names import display_name_to_person, parse_names, parse_person
+from refaudit.parsing import latex_to_text
 
 
 @pytest.mark.parametrize(
@@ -75,3 +76,16 @@ def test_empty_author_list() -> None:
 )
 def test_latex_to_text(latex: str, text: str) -> None:
     assert latex_to_text(latex) == text
+
+
+@pytest.mark.parametrize(
+    ("bibtex", "display"),
+    [
+        ("Maria dos Santos", "Maria dos Santos"),
+        ("dos Santos, Maria", "dos Santos, Maria"),
+        ("Johannes van der Waals", "Johannes van der Waals"),
+        ("Ahmed bin Salem", "Ahmed bin Salem"),
+    ],
+)
+def test_a_name_parses_the_same_from_a_bib_file_and_from_an_api(bibtex: str, display: str) -> None:
+    assert parse_person(bibtex) == display_name_to_person(display)

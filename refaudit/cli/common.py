@@ -80,11 +80,12 @@ def report_internal_error(error: BaseException, *, debug: bool) -> None:
     import tempfile
     import traceback
 
-    from refaudit.render import tool_version
+    from refaudit.version import installed_version
 
     details = "".join(traceback.format_exception(error))
     header = (
-        f"refaudit {tool_version()}, Python {platform.python_version()} on {platform.platform()}\n"
+        f"refaudit {installed_version()}, "
+        f"Python {platform.python_version()} on {platform.platform()}\n"
         f"command: {' '.join(sys.argv)}\n\n"
     )
     try:

@@ -12,6 +12,7 @@ from rapidfuzz.distance import OSA
 
 from refaudit.match.text import normalize_text
 from refaudit.models import Person
+from refaudit.names import PARTICLES
 
 # Family names within this many edits are reported as misspelt rather than as
 # another person; the long-name allowance covers transliterations
@@ -45,10 +46,6 @@ class AuthorComparison:
     placeholder: bool = False
 
 
-_PARTICLES = frozenset(
-    "van von der den de del della degli dei di da dal dos das do du la le les lo ter ten "
-    "te zu zur af av al el bin ibn ben st saint y".split()
-)
 _PLACEHOLDER_FAMILIES = frozenset(
     {"author", "authors", "anonymous", "anon", "lastname", "surname", "familyname", "nobody"}
 )
@@ -109,7 +106,7 @@ def _name(person: Person) -> _Name:
         return _Name(person.display(), frozenset({whole}), family_words, frozenset(), "", "", True)
     keys = {"".join(family_words)}
     core = list(family_words)
-    while len(core) > 1 and core[0] in _PARTICLES:
+    while len(core) > 1 and core[0] in PARTICLES:
         core.pop(0)
     keys.add("".join(core))
     initials = "".join(word[0] for word in given_words)

@@ -15,6 +15,8 @@ from collections.abc import Sequence
 
 from rapidfuzz.distance import OSA
 
+from refaudit.text import MARKUP_TAG
+
 # Words shorter than this must match exactly: in short words one letter changes
 # the word ("form"/"from" is tolerated at 4, "cat"/"car" is not).
 MIN_TYPO_WORD_LENGTH = 4
@@ -90,7 +92,6 @@ _LATEX_LETTERS = {"ss": "ss", "o": "o", "O": "o", "l": "l", "L": "l", "ae": "ae"
 _LATEX_LETTERS |= {"oe": "oe", "OE": "oe", "aa": "a", "AA": "a", "i": "i", "j": "j"}
 
 _MATH_ELEMENT = re.compile(r"</?(?:mml:)?math\b[^>]*>", re.IGNORECASE)
-_MARKUP_TAG = re.compile(r"</?[A-Za-z][\w:.-]*(?:\s[^<>]*)?/?>")
 _LATEX_SYMBOL_ACCENT = re.compile(r"\\[`'^\"~=.]\s*\{?\s*([A-Za-z])\s*\}?")
 # Letter-named accents (\c{c}, \v s) must not swallow commands such as \circ or \rm.
 _LATEX_LETTER_ACCENT = re.compile(
@@ -134,7 +135,7 @@ def normalize_text(text: str) -> str:
         return ""
     text = html.unescape(text)
     text = _MATH_ELEMENT.sub(" ", text)
-    text = _MARKUP_TAG.sub("", text)
+    text = MARKUP_TAG.sub("", text)
     text = _LATEX_SYMBOL_ACCENT.sub(r"\1", text)
     text = _LATEX_LETTER_ACCENT.sub(lambda match: match.group(1) or match.group(2), text)
     # "\\/" is LaTeX's italic correction, kept by some records ("Bio\\/technology").

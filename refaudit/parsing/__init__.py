@@ -12,11 +12,11 @@ with kebab-case codes (docs/inputs.md lists them).
 
 from __future__ import annotations
 
+from refaudit.names import parse_names
 from refaudit.parsing.bibtex import parse_bibtex
 from refaudit.parsing.files import SUPPORTED_SUFFIXES, parse_file
 from refaudit.parsing.freetext import parse_freetext
-from refaudit.parsing.latex import latex_to_text
-from refaudit.parsing.names import parse_names
+from refaudit.text import latex_to_text
 
 __all__ = [
     "SUPPORTED_SUFFIXES",

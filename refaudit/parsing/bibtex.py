@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from refaudit.braces import bibtex_split
 from refaudit.models import Bibliography, InputProblem, Reference
 from refaudit.parsing.lines import LineIndex
 from refaudit.parsing.records import build_reference
@@ -227,7 +228,7 @@ def _expand(
     """
     pieces: list[str] = []
     length = 0
-    for part in _split_concatenation(raw):
+    for part in bibtex_split(raw, "#", quotes=True):
         part = part.strip()
         if not part:
             continue
@@ -263,26 +264,6 @@ def _expand(
         )
     budget.remaining -= length
     return "".join(pieces)
-
-
-def _split_concatenation(raw: str) -> list[str]:
-    """Split at `#` outside braces and quotes."""
-    parts: list[str] = []
-    depth = 0
-    in_quotes = False
-    start = 0
-    for index, char in enumerate(raw):
-        if char == "{":
-            depth += 1
-        elif char == "}":
-            depth -= 1
-        elif char == '"' and depth == 0 and (index == 0 or raw[index - 1] != "\\"):
-            in_quotes = not in_quotes
-        elif char == "#" and depth == 0 and not in_quotes:
-            parts.append(raw[start:index])
-            start = index + 1
-    parts.append(raw[start:])
-    return parts
 
 
 def _failure_problem(block: object, file: str, line: int) -> InputProblem:

@@ -20,6 +20,7 @@ import html
 import re
 from dataclasses import dataclass, field
 
+from refaudit.braces import latex_closing
 from refaudit.identifiers import (
     arxiv_id_from_doi,
     find_arxiv_id,
@@ -30,9 +31,9 @@ from refaudit.identifiers import (
     parse_arxiv_id,
 )
 from refaudit.models import Person, Reference
-from refaudit.parsing.latex import latex_to_text, matching_brace, unwrap_href
-from refaudit.parsing.names import parse_person
+from refaudit.names import parse_person
 from refaudit.parsing.records import latex_url, normalize_pages
+from refaudit.text import latex_to_text, unwrap_href
 
 # Private-use characters mark where \emph{…}/\textit{…} spans were, through LaTeX decoding.
 EMPH_OPEN = "\ue000"
@@ -172,7 +173,7 @@ def _mark_emphasis(text: str) -> str:
     for match in list(_EMPH_COMMAND.finditer(text)) + list(_OLD_EMPH.finditer(text)):
         if match.start() < index:
             continue
-        close = matching_brace(
+        close = latex_closing(
             text, match.end() - 1 if text[match.end() - 1] == "{" else match.start()
         )
         if close is None:

@@ -20,8 +20,8 @@ from refaudit.identifiers import (
     parse_arxiv_id,
 )
 from refaudit.models import InputProblem, Reference
-from refaudit.parsing.latex import latex_to_text
-from refaudit.parsing.names import parse_names
+from refaudit.names import parse_names
+from refaudit.text import latex_to_text
 
 MONTHS = {
     name: number

@@ -15,8 +15,8 @@ from pathlib import Path
 from refaudit.errors import InputError
 from refaudit.models import Bibliography, InputProblem, Reference
 from refaudit.parsing.freetext import parse_freetext
-from refaudit.parsing.latex import strip_comments
 from refaudit.parsing.lines import LineIndex
+from refaudit.text import strip_comments
 
 MAX_INPUT_DEPTH = 10
 

@@ -218,12 +218,6 @@ def mirror_line(report: AuditReport) -> str | None:
     )
 
 
-def tool_version() -> str:
-    from refaudit.version import installed_version
-
-    return installed_version()
-
-
 def render(report: AuditReport, format: str, context: RenderContext) -> str:
     """Render `report` as text in one of FORMATS (the table without colour)."""
     renderer = _renderers().get(format)

@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 from refaudit.models import AuditReport, Result
-from refaudit.render import RenderContext, report_summary, rows, tool_version
+from refaudit.render import RenderContext, report_summary, rows
 from refaudit.report import (
     SCHEMA_PATH,
     ReferenceResult,
@@ -20,12 +20,13 @@ from refaudit.report import (
     Summary,
     ToolInfo,
 )
+from refaudit.version import installed_version
 
 
 def report_model(report: AuditReport, context: RenderContext) -> Report:
     """The whole run as the report model the JSON renderer and MCP both return."""
     return Report(
-        tool=ToolInfo(version=tool_version()),
+        tool=ToolInfo(version=installed_version()),
         files=list(report.files),
         offline=report.offline,
         retraction_snapshot=report.retraction_snapshot,

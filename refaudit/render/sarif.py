@@ -12,7 +12,8 @@ from typing import Any
 
 from refaudit.baseline import fingerprint
 from refaudit.models import AuditReport
-from refaudit.render import RenderContext, Row, display_path, rows, tool_version, xml_safe
+from refaudit.render import RenderContext, Row, display_path, rows, xml_safe
+from refaudit.version import installed_version
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 DOCS = "https://github.com/refaudit/refaudit/blob/main/docs/verdicts.md"
@@ -42,7 +43,7 @@ def render_sarif(report: AuditReport, context: RenderContext) -> str:
         "tool": {
             "driver": {
                 "name": "refaudit",
-                "version": tool_version(),
+                "version": installed_version(),
                 "informationUri": "https://github.com/refaudit/refaudit",
                 "rules": list(rules.values()),
             }

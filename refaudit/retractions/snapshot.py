@@ -31,7 +31,9 @@ from refaudit.config import DEFAULT_BASE_URLS, Settings
 from refaudit.errors import SourceUnavailable, UnexpectedResponse
 from refaudit.identifiers import normalize_doi
 from refaudit.models import RETRACTION_WATCH, NoticeKind, RetractionRecord
+from refaudit.names import display_name_to_person
 from refaudit.notices import normalize_notice_kind
+from refaudit.text import MARKUP_TAG
 
 if TYPE_CHECKING:
     from _csv import _reader as _csv_reader
@@ -88,7 +90,6 @@ CREATE INDEX authors_family_key ON authors (family_key);
 """
 _RW_DATE = re.compile(r"^\s*(\d{1,2})/(\d{1,2})/(\d{4})")
 _NON_WORD = re.compile(r"[\W_]+")
-_TAGS = re.compile(r"<[^>]+>")
 
 
 @dataclass
@@ -279,7 +280,7 @@ def title_key(text: str | None) -> str:
     """Lower-case, accent-folded, markup-free words: the key titles are compared on."""
     if not text:
         return ""
-    plain = _TAGS.sub(" ", text)
+    plain = MARKUP_TAG.sub(" ", text)
     folded = unicodedata.normalize("NFKD", plain)
     folded = "".join(ch for ch in folded if not unicodedata.combining(ch))
     return " ".join(_NON_WORD.sub(" ", folded.lower()).split())
@@ -327,17 +328,8 @@ def rw_kind(nature: str | None, reason: str | None) -> NoticeKind:
 
 def _split_name(name: str) -> tuple[str, str]:
     """(family key, first initial) of "Wakefield", "Wakefield, A.", "Wakefield AJ"."""
-    if "," in name:
-        family, given = name.split(",", 1)
-    else:
-        words = name.split()
-        if not words:
-            return "", ""
-        if len(words) > 1 and words[-1].isupper() and len(words[-1]) <= 3:
-            family, given = " ".join(words[:-1]), words[-1]
-        else:
-            family, given = words[-1], " ".join(words[:-1])
-    return title_key(family).replace(" ", ""), title_key(given)[:1]
+    person = display_name_to_person(name, medline_order=True)
+    return title_key(person.family).replace(" ", ""), title_key(person.given)[:1]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -23,9 +23,10 @@ from refaudit.config import Settings
 from refaudit.errors import UnexpectedResponse
 from refaudit.identifiers import normalize_doi, parse_arxiv_id
 from refaudit.models import Work
+from refaudit.names import display_name_to_person
 from refaudit.sources.base import SearchQuery, Source
 from refaudit.sources.client import Fetched, RateLimit, SourceClient
-from refaudit.sources.mapping import display_name_to_person, query_words, year_from
+from refaudit.sources.mapping import query_words, year_from
 
 NAME = "arxiv"
 BATCH_SIZE = 100

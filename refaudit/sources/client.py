@@ -39,6 +39,7 @@ from refaudit.errors import (
     UnexpectedResponse,
 )
 from refaudit.models import RunStats
+from refaudit.version import installed_version
 
 log = logging.getLogger(__name__)
 
@@ -522,11 +523,8 @@ _KEPT_HEADERS = frozenset(
 
 def user_agent(settings: Settings) -> str:
     """Crossref and OpenAlex route callers with a contact address to their polite pools."""
-    from refaudit.version import installed_version
-
-    own = installed_version()
     contact = f"; mailto:{settings.mailto}" if settings.mailto else ""
-    return f"refaudit/{own} (https://github.com/refaudit/refaudit{contact})"
+    return f"refaudit/{installed_version()} (https://github.com/refaudit/refaudit{contact})"
 
 
 def _pairs(params: Params) -> list[tuple[str, str]]:

@@ -41,9 +41,9 @@ from refaudit.sources.mapping import (
     first_text,
     iso_date,
     normalize_orcid,
-    strip_markup,
     unique,
 )
+from refaudit.text import strip_markup
 
 NAME = "crossref"
 BATCH_SIZE = 40

@@ -28,16 +28,16 @@ from refaudit.config import Settings
 from refaudit.errors import UnexpectedResponse
 from refaudit.identifiers import arxiv_id_from_doi, normalize_doi, parse_arxiv_id
 from refaudit.models import Person, Work
+from refaudit.names import person_from_name
 from refaudit.sources.base import SearchQuery, Source
 from refaudit.sources.client import RateLimit, SourceClient
 from refaudit.sources.mapping import (
     as_int,
     first_text,
     normalize_orcid,
-    person_from_name,
-    strip_markup,
     unique,
 )
+from refaudit.text import strip_markup
 
 NAME = "datacite"
 BATCH_SIZE = 1

@@ -22,9 +22,11 @@ from refaudit.config import Settings
 from refaudit.errors import UnexpectedResponse
 from refaudit.identifiers import arxiv_id_from_doi, normalize_doi, parse_arxiv_id
 from refaudit.models import Work
+from refaudit.names import display_name_to_person
 from refaudit.sources.base import SearchQuery, Source
 from refaudit.sources.client import RateLimit, SourceClient
-from refaudit.sources.mapping import display_name_to_person, query_words, strip_markup, year_from
+from refaudit.sources.mapping import query_words, year_from
+from refaudit.text import strip_markup
 
 NAME = "dblp"
 BATCH_SIZE = 1

@@ -8,27 +8,16 @@ helpers turn such values into plain Python without guessing.
 
 from __future__ import annotations
 
-import html
 import re
 from collections.abc import Iterator, Sequence
 from typing import Any, TypeVar
 
-from refaudit.models import Person
+from refaudit.text import strip_markup
 
 T = TypeVar("T")
 
-_TAG = re.compile(r"</?[A-Za-z][\w:.-]*(?:\s[^<>]*)?/?>")
-# After unescaping only well-known markup counts as a tag, so "x &lt; y and z &gt; w" survives.
-_ESCAPED_TAG = re.compile(
-    r"</?(?:jats:|mml:)?(?:title|i|b|em|strong|sup|sub|sc|scp|p|span|u|tt|br|italic|bold"
-    r"|inline-formula|math|mi|mn|mo|mrow|msub|msup|mfrac|mtext)(?:\s[^<>]*)?/?>",
-    re.IGNORECASE,
-)
 _SPACE = re.compile(r"\s+")
 _ORCID = re.compile(r"(\d{4}-\d{4}-\d{4}-\d{3}[\dX])", re.IGNORECASE)
-_PARTICLES = frozenset(
-    {"van", "von", "der", "den", "de", "del", "della", "di", "da", "du", "le", "la"}
-)
 
 
 def first_text(value: Any) -> str | None:
@@ -44,19 +33,6 @@ def first_text(value: Any) -> str | None:
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return str(value)
     return None
-
-
-def strip_markup(text: str | None) -> str | None:
-    """Plain text of a title that may carry JATS, HTML or MathML tags and entities."""
-    if not text:
-        return None
-    # Tags come raw or entity-escaped ("&lt;title&gt;…"), so strip, unescape, strip again.
-    plain = _ESCAPED_TAG.sub(" ", html.unescape(_TAG.sub(" ", text)))
-    plain = _SPACE.sub(" ", plain).strip()
-    # Removing inline tags leaves a space before punctuation: "x <i>y</i>." → "x y ."
-    plain = re.sub(r"\s+([,.;:!?)\]])", r"\1", plain)
-    plain = re.sub(r"([(\[])\s+", r"\1", plain)
-    return plain or None
 
 
 def as_int(value: Any) -> int | None:
@@ -89,33 +65,6 @@ def normalize_orcid(value: Any) -> str | None:
     return match.group(1).upper() if match else None
 
 
-def person_from_name(name: str) -> Person:
-    """Split a whole personal name: "Family, Given" or "Given [particle] Family"."""
-    name = _SPACE.sub(" ", name).strip()
-    if "," in name:
-        family, given = (part.strip() for part in name.split(",", 1))
-        return _with_particle(family, given)
-    parts = name.split(" ")
-    if len(parts) == 1:
-        return Person(family=name)
-    start = len(parts) - 1
-    while start > 1 and parts[start - 1].lower() in _PARTICLES:
-        start -= 1
-    return Person(
-        family=parts[-1],
-        given=" ".join(parts[:start]),
-        particle=" ".join(parts[start:-1]),
-    )
-
-
-def _with_particle(family: str, given: str) -> Person:
-    words = family.split(" ")
-    particles = []
-    while len(words) > 1 and words[0].lower() in _PARTICLES:
-        particles.append(words.pop(0))
-    return Person(family=" ".join(words), given=given, particle=" ".join(particles))
-
-
 def chunked(items: Sequence[T], size: int) -> Iterator[list[T]]:
     """Consecutive slices of at most `size` items."""
     for start in range(0, len(items), size):
@@ -132,69 +81,11 @@ def unique(items: Sequence[str | None]) -> list[str]:
 
 
 _WORD = re.compile(r"[^\W_]+")
-_INITIALS = re.compile(r"[A-Z]{1,3}|[A-Z]-[A-Z]")
 _YEAR = re.compile(r"(?<!\d)(1[5-9]\d\d|20\d\d)(?!\d)")
-SUFFIXES = frozenset({"jr", "jr.", "sr", "sr.", "ii", "iii", "iv"})
-ORGANISATION_WORDS = frozenset(
-    {
-        "agency",
-        "association",
-        "board",
-        "collaboration",
-        "committee",
-        "consortium",
-        "council",
-        "foundation",
-        "group",
-        "initiative",
-        "institute",
-        "investigators",
-        "network",
-        "organisation",
-        "organization",
-        "project",
-        "society",
-        "team",
-    }
-)
 STOPWORDS = frozenset(
     {"a", "an", "and", "are", "as", "at", "by", "for", "from", "in", "is", "of", "on", "or", "the"}
     | {"to", "with"}
 )
-
-
-def display_name_to_person(name: str, *, medline_order: bool = False) -> Person:
-    """A display name → Person; organisations ("… Collaboration") keep their whole name.
-
-    `medline_order` reads "Wakefield AJ" as family name then initials. Only PubMed
-    writes names that way; elsewhere "Koushik MV" is a given name and a family name.
-    """
-    text = " ".join(name.split()).strip(" ,")
-    if any(word.lower() in ORGANISATION_WORDS for word in text.split()):
-        return Person(family=text, is_organisation=True)
-    words = text.split()
-    if (
-        medline_order
-        and len(words) >= 2
-        and _INITIALS.fullmatch(words[-1])
-        and not _INITIALS.fullmatch(words[0])
-    ):
-        person = person_from_name("X " + " ".join(words[:-1]))
-        person.given = spaced_initials(words[-1])
-        return person
-    if len(words) > 2 and words[-1].lower() in SUFFIXES:
-        person = person_from_name(" ".join(words[:-1]))
-        person.suffix = words[-1]
-        return person
-    return person_from_name(text)
-
-
-def spaced_initials(letters: str) -> str:
-    """ "AJ" → "A. J."; "J-P" → "J.-P." """
-    return " ".join(
-        "-".join(f"{part}." for part in chunk.split("-"))
-        for chunk in re.findall(r"[A-Z](?:-[A-Z])?", letters)
-    )
 
 
 def query_words(text: str | None, *, drop_stopwords: bool = False) -> list[str]:

@@ -30,6 +30,7 @@ from refaudit.config import Settings
 from refaudit.errors import UnexpectedResponse
 from refaudit.identifiers import arxiv_id_from_doi, normalize_doi, parse_arxiv_id
 from refaudit.models import Person, Work
+from refaudit.names import person_from_name
 from refaudit.sources.base import SearchQuery, Source
 from refaudit.sources.client import RateLimit, SourceClient
 from refaudit.sources.mapping import (
@@ -37,10 +38,9 @@ from refaudit.sources.mapping import (
     chunked,
     first_text,
     normalize_orcid,
-    person_from_name,
-    strip_markup,
     unique,
 )
+from refaudit.text import strip_markup
 
 NAME = "openalex"
 BATCH_SIZE = 50

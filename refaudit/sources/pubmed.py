@@ -24,10 +24,12 @@ from refaudit.config import Settings
 from refaudit.errors import RateLimited, UnexpectedResponse
 from refaudit.identifiers import normalize_doi
 from refaudit.models import Notice, Person, Work
+from refaudit.names import display_name_to_person
 from refaudit.notices import normalize_notice_kind
 from refaudit.sources.base import SearchQuery, Source
 from refaudit.sources.client import Fetched, RateLimit, SourceClient
-from refaudit.sources.mapping import display_name_to_person, query_words, strip_markup, year_from
+from refaudit.sources.mapping import query_words, year_from
+from refaudit.text import strip_markup
 
 NAME = "pubmed"
 BATCH_SIZE = 200

@@ -23,9 +23,11 @@ from refaudit.config import Settings
 from refaudit.errors import UnexpectedResponse
 from refaudit.identifiers import normalize_doi
 from refaudit.models import Work
+from refaudit.names import display_name_to_person
 from refaudit.sources.base import SearchQuery, Source
 from refaudit.sources.client import RateLimit, SourceClient
-from refaudit.sources.mapping import display_name_to_person, query_words, strip_markup, year_from
+from refaudit.sources.mapping import query_words, year_from
+from refaudit.text import strip_markup
 
 NAME = "semanticscholar"
 BATCH_SIZE = 500

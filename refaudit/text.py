@@ -1,16 +1,29 @@
-"""LaTeX markup → readable Unicode, and LaTeX comment stripping.
+"""Text cleaning shared by every stage: LaTeX and markup → readable Unicode.
 
 Titles and names in .bib files are full of `{\\"u}`, `{B}ayesian` and
-`$\\alpha$`; the verifier compares them with plain Unicode from the APIs, so
-everything goes through `latex_to_text`. pylatexenc does the real work; plain
-strings skip it because it costs about a millisecond per call.
+`$\\alpha$`; upstream titles carry JATS, HTML and MathML tags and entities.
+`latex_to_text` (pylatexenc does the real work; plain strings skip it because
+it costs about a millisecond per call) and `strip_markup` turn both into plain
+Unicode for display and comparison; `MARKUP_TAG` is the one tag pattern, also
+used by `match.normalize_text` and the Retraction Watch title keys.
 """
 
 from __future__ import annotations
 
 import functools
+import html
 import re
 
+from refaudit.braces import latex_closing
+
+#: An HTML/XML/JATS/MathML tag: the one tag pattern every cleaner uses.
+MARKUP_TAG = re.compile(r"</?[A-Za-z][\w:.-]*(?:\s[^<>]*)?/?>")
+# After unescaping only well-known markup counts as a tag, so "x &lt; y and z &gt; w" survives.
+_ESCAPED_TAG = re.compile(
+    r"</?(?:jats:|mml:)?(?:title|i|b|em|strong|sup|sub|sc|scp|p|span|u|tt|br|italic|bold"
+    r"|inline-formula|math|mi|mn|mo|mrow|msub|msup|mfrac|mtext)(?:\s[^<>]*)?/?>",
+    re.IGNORECASE,
+)
 _NEEDS_LATEX = re.compile(r"[\\$~`]|--|''")
 _BRACES = re.compile(r"[{}]")
 _SPACES = re.compile(r"\s+")
@@ -64,7 +77,7 @@ def unwrap_href(text: str, *, keep_url: bool = False) -> str:
     out: list[str] = []
     index = 0
     while match := _HREF.search(text, index):
-        close = matching_brace(text, match.end() - 1)
+        close = latex_closing(text, match.end() - 1)
         if close is None:
             break
         out.append(text[index : match.start()])
@@ -76,20 +89,19 @@ def unwrap_href(text: str, *, keep_url: bool = False) -> str:
     return "".join(out)
 
 
-def matching_brace(text: str, open_index: int) -> int | None:
-    """Index of the `}` closing the `{` at `open_index` (escaped braces skipped), or None."""
-    depth = 0
-    for index in range(open_index, len(text)):
-        char = text[index]
-        if char == "{" and (index == 0 or text[index - 1] != "\\"):
-            depth += 1
-        elif char == "}" and text[index - 1] != "\\":
-            depth -= 1
-            if depth == 0:
-                return index
-    return None
-
-
 def strip_comments(text: str) -> str:
     """Drop `%` comments line by line (keeping `\\%` and line numbers)."""
     return "\n".join(_COMMENT.sub(r"\1", line) for line in text.split("\n"))
+
+
+def strip_markup(text: str | None) -> str | None:
+    """Plain text of a title that may carry JATS, HTML or MathML tags and entities."""
+    if not text:
+        return None
+    # Tags come raw or entity-escaped ("&lt;title&gt;…"), so strip, unescape, strip again.
+    plain = _ESCAPED_TAG.sub(" ", html.unescape(MARKUP_TAG.sub(" ", text)))
+    plain = _SPACES.sub(" ", plain).strip()
+    # Removing inline tags leaves a space before punctuation: "x <i>y</i>." → "x y ."
+    plain = re.sub(r"\s+([,.;:!?)\]])", r"\1", plain)
+    plain = re.sub(r"([(\[])\s+", r"\1", plain)
+    return plain or None

@@ -1,0 +1,171 @@
+"""Person names → `Person`s: one parser per way names are written, one particle list.
+
+BibTeX name lists follow BibTeX's own rules ("van der Waals, J. D.", "Johannes
+van der Waals", "King, Jr., Martin Luther", "{World Health Organization}");
+the APIs and Retraction Watch write display names ("Maria dos Santos",
+"Vaswani, Ashish", PubMed's "Wakefield AJ", "ATLAS Collaboration"). The
+verifier compares family names, so the particle and suffix must not end up in
+them, and "Maria dos Santos" must come out the same from a .bib and from an API.
+"""
+
+from __future__ import annotations
+
+import re
+
+from refaudit.braces import bibtex_is_one_group, bibtex_split
+from refaudit.models import Person
+from refaudit.text import latex_to_text
+
+#: Lower-case name particles ("dos" in "Maria dos Santos"), kept out of family-name keys.
+PARTICLES = frozenset(
+    "van von der den de del della degli dei di da dal dos das do du la le les lo ter ten "
+    "te zu zur af av al el bin ibn ben st saint y".split()
+)
+#: Generational suffixes written after a display name ("Martin Luther King Jr").
+SUFFIXES = frozenset({"jr", "jr.", "sr", "sr.", "ii", "iii", "iv"})
+#: Words that make a display name an organisation ("ATLAS Collaboration").
+ORGANISATION_WORDS = frozenset(
+    {
+        "agency",
+        "association",
+        "board",
+        "collaboration",
+        "committee",
+        "consortium",
+        "council",
+        "foundation",
+        "group",
+        "initiative",
+        "institute",
+        "investigators",
+        "network",
+        "organisation",
+        "organization",
+        "project",
+        "society",
+        "team",
+    }
+)
+_SPACE = re.compile(r"\s+")
+_INITIALS = re.compile(r"[A-Z]{1,3}|[A-Z]-[A-Z]")
+
+_TRUNCATION = re.compile(r"^(?:others|et\.?\s*al\.?|and\s+others)$", re.IGNORECASE)
+_SPACES_AROUND_AND = re.compile(r"\s+and\s+", re.IGNORECASE)
+_TRAILING_ET_AL = re.compile(r",?\s+et\.?\s*al\.?$", re.IGNORECASE)
+_BIBTEX_SUFFIX = re.compile(r"^(?:jr|sr|jnr|snr|ii|iii|iv|v)\.?$", re.IGNORECASE)
+
+
+def parse_names(value: str) -> tuple[list[Person], bool]:
+    """Split a BibTeX `author`/`editor` value; the flag says "and others" cut the list short."""
+    from bibtexparser.middlewares.names import split_multiple_persons_names
+
+    people: list[Person] = []
+    truncated = False
+    text = _SPACES_AROUND_AND.sub(" and ", value.strip())
+    if not text:
+        return [], False
+    for raw_name in split_multiple_persons_names(text):
+        name = raw_name.strip().rstrip(",").strip()
+        if not name:
+            continue
+        tail = _TRAILING_ET_AL.search(name)
+        if tail:
+            truncated = True
+            name = name[: tail.start()].strip().rstrip(",")
+            if not name:
+                continue
+        if _TRUNCATION.match(name):
+            truncated = True
+            continue
+        person = parse_person(name)
+        if person.family:
+            people.append(person)
+    return people, truncated
+
+
+def parse_person(name: str) -> Person:
+    """One BibTeX name ("First von Last", "von Last, First" or "von Last, Jr, First")."""
+    from bibtexparser.middlewares.names import InvalidNameError, parse_single_name_into_parts
+
+    if bibtex_is_one_group(name):
+        return Person(family=latex_to_text(name[1:-1]), is_organisation=True)
+    suffix = ""
+    parts = bibtex_split(name, ",")
+    if len(parts) == 2 and _BIBTEX_SUFFIX.match(parts[1].strip()):
+        # "Martin Luther King, Jr." — BibTeX would read "Jr." as the given name.
+        name, suffix = parts[0], parts[1].strip()
+    try:
+        split = parse_single_name_into_parts(name, strict=False)
+    except InvalidNameError:
+        return Person(family=latex_to_text(name))
+    family = latex_to_text(" ".join(split.last))
+    given = latex_to_text(" ".join(split.first))
+    if not family and given:
+        family, given = given, ""
+    return Person(
+        family=family,
+        given=given,
+        particle=latex_to_text(" ".join(split.von)),
+        suffix=suffix or latex_to_text(" ".join(split.jr)),
+    )
+
+
+def display_name_to_person(name: str, *, medline_order: bool = False) -> Person:
+    """A display name → Person; organisations ("… Collaboration") keep their whole name.
+
+    `medline_order` reads "Wakefield AJ" as family name then initials. Only PubMed
+    writes names that way; elsewhere "Koushik MV" is a given name and a family name.
+    """
+    text = " ".join(name.split()).strip(" ,")
+    if any(word.lower() in ORGANISATION_WORDS for word in text.split()):
+        return Person(family=text, is_organisation=True)
+    words = text.split()
+    if (
+        medline_order
+        and len(words) >= 2
+        and _INITIALS.fullmatch(words[-1])
+        and not _INITIALS.fullmatch(words[0])
+    ):
+        person = person_from_name("X " + " ".join(words[:-1]))
+        person.given = spaced_initials(words[-1])
+        return person
+    if len(words) > 2 and words[-1].lower() in SUFFIXES:
+        person = person_from_name(" ".join(words[:-1]))
+        person.suffix = words[-1]
+        return person
+    return person_from_name(text)
+
+
+def spaced_initials(letters: str) -> str:
+    """ "AJ" → "A. J."; "J-P" → "J.-P." """
+    return " ".join(
+        "-".join(f"{part}." for part in chunk.split("-"))
+        for chunk in re.findall(r"[A-Z](?:-[A-Z])?", letters)
+    )
+
+
+def person_from_name(name: str) -> Person:
+    """Split a whole personal name: "Family, Given" or "Given [particle] Family"."""
+    name = _SPACE.sub(" ", name).strip()
+    if "," in name:
+        family, given = (part.strip() for part in name.split(",", 1))
+        return _with_particle(family, given)
+    parts = name.split(" ")
+    if len(parts) == 1:
+        return Person(family=name)
+    start = len(parts) - 1
+    while start > 1 and parts[start - 1].lower() in PARTICLES:
+        start -= 1
+    return Person(
+        family=parts[-1],
+        given=" ".join(parts[:start]),
+        particle=" ".join(parts[start:-1]),
+    )
+
+
+def _with_particle(family: str, given: str) -> Person:
+    words = family.split(" ")
+    particles = []
+    while len(words) > 1 and words[0].lower() in PARTICLES:
+        particles.append(words.pop(0))
+    return Person(family=" ".join(words), given=given, particle=" ".join(particles))
