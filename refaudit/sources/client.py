@@ -27,6 +27,8 @@ from typing import Any
 from urllib.parse import urlencode
 
 import httpx
+from defusedxml import DefusedXmlException
+from defusedxml.ElementTree import fromstring as defused_fromstring
 
 from refaudit.cache import ResponseCache
 from refaudit.config import Settings
@@ -121,26 +123,31 @@ class Fetched:
     headers: dict[str, str] = field(default_factory=dict)
     from_cache: bool = False
     source: str = ""
-    _parsed: Any = field(default=_UNPARSED, init=False, repr=False, compare=False)
+    _json: Any = field(default=_UNPARSED, init=False, repr=False, compare=False)
+    _xml: Any = field(default=_UNPARSED, init=False, repr=False, compare=False)
 
     def json(self) -> Any:
-        if self._parsed is _UNPARSED:
+        if self._json is _UNPARSED:
             try:
-                self._parsed = json.loads(self.text)
+                self._json = json.loads(self.text)
             except ValueError as exc:
                 raise UnexpectedResponse(
                     self.source, f"invalid JSON ({exc.msg} at {exc.pos})", url=self.url
                 ) from exc
-        return self._parsed
+        return self._json
 
     def xml(self) -> ET.Element:
-        """The parsed XML body (parsed once: the client checks it before sources read it)."""
-        if self._parsed is _UNPARSED:
+        """The parsed XML body (parsed once: the client checks it before sources read it).
+
+        defusedxml refuses entity expansion and external references, so a hostile
+        upstream body cannot blow up memory or read local files.
+        """
+        if self._xml is _UNPARSED:
             try:
-                self._parsed = ET.fromstring(self.text)
-            except ET.ParseError as exc:
+                self._xml = defused_fromstring(self.text)
+            except (ET.ParseError, DefusedXmlException) as exc:
                 raise UnexpectedResponse(self.source, f"invalid XML ({exc})", url=self.url) from exc
-        return self._parsed
+        return self._xml
 
     def malformed(self) -> str | None:
         """Why a body that its content type says is JSON or XML does not parse, if it does not."""

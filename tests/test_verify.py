@@ -1,0 +1,288 @@
+"""Every finding code, produced from small evidence: what the sources said → verdict and findings.
+
+Each case cites one real-looking work with one thing wrong (or one source down)
+and says which finding and verdict `decide` must give. A last test checks that
+the cases and the integrity screen together reach every code in the registry,
+so a new code cannot land without a case here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+from dataclasses import dataclass, field
+
+import pytest
+
+from refaudit.config import load_settings
+from refaudit.evidence import Evidence
+from refaudit.findings import FINDING_CODES
+from refaudit.models import Notice, Person, Reference, SourceStatus, Verdict, Work
+from refaudit.notices import NOTICE_FINDING_CODES
+from refaudit.retractions import findings_for
+from refaudit.verify import decide
+
+DOI = "10.1234/widgets.2019"
+TITLE = "Deep learning for automated widget inspection on assembly lines"
+AUTHORS = [Person("Lovelace", "Ada"), Person("Turing", "Alan"), Person("Hopper", "Grace")]
+ARTICLE = Work(
+    source="crossref",
+    source_id=DOI,
+    type="journal-article",
+    doi=DOI,
+    title=TITLE,
+    authors=AUTHORS,
+    year=2019,
+    venue="Journal of Widget Science",
+    volume="12",
+    pages="101-118",
+)
+OTHER = Work(
+    source="crossref",
+    type="journal-article",
+    doi="10.5555/soil.2003",
+    title="Soil moisture dynamics in alpine meadows",
+    authors=[Person("Keller", "Hans")],
+    year=2003,
+    venue="Alpine Ecology",
+)
+PREPRINT = Work(
+    source="arxiv",
+    type="preprint",
+    arxiv_id="1901.00001",
+    arxiv_version=2,
+    title=TITLE,
+    authors=AUTHORS,
+    year=2019,
+    venue="arXiv",
+)
+REGISTRIES = ("crossref", "openalex", "datacite", "semanticscholar")
+
+
+def cited(**changes: object) -> Reference:
+    """The article cited correctly, with `changes` applied."""
+    fields: dict[str, object] = dict(
+        key="lovelace2019",
+        entry_type="article",
+        title=TITLE,
+        authors=list(AUTHORS),
+        year=2019,
+        venue="Journal of Widget Science",
+        volume="12",
+        pages="101--118",
+        doi=DOI,
+    )
+    fields.update(changes)
+    return Reference(**fields)  # type: ignore[arg-type]
+
+
+def answered(*names: str) -> dict[str, SourceStatus]:
+    return {name: SourceStatus("answered") for name in names}
+
+
+@dataclass
+class Case:
+    reference: Reference
+    verdict: Verdict
+    code: str | None
+    doi_records: list[Work] = field(default_factory=list)
+    arxiv_records: list[Work] = field(default_factory=list)
+    candidates: list[Work] = field(default_factory=list)
+    statuses: dict[str, SourceStatus] = field(default_factory=lambda: answered(*REGISTRIES))
+    doi_failed: set[str] = field(default_factory=set)
+
+    def evidence(self) -> Evidence:
+        return Evidence(
+            reference=self.reference,
+            doi_records=self.doi_records,
+            arxiv_records=self.arxiv_records,
+            candidates=self.candidates,
+            statuses=self.statuses,
+            doi_failed=self.doi_failed,
+        )
+
+
+NEXT_YEARS = datetime.date.today().year + 2
+
+CASES: dict[str, Case] = {
+    "correct": Case(cited(), Verdict.VERIFIED, None, doi_records=[ARTICLE]),
+    "title-word-changed": Case(
+        cited(title=TITLE.replace("automated", "robotic")),
+        Verdict.MISMATCH,
+        "title-mismatch",
+        doi_records=[ARTICLE],
+    ),
+    "title-misspelt": Case(
+        cited(title=TITLE.replace("inspection", "inspectoin")),
+        Verdict.MISMATCH,
+        "title-typo",
+        doi_records=[ARTICLE],
+    ),
+    "title-without-subtitle": Case(
+        cited(),
+        Verdict.VERIFIED,
+        "title-form",
+        doi_records=[dataclasses.replace(ARTICLE, title=f"{TITLE}: A survey and a benchmark")],
+    ),
+    "authors-replaced": Case(
+        cited(authors=[Person("Smith", "John"), Person("Roe", "Jane"), Person("Brown", "Bob")]),
+        Verdict.MISMATCH,
+        "author-mismatch",
+        doi_records=[ARTICLE],
+    ),
+    "author-misspelt": Case(
+        cited(authors=[Person("Lovelase", "Ada"), *AUTHORS[1:]]),
+        Verdict.MISMATCH,
+        "author-misspelled",
+        doi_records=[ARTICLE],
+    ),
+    "authors-reordered": Case(
+        cited(authors=[AUTHORS[1], AUTHORS[0], AUTHORS[2]]),
+        Verdict.VERIFIED,
+        "author-order",
+        doi_records=[ARTICLE],
+    ),
+    "placeholder-authors": Case(
+        cited(authors=[Person("Doe", "John")]),
+        Verdict.MISMATCH,
+        "placeholder-authors",
+        doi_records=[ARTICLE],
+    ),
+    "record-lists-one-author": Case(
+        cited(),
+        Verdict.VERIFIED,
+        "author-list-short",
+        doi_records=[dataclasses.replace(ARTICLE, authors=AUTHORS[:1])],
+    ),
+    "year-in-the-future": Case(
+        cited(year=NEXT_YEARS), Verdict.MISMATCH, "future-date", doi_records=[ARTICLE]
+    ),
+    "year-wrong": Case(cited(year=2012), Verdict.MISMATCH, "year-mismatch", doi_records=[ARTICLE]),
+    "year-one-off": Case(
+        cited(year=2018), Verdict.MISMATCH, "year-adjacent", doi_records=[ARTICLE]
+    ),
+    "venue-wrong": Case(
+        cited(venue="Annals of Botany"), Verdict.MISMATCH, "venue-mismatch", doi_records=[ARTICLE]
+    ),
+    "pages-wrong": Case(
+        cited(pages="5--9"), Verdict.MISMATCH, "pages-mismatch", doi_records=[ARTICLE]
+    ),
+    "volume-wrong": Case(
+        cited(volume="99"), Verdict.MISMATCH, "volume-mismatch", doi_records=[ARTICLE]
+    ),
+    "no-doi-cited": Case(cited(doi=None), Verdict.VERIFIED, "doi-available", candidates=[ARTICLE]),
+    "preprint-cited-published-exists": Case(
+        cited(doi=None, venue=None, volume=None, pages=None, arxiv_id="1901.00001"),
+        Verdict.VERIFIED,
+        "published-version-available",
+        arxiv_records=[PREPRINT],
+        candidates=[ARTICLE],
+        statuses=answered(*REGISTRIES, "arxiv"),
+    ),
+    "arxiv-version-that-does-not-exist": Case(
+        cited(
+            doi=None, venue=None, volume=None, pages=None, arxiv_id="1901.00001", arxiv_version=7
+        ),
+        Verdict.VERIFIED,
+        "arxiv-version",
+        arxiv_records=[PREPRINT],
+        statuses=answered(*REGISTRIES, "arxiv"),
+    ),
+    "doi-nobody-knows": Case(
+        cited(doi="10.9999/made-up"),
+        Verdict.MISMATCH,
+        "doi-not-registered",
+        candidates=[ARTICLE],
+    ),
+    "doi-of-another-work": Case(
+        cited(doi=OTHER.doi),
+        Verdict.MISMATCH,
+        "doi-points-elsewhere",
+        doi_records=[OTHER],
+        candidates=[ARTICLE],
+    ),
+    "real-doi-on-a-fabricated-citation": Case(
+        cited(
+            doi=OTHER.doi,
+            title="Quantum annealing schedules for protein folding",
+            authors=[Person("Nobody", "Nemo")],
+        ),
+        Verdict.NOT_FOUND,
+        "doi-points-elsewhere",
+        doi_records=[OTHER],
+    ),
+    "arxiv-id-of-another-work": Case(
+        cited(doi=None, arxiv_id="2001.99999"),
+        Verdict.MISMATCH,
+        "arxiv-points-elsewhere",
+        candidates=[ARTICLE],
+        arxiv_records=[dataclasses.replace(OTHER, source="arxiv", arxiv_id="2001.99999")],
+        statuses=answered(*REGISTRIES, "arxiv"),
+    ),
+    "arxiv-id-nobody-knows": Case(
+        cited(doi=None, arxiv_id="2001.99999"),
+        Verdict.MISMATCH,
+        "arxiv-not-found",
+        candidates=[ARTICLE],
+        statuses=answered(*REGISTRIES, "arxiv"),
+    ),
+    "nothing-found": Case(cited(doi=None), Verdict.NOT_FOUND, "not-found"),
+    "nothing-found-and-a-source-down": Case(
+        cited(doi=None),
+        Verdict.UNVERIFIED,
+        "unverified",
+        statuses={**answered("crossref", "openalex"), "semanticscholar": SourceStatus("failed")},
+    ),
+    "found-but-the-doi-registry-down": Case(
+        cited(doi="10.1234/widgets.2019.v2"),
+        Verdict.UNVERIFIED,
+        "unconfirmed",
+        candidates=[dataclasses.replace(ARTICLE, source="openalex")],
+        statuses={**answered("openalex"), "crossref": SourceStatus("failed", "timeout")},
+        doi_failed={"crossref"},
+    ),
+    "web-page-without-identifier": Case(
+        cited(entry_type="online", doi=None), Verdict.SKIPPED, "skipped"
+    ),
+}
+
+
+@pytest.mark.parametrize("case", CASES.values(), ids=CASES.keys())
+def test_decide_gives_the_finding_and_verdict_the_evidence_calls_for(case: Case) -> None:
+    result = decide(case.evidence())
+
+    codes = [finding.code for finding in result.findings]
+    assert result.verdict == case.verdict, (codes, result.reason)
+    if case.code is None:
+        assert codes == []
+        return
+    assert case.code in codes
+    produced = next(finding for finding in result.findings if finding.code == case.code)
+    entry = FINDING_CODES[case.code]
+    assert produced.severity == entry.severity
+    assert produced.message
+    if entry.fields:
+        assert produced.field in entry.fields
+    if result.verdict in (Verdict.VERIFIED, Verdict.MISMATCH):
+        assert result.matched is not None and (result.matched.title or "").startswith(TITLE)
+        assert (result.verdict == Verdict.MISMATCH) is any(
+            FINDING_CODES[code].mismatch for code in codes
+        )
+
+
+@pytest.mark.parametrize("kind", NOTICE_FINDING_CODES, ids=str)
+def test_each_notice_kind_becomes_its_integrity_finding(kind: object) -> None:
+    settings = load_settings(
+        overrides={"retraction_policy": {k.value: "warning" for k in NOTICE_FINDING_CODES}}
+    )
+    notice = Notice(kind=kind, notice_doi="10.1234/notice", source="publisher")  # type: ignore[arg-type]
+
+    (produced,) = findings_for([notice], settings)
+
+    assert produced.code == NOTICE_FINDING_CODES[kind]  # type: ignore[index]
+    assert produced.record == "10.1234/notice"
+
+
+def test_every_registered_code_is_produced_by_a_case() -> None:
+    produced = {case.code for case in CASES.values() if case.code}
+    assert produced | set(NOTICE_FINDING_CODES.values()) == set(FINDING_CODES)
