@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from refaudit.errors import ConfigError
+from refaudit.findings import DEFAULT_FAIL_ON, parse_fail_on
 from refaudit.sources import registry
 
 SOURCE_NAMES = registry.SOURCE_NAMES
@@ -48,7 +49,6 @@ DEFAULT_RETRACTION_POLICY: dict[str, str] = {
     "reinstatement": "info",
 }
 
-DEFAULT_FAIL_ON = ("not_found", "doi", "retracted")
 # Share of unverified references above which `check` exits 3 (docs/ci.md).
 DEFAULT_REQUIRE_VERIFIED = 0.1
 
@@ -364,8 +364,6 @@ def _ignore_rule(item: Any, origin: str) -> IgnoreRule:
 
 
 def _validate(settings: Settings) -> None:
-    from refaudit.policy import parse_fail_on
-
     settings.fail_on = parse_fail_on(settings.fail_on)
     for kind in settings.retraction_policy:
         if kind not in DEFAULT_RETRACTION_POLICY:

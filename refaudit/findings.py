@@ -23,9 +23,11 @@ configuration; `notices.NOTICE_FINDING_CODES` says which notice kind each one re
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
+from refaudit.errors import ConfigError
 from refaudit.notices import NOTICE_FINDING_CODES, WITHDRAWING_KINDS
 
 Severity = Literal["error", "warning", "info"]
@@ -234,3 +236,38 @@ FIXABLE_CODES = frozenset(code for code, entry in FINDING_CODES.items() if entry
 INTEGRITY_CODES = frozenset(NOTICE_FINDING_CODES.values())
 #: Integrity codes of notices that withdraw the work (`--fail-on retracted`).
 RETRACTION_CODES = frozenset(NOTICE_FINDING_CODES[kind] for kind in WITHDRAWING_KINDS)
+
+#: What a run fails on unless configured otherwise.
+DEFAULT_FAIL_ON = ("not_found", "doi", "retracted")
+FAIL_ON_CHOICES: dict[str, str] = {
+    "error": "any finding of severity error",
+    "warning": "any finding of severity warning or error",
+    "info": "any finding at all",
+    "flagged": "references refaudit flags (not found, or an error finding)",
+    "not_found": "references no source knows (verdict not_found)",
+    "mismatch": "references whose metadata differs from the record (verdict mismatch)",
+    "unverified": "references no source could check (verdict unverified)",
+    "doi": "DOI errors: doi-not-registered, doi-points-elsewhere",
+    "retracted": "retracted, partially retracted, withdrawn or removed works",
+    "integrity": "any integrity notice of severity warning or error (adds expressions of concern)",
+    "none": "never fail on findings (exit 3 still applies to unverified references)",
+}
+"""Each word `--fail-on` accepts; any finding code (e.g. `year-mismatch`) is accepted too."""
+
+
+def parse_fail_on(values: Iterable[str]) -> list[str]:
+    """Split comma lists, lower-case, and reject unknown words with the list of choices."""
+    words: list[str] = []
+    for value in values:
+        for word in str(value).split(","):
+            word = word.strip().lower().replace("-", "_")
+            if not word:
+                continue
+            if word not in FAIL_ON_CHOICES and word.replace("_", "-") not in FINDING_CODES:
+                raise ConfigError(
+                    f"unknown --fail-on value {word!r}",
+                    hint=f"use one of {', '.join(FAIL_ON_CHOICES)} or a finding code",
+                )
+            if word not in words:
+                words.append(word)
+    return words

@@ -11,14 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-from refaudit.errors import ConfigError
-from refaudit.findings import FINDING_CODES, INTEGRITY_CODES, RETRACTION_CODES
+from refaudit.findings import INTEGRITY_CODES, RETRACTION_CODES, parse_fail_on
 from refaudit.models import SEVERITY_RANK, AuditReport, Finding, Result, Verdict
-
-if TYPE_CHECKING:
-    from refaudit.baseline import Baseline
 
 # The synthesised finding for verdicts the pipeline may leave without one.
 _VERDICT_FINDINGS: dict[Verdict, str] = {
@@ -32,20 +28,11 @@ _VERDICT_MESSAGES = {
     "skipped": "not checked",
 }
 
-FAIL_ON_CHOICES: dict[str, str] = {
-    "error": "any finding of severity error",
-    "warning": "any finding of severity warning or error",
-    "info": "any finding at all",
-    "flagged": "references refaudit flags (not found, or an error finding)",
-    "not_found": "references no source knows (verdict not_found)",
-    "mismatch": "references whose metadata differs from the record (verdict mismatch)",
-    "unverified": "references no source could check (verdict unverified)",
-    "doi": "DOI errors: doi-not-registered, doi-points-elsewhere",
-    "retracted": "retracted, partially retracted, withdrawn or removed works",
-    "integrity": "any integrity notice of severity warning or error (adds expressions of concern)",
-    "none": "never fail on findings (exit 3 still applies to unverified references)",
-}
-"""Each word `--fail-on` accepts; any finding code (e.g. `year-mismatch`) is accepted too."""
+
+class Waiver(Protocol):
+    """Findings a run already accepted (`baseline.Baseline`): they never fail it."""
+
+    def contains(self, result: Result, finding: Finding) -> bool: ...
 
 
 @dataclass(frozen=True)
@@ -77,24 +64,6 @@ def _verdict_message(result: Result, code: str) -> str:
     if result.verdict == Verdict.UNVERIFIED and failed:
         return f"unverified (sources down: {', '.join(failed)})"
     return result.reason or _VERDICT_MESSAGES[code]
-
-
-def parse_fail_on(values: Iterable[str]) -> list[str]:
-    """Split comma lists, lower-case, and reject unknown words with the list of choices."""
-    words: list[str] = []
-    for value in values:
-        for word in str(value).split(","):
-            word = word.strip().lower().replace("-", "_")
-            if not word:
-                continue
-            if word not in FAIL_ON_CHOICES and word.replace("_", "-") not in FINDING_CODES:
-                raise ConfigError(
-                    f"unknown --fail-on value {word!r}",
-                    hint=f"use one of {', '.join(FAIL_ON_CHOICES)} or a finding code",
-                )
-            if word not in words:
-                words.append(word)
-    return words
 
 
 def _at_least(severity: str) -> Callable[[Result, Finding], bool]:
@@ -136,7 +105,7 @@ def _rule(word: str) -> FailRule:
 
 
 def failing_findings(
-    result: Result, fail_on: Iterable[str], baseline: Baseline | None = None
+    result: Result, fail_on: Iterable[str], baseline: Waiver | None = None
 ) -> list[Finding]:
     """The findings of `result` that trip a rule and are neither suppressed nor baselined."""
     if result.verdict == Verdict.SKIPPED:
@@ -154,7 +123,7 @@ def failing_findings(
 
 
 def failing_results(
-    report: AuditReport, fail_on: Iterable[str], baseline: Baseline | None = None
+    report: AuditReport, fail_on: Iterable[str], baseline: Waiver | None = None
 ) -> list[Result]:
     """The results that make the run fail under `fail_on` (in report order)."""
     words = parse_fail_on(fail_on)

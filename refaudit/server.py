@@ -656,8 +656,7 @@ VERDICT_MEANINGS: Mapping[str, str] = {
 
 def policy_overview(settings: Settings) -> dict[str, Any]:
     """The `refaudit://policy` document: the same vocabulary `refaudit check --fail-on` uses."""
-    from refaudit.findings import FINDING_CODES, INTEGRITY_CODES, RETRACTION_CODES
-    from refaudit.policy import FAIL_ON_CHOICES
+    from refaudit.findings import FAIL_ON_CHOICES, FINDING_CODES, INTEGRITY_CODES, RETRACTION_CODES
 
     return {
         "verdicts": dict(VERDICT_MEANINGS),

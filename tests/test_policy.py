@@ -10,14 +10,9 @@ from report_samples import sample_report, suppressed_report
 
 from refaudit.baseline import build_baseline, read_baseline, write_baseline
 from refaudit.errors import ConfigError, InputError
+from refaudit.findings import FAIL_ON_CHOICES, parse_fail_on
 from refaudit.models import Finding, Reference, Result, Verdict
-from refaudit.policy import (
-    FAIL_ON_CHOICES,
-    effective_findings,
-    failing_results,
-    parse_fail_on,
-    unverified_share,
-)
+from refaudit.policy import effective_findings, failing_results, unverified_share
 
 
 def failing_keys(fail_on: list[str], **kwargs) -> list[str]:

@@ -172,12 +172,8 @@ def check_command(
     Example: refaudit check refs.bib --format sarif -o refaudit.sarif
     """
     from refaudit.baseline import read_baseline
-    from refaudit.policy import (
-        failing_results,
-        nothing_answered,
-        parse_fail_on,
-        unverified_share,
-    )
+    from refaudit.findings import parse_fail_on
+    from refaudit.policy import failing_results, nothing_answered, unverified_share
     from refaudit.render import FORMATS, RenderContext, outage_line
 
     if output_format not in FORMATS:

@@ -12,6 +12,7 @@ import re
 from bisect import bisect_left
 
 from refaudit.models import Bibliography, InputProblem, Reference
+from refaudit.parsing.bibitems import parse_bibitems
 from refaudit.parsing.lines import LineIndex
 from refaudit.parsing.records import build_reference
 
@@ -40,8 +41,6 @@ def is_biblatex_bbl(text: str) -> bool:
 
 def parse_bbl(text: str, *, file: str) -> Bibliography:
     """The references of a .bbl file, whichever of the two kinds it is."""
-    from refaudit.parsing.tex import parse_bibitems
-
     if not is_biblatex_bbl(text):
         return Bibliography(references=parse_bibitems(text, file=file), files=[file])
     references: list[Reference] = []

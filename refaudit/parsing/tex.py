@@ -14,7 +14,7 @@ from pathlib import Path
 
 from refaudit.errors import InputError
 from refaudit.models import Bibliography, InputProblem, Reference
-from refaudit.parsing.freetext import parse_freetext
+from refaudit.parsing.bibitems import parse_bibitems
 from refaudit.parsing.lines import LineIndex
 from refaudit.text import strip_comments
 
@@ -33,10 +33,6 @@ _KEYS_ARGUMENT = re.compile(r"\s{0,100}\{([^{}]{0,20000})\}")
 _INPUT = re.compile(r"\\(?:input|include|subfile)\s*\{([^{}]+)\}")
 _BIBLIOGRAPHY = re.compile(r"\\bibliography\s*\{([^{}]*)\}")
 _ADDBIBRESOURCE = re.compile(r"\\(?:addbibresource|addglobalbib)\s*(?:\[[^\]]*\])?\s*\{([^{}]+)\}")
-_THEBIBLIOGRAPHY = re.compile(
-    r"\\begin\s*\{thebibliography\}(?P<body>.*?)(?:\\end\s*\{thebibliography\}|$)", re.DOTALL
-)
-_BIBITEM = re.compile(r"\\bibitem\s*(?:\[(?:[^\[\]{}]|\{[^{}]*\})*\])?\s*\{(?P<key>[^{}]*)\}")
 
 
 @dataclass
@@ -178,28 +174,6 @@ def _walk(
         line = lines.line(match.start())
         _add_bib_file(document, path, match.group(1).strip(), line, add_suffix=False)
     document.bibitems.extend(parse_bibitems(source, file=str(path), lines=lines))
-
-
-def parse_bibitems(text: str, *, file: str, lines: LineIndex | None = None) -> list[Reference]:
-    """Every `\\bibitem[label]{key} text` inside thebibliography, as free-text references."""
-    lines = lines or LineIndex(text)
-    references: list[Reference] = []
-    for environment in _THEBIBLIOGRAPHY.finditer(text):
-        body_start = environment.start("body")
-        body = environment.group("body")
-        items = list(_BIBITEM.finditer(body))
-        for index, item in enumerate(items):
-            end = items[index + 1].start() if index + 1 < len(items) else len(body)
-            line = lines.line(body_start + item.start())
-            references.append(
-                parse_freetext(
-                    body[item.end() : end].strip(),
-                    key=item.group("key").strip(),
-                    file=file,
-                    line=line,
-                )
-            )
-    return references
 
 
 def _record_citation(

@@ -7,215 +7,54 @@ the same story as the exit code.
 
 from __future__ import annotations
 
-import re
-from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
-from refaudit.config import DEFAULT_FAIL_ON
-from refaudit.errors import CIRCUIT_OPEN
-from refaudit.models import SEVERITY_RANK, AuditReport, Finding, Result, Verdict
-from refaudit.policy import effective_findings, failing_findings
-
-if TYPE_CHECKING:
-    from refaudit.baseline import Baseline
+from refaudit.models import AuditReport
+from refaudit.render.common import (
+    VERDICT_LABELS,
+    RenderContext,
+    Row,
+    consulted_sources,
+    display_path,
+    failed_sources_text,
+    finding_message,
+    finding_source,
+    location,
+    mirror_line,
+    outage_line,
+    report_summary,
+    rows,
+    shown_verdict,
+    snapshot_line,
+    source_failures,
+    verdict_counts,
+    xml_safe,
+)
 
 FORMATS = ("table", "json", "markdown", "sarif", "junit", "github")
-VERDICT_LABELS = {
-    Verdict.VERIFIED: "verified",
-    Verdict.MISMATCH: "mismatch",
-    Verdict.NOT_FOUND: "not found",
-    Verdict.UNVERIFIED: "unverified",
-    Verdict.SKIPPED: "skipped",
-}
 
-
-def shown_verdict(result: Result) -> str:
-    """The verdict as every human-readable format shows it: a withdrawn work is `retracted`."""
-    return "retracted" if result.retracted else VERDICT_LABELS[result.verdict]
-
-
-def verdict_counts(report: AuditReport) -> dict[str, int]:
-    """References per shown verdict, in a fixed order; the counts add up to the total."""
-    counts = dict.fromkeys(
-        ("verified", "mismatch", "not found", "retracted", "unverified", "skipped"), 0
-    )
-    for result in report.results:
-        counts[shown_verdict(result)] += 1
-    return counts
-
-
-@dataclass
-class RenderContext:
-    """What a renderer needs beyond the report: the fail policy, the baseline, verbosity."""
-
-    fail_on: list[str] = field(default_factory=lambda: list(DEFAULT_FAIL_ON))
-    baseline: Baseline | None = None
-    details: bool = False
-    verbose: bool = False
-    quiet: bool = False
-
-    def is_baselined(self, result: Result, finding: Finding) -> bool:
-        return self.baseline is not None and self.baseline.contains(result, finding)
-
-    def fails(self, result: Result) -> bool:
-        return bool(failing_findings(result, self.fail_on, self.baseline))
-
-
-@dataclass(frozen=True)
-class Row:
-    """One finding of one result, as every renderer walks them."""
-
-    result: Result
-    finding: Finding
-    baselined: bool
-    failing: bool
-
-
-def rows(result: Result, context: RenderContext) -> list[Row]:
-    """The result's findings (verdict findings synthesised), worst first, failing ones marked."""
-    findings = effective_findings(result)
-    if result.verdict == Verdict.SKIPPED:
-        # A skipped entry was skipped on purpose: its findings read as suppressed everywhere.
-        reason = result.reason or "skipped"
-        findings = [f if f.suppressed else replace(f, suppressed=reason) for f in findings]
-    failing = failing_findings(result, context.fail_on, context.baseline)
-    ordered = sorted(findings, key=lambda f: (f.suppressed is not None, -SEVERITY_RANK[f.severity]))
-    return [
-        Row(
-            result,
-            finding,
-            context.is_baselined(result, finding),
-            finding in failing,
-        )
-        for finding in ordered
-    ]
-
-
-def display_path(file: str | None) -> str | None:
-    """A path relative to the working directory when it lies below it (for CI annotations)."""
-    if not file:
-        return None
-    path = Path(file)
-    try:
-        return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
-    except ValueError:
-        return path.as_posix() if not path.is_absolute() else str(path)
-
-
-def location(result: Result) -> str:
-    """`file:line` of the entry (or just the key when the reference came from no file)."""
-    path = display_path(result.reference.file)
-    if not path:
-        return result.reference.key
-    return f"{path}:{result.reference.line}" if result.reference.line else path
-
-
-def finding_source(result: Result, finding: Finding) -> str:
-    """Which source backs the finding; for unverified results, the sources that failed."""
-    if finding.source:
-        return finding.source
-    if result.verdict == Verdict.UNVERIFIED:
-        failed = [name for name, status in result.sources.items() if status.state == "failed"]
-        return ", ".join(failed)
-    return result.matched.source if result.matched else ""
-
-
-def finding_message(result: Result, finding: Finding) -> str:
-    """The message as shown: an outage is named once per run, so per reference it is short."""
-    failed = [name for name, status in result.sources.items() if status.state == "failed"]
-    if finding.code == "unverified" and failed:
-        return f"unverified (sources down: {', '.join(sorted(failed))})"
-    return finding.message
-
-
-def failed_sources_text(result: Result) -> str:
-    """`crossref: timeout; openalex: 503` for the sources that failed on this reference."""
-    return "; ".join(
-        f"{name}: {status.reason}" if status.reason else name
-        for name, status in result.sources.items()
-        if status.state == "failed"
-    )
-
-
-def consulted_sources(report: AuditReport) -> list[str]:
-    """Sources that answered at least once, from the network or the cache."""
-    names = {n for n, count in report.stats.cache_hits.items() if count}
-    for result in report.results:
-        names |= {n for n, s in result.sources.items() if s.state in ("answered", "cached")}
-    return sorted(names)
-
-
-def source_failures(report: AuditReport) -> list[tuple[str, str, int]]:
-    """(source, its most frequent failure, references it failed on) for each failing source."""
-    reasons: dict[str, Counter[str]] = {}
-    for result in report.results:
-        if result.verdict == Verdict.SKIPPED:
-            continue
-        for name, status in result.sources.items():
-            if status.state == "failed":
-                reason = (status.reason or "failed").removeprefix(CIRCUIT_OPEN)
-                reasons.setdefault(name, Counter())[reason] += 1
-    return [(name, counts.most_common(1)[0][0], counts.total()) for name, counts in reasons.items()]
-
-
-def outage_line(report: AuditReport) -> str:
-    """One line for a run in which no source answered: what failed, host by host."""
-    checked = sum(1 for r in report.results if r.verdict != Verdict.SKIPPED)
-    if report.offline:
-        return (
-            f"no source answered: offline, and none of the {checked} reference(s) is in the"
-            " cache (run once online to fill it)"
-        )
-    hosts_by_kind: dict[str, list[str]] = {}
-    for _name, reason, _count in source_failures(report):
-        kind, joiner, host = reason.rpartition(" for ")
-        if not joiner:
-            kind, host = reason, ""
-        hosts = hosts_by_kind.setdefault(kind + joiner, [])
-        if host and host not in hosts:
-            hosts.append(host)
-    why = "; ".join(kind + ", ".join(hosts) for kind, hosts in hosts_by_kind.items())
-    return f"could not reach any source: {why} — none of the {checked} reference(s) was checked"
-
-
-def snapshot_line(report: AuditReport) -> str | None:
-    """How current the Retraction Watch data behind the run were (None: nothing worth saying).
-
-    Online runs without a snapshot still screen via Crossref and OpenAlex, so
-    only offline runs, which depend on the snapshot, point out that it is missing.
-    """
-    state = report.retraction_snapshot
-    if state is None:
-        return None
-    if state.available:
-        days = round(state.age_days or 0.0)
-        downloaded = (state.downloaded_at or "")[:10] or "unknown date"
-        return (
-            f"retraction screening: Retraction Watch snapshot of {downloaded} "
-            f"({days} day{'' if days == 1 else 's'} old)"
-        )
-    if not report.offline:
-        return None
-    return (
-        "retraction screening: no Retraction Watch snapshot — run `refaudit retractions update`;"
-        " offline, only notices in cached source records were screened"
-    )
-
-
-def mirror_line(report: AuditReport) -> str | None:
-    """Which local mirror the evidence came from, and how old its data are."""
-    state = report.mirror
-    if state is None:
-        return None
-    days = round(state.age_days or 0.0)
-    stamp = (state.updated_at or state.built_at or "")[:10] or "unknown date"
-    return (
-        f"mirror: {state.location} ({state.backend}, data of {stamp}, "
-        f"{days} day{'' if days == 1 else 's'} old)"
-    )
+__all__ = [
+    "FORMATS",
+    "RenderContext",
+    "Row",
+    "VERDICT_LABELS",
+    "consulted_sources",
+    "display_path",
+    "failed_sources_text",
+    "finding_message",
+    "finding_source",
+    "location",
+    "mirror_line",
+    "outage_line",
+    "render",
+    "report_summary",
+    "rows",
+    "shown_verdict",
+    "snapshot_line",
+    "source_failures",
+    "verdict_counts",
+    "xml_safe",
+]
 
 
 def render(report: AuditReport, format: str, context: RenderContext) -> str:
@@ -237,29 +76,3 @@ def _renderers() -> dict[str, Callable[[AuditReport, RenderContext], str]]:
         "junit": junit.render_junit,
         "github": github.render_github,
     }
-
-
-def report_summary(report: AuditReport, context: RenderContext) -> dict[str, Any]:
-    """The counts every format prints, plus how many references fail the run."""
-    counts = report.counts()
-    return {
-        "total": len(report.results),
-        **{k: counts[k] for k in ("verified", "mismatch", "not_found", "unverified", "skipped")},
-        "retracted": counts["retracted"],
-        "flagged": counts["flagged"],
-        "failing": sum(1 for result in report.results if context.fails(result)),
-        "problems": len(report.problems),
-    }
-
-
-# XML 1.0 allows tab, newline, carriage return, U+0020–U+D7FF, U+E000–U+FFFD and U+10000 up.
-_NOT_XML = re.compile("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
-
-
-def xml_safe(text: str) -> str:
-    """`text` with every character XML 1.0 forbids written as a visible escape (`\\x01`).
-
-    Keys and titles come from user files and upstream records; one control character
-    would otherwise make a JUnit or SARIF file unreadable to the CI that consumes it.
-    """
-    return _NOT_XML.sub(lambda found: f"\\x{ord(found.group()):02x}", text)

@@ -8,7 +8,7 @@ Suppressed findings are not annotated; baselined ones are downgraded to notices.
 from __future__ import annotations
 
 from refaudit.models import AuditReport
-from refaudit.render import RenderContext, display_path, rows
+from refaudit.render.common import RenderContext, display_path, rows
 from refaudit.render.table import summary_lines
 
 _COMMANDS = {"error": "error", "warning": "warning", "info": "notice"}

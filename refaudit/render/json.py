@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 from refaudit.models import AuditReport, Result
-from refaudit.render import RenderContext, report_summary, rows
+from refaudit.render.common import RenderContext, report_summary, rows
 from refaudit.report import (
     SCHEMA_PATH,
     ReferenceResult,

@@ -11,7 +11,7 @@ import xml.etree.ElementTree as ET
 from itertools import groupby
 
 from refaudit.models import AuditReport, Result, Verdict
-from refaudit.render import (
+from refaudit.render.common import (
     RenderContext,
     Row,
     display_path,

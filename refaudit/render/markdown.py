@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from refaudit.models import AuditReport
-from refaudit.render import RenderContext, finding_source, location, rows, shown_verdict
+from refaudit.render.common import RenderContext, finding_source, location, rows, shown_verdict
 from refaudit.render.table import summary_lines
 
 

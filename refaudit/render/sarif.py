@@ -12,7 +12,7 @@ from typing import Any
 
 from refaudit.baseline import fingerprint
 from refaudit.models import AuditReport
-from refaudit.render import RenderContext, Row, display_path, rows, xml_safe
+from refaudit.render.common import RenderContext, Row, display_path, rows, xml_safe
 from refaudit.version import installed_version
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"

@@ -10,7 +10,7 @@ import io
 from typing import Any
 
 from refaudit.models import SEVERITY_RANK, AuditReport, Result, Verdict
-from refaudit.render import (
+from refaudit.render.common import (
     RenderContext,
     Row,
     consulted_sources,
