@@ -112,7 +112,7 @@ def check_command(
         typer.Option(
             "--format",
             "-f",
-            help="table, json, markdown, sarif, junit or github.",
+            help="table, json, markdown, sarif, junit, github or html.",
             metavar="FORMAT",
         ),
     ] = "table",

@@ -31,7 +31,7 @@ from refaudit.render.common import (
     xml_safe,
 )
 
-FORMATS = ("table", "json", "markdown", "sarif", "junit", "github")
+FORMATS = ("table", "json", "markdown", "sarif", "junit", "github", "html")
 
 __all__ = [
     "FORMATS",
@@ -66,7 +66,7 @@ def render(report: AuditReport, format: str, context: RenderContext) -> str:
 
 
 def _renderers() -> dict[str, Callable[[AuditReport, RenderContext], str]]:
-    from refaudit.render import github, json, junit, markdown, sarif, table
+    from refaudit.render import github, html, json, junit, markdown, sarif, table
 
     return {
         "table": table.render_table_text,
@@ -75,4 +75,5 @@ def _renderers() -> dict[str, Callable[[AuditReport, RenderContext], str]]:
         "sarif": sarif.render_sarif,
         "junit": junit.render_junit,
         "github": github.render_github,
+        "html": html.render_html,
     }
