@@ -296,17 +296,21 @@ def _links(matched: Work | None, notices: list[Notice], cited_doi: str | None) -
 
 
 def record_url(work: Work) -> str | None:
-    """Where a person can see the record the verdict rests on."""
+    """Where a person can see the record the verdict rests on (its own page, else its DOI).
+
+    A record carries its own source's native id, so the first id present names the page.
+    """
     if work.url and work.url.startswith(("https://", "http://")):
         return work.url
-    by_source = {
-        "openalex": work.openalex_id and f"https://openalex.org/{work.openalex_id}",
-        "semanticscholar": work.s2_id and f"https://www.semanticscholar.org/paper/{work.s2_id}",
-        "arxiv": work.arxiv_id and f"https://arxiv.org/abs/{work.arxiv_id}",
-        "pubmed": work.pmid and f"https://pubmed.ncbi.nlm.nih.gov/{work.pmid}/",
-        "dblp": work.dblp_key and f"https://dblp.org/rec/{work.dblp_key}",
-    }
-    return by_source.get(work.source) or (work.doi and f"https://doi.org/{work.doi}") or None
+    pages = (
+        (work.openalex_id, "https://openalex.org/{}"),
+        (work.s2_id, "https://www.semanticscholar.org/paper/{}"),
+        (work.dblp_key, "https://dblp.org/rec/{}"),
+        (work.pmid, "https://pubmed.ncbi.nlm.nih.gov/{}/"),
+        (work.arxiv_id, "https://arxiv.org/abs/{}"),
+        (work.doi, "https://doi.org/{}"),
+    )
+    return next((page.format(native) for native, page in pages if native), None)
 
 
 def _link(url: str, text: str) -> str:
