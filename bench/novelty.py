@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import collections
 import json
 import subprocess
 import sys
@@ -36,6 +37,7 @@ def prediction(idea_id: str, report: object) -> dict[str, object]:
         "id": idea_id,
         "novelty_score": report.novelty_score,  # type: ignore[attr-defined]
         "status": report.status,  # type: ignore[attr-defined]
+        "assessment": report.assessment,  # type: ignore[attr-defined]
         "similar": [
             {"doi": paper.doi, "title": paper.title, "similarity": paper.similarity}
             for paper in report.similar_papers  # type: ignore[attr-defined]
@@ -123,6 +125,22 @@ def main() -> None:
     print(f"requests cold: {cold_requests} ({cold_requests / len(ideas):.2f} per idea)")
     print(f"requests warm: {warm_requests}")
     print(f"could not assess: {unassessed}")
+    for label in ("prior_art", "novel"):
+        scores = sorted(
+            p["novelty_score"]
+            for p, idea in zip(predictions, ideas, strict=True)
+            if idea["label"] == label and p["novelty_score"] is not None
+        )
+        bands = collections.Counter(
+            p["assessment"]
+            for p, idea in zip(predictions, ideas, strict=True)
+            if idea["label"] == label
+        )
+        if scores:
+            print(
+                f"{label}: novelty_score min {scores[0]:.3f} median {scores[len(scores) // 2]:.3f}"
+                f" max {scores[-1]:.3f}; assessments {dict(sorted(bands.items()))}"
+            )
     for line in misses(ideas, predictions):
         print("miss:", line)
 

@@ -197,6 +197,12 @@ async def audit_paths(
     progress: Progress | None = None,
 ) -> AuditReport:
     """Parse every file (.bib/.tex/.bbl) and audit all their references together."""
+    combined = read_bibliography(paths, all_entries=all_entries)
+    return await audit_bibliography(combined, settings, transport=transport, progress=progress)
+
+
+def read_bibliography(paths: Sequence[Path], *, all_entries: bool = False) -> Bibliography:
+    """Every reference of every file, each entry once (blocking: files are read here)."""
     from refaudit.parsing import parse_file
 
     combined = Bibliography()
@@ -218,7 +224,7 @@ async def audit_paths(
             p for p in parsed.problems if first_time(_real(p.file), p.line, p.key, p.message)
         ]
         combined.files += [name for name in parsed.files or [str(path)] if first_time(_real(name))]
-    return await audit_bibliography(combined, settings, transport=transport, progress=progress)
+    return combined
 
 
 @functools.lru_cache(maxsize=256)

@@ -747,6 +747,21 @@ def _integrity_note(work: Work) -> str:
     return "; ".join(dict.fromkeys(notes))
 
 
+def metadata_entry(work: Work) -> BibtexEntry:
+    """BibTeX written from metadata the caller already holds (no source is asked)."""
+    from refaudit.bibtex import work_to_entry
+
+    label = work.doi or (f"arXiv:{work.arxiv_id}" if work.arxiv_id else work.title or "")
+    return BibtexEntry(
+        label,
+        "ok",
+        work_to_entry(work),
+        source="metadata",
+        message="written from the metadata given, not checked against a source",
+        work=work,
+    )
+
+
 def rekey(entry: BibtexEntry, taken: set[str]) -> BibtexEntry:
     """Give `entry` refaudit's key for its work, unique against `taken` (which it joins)."""
     from refaudit.bibtex import make_key

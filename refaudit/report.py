@@ -194,6 +194,42 @@ class PaperDetailsResult(_Model):
     references: list[Work] = Field(default_factory=list)
     citations: list[Work] = Field(default_factory=list)
     sources: dict[str, SourceStatus] = Field(default_factory=dict)
+    citation_count: int | None = None
+    """how many works cite it, the highest count a source gives"""
+    references_listed: int | None = None
+    """how many of the works it cites are listed (null when not asked)"""
+    citations_listed: int | None = None
+    """how many citing works are listed (null when not asked)"""
+
+
+class FixedEntry(_Model):
+    """One entry `correct_bibliography` rewrote."""
+
+    key: str
+    line: int
+    action: str
+    """corrected (fields a source contradicts replaced) or added-ids"""
+    fields: list[str]
+
+
+class LeftEntry(_Model):
+    """A mismatched entry `correct_bibliography` left as it was, and why."""
+
+    key: str
+    reason: str
+
+
+class CorrectedBibliography(_Model):
+    """BibTeX with the contradicted fields corrected, as `refaudit fix` writes it."""
+
+    bibtex: str
+    """the corrected text; every byte outside the corrected fields is the input's"""
+    diff: str
+    """unified diff from the input to the corrected text (empty when nothing changed)"""
+    corrected: list[FixedEntry]
+    left: list[LeftEntry]
+    summary: Summary
+    """the audit behind the corrections"""
 
 
 class DoiIntegrity(_Model):

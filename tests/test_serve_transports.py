@@ -161,6 +161,8 @@ EVERY_CALL: dict[str, dict[str, Any]] = {
     "search_retractions": {"journal": "The Lancet"},
     "get_notice": {"notice_doi": RETRACTION_NOTICE_DOI},
     "assess_novelty": {"idea": "deep learning for widget inspection on assembly lines"},
+    "verify_references": {"references": [{"doi": WIDGETS_DOI}, {"doi": RETRACTED_DOI}]},
+    "correct_bibliography": {"bibtex": BIBTEX.replace("year = {2019}", "year = {2017}")},
 }
 
 
@@ -180,7 +182,7 @@ async def call_every_tool(client: Client) -> dict[str, dict[str, Any]]:
     prompts = {prompt.name for prompt in (await client.list_prompts()).prompts}
     assert set(listed) == set(EVERY_CALL) == EVERY_TOOL
     assert all(tool.output_schema for tool in listed.values())
-    assert resources == {"refaudit://sources", "refaudit://policy"}
+    assert resources == {"refaudit://sources", "refaudit://policy", "refaudit://guide"}
     assert prompts == {"verify-before-citing"}
     results = {}
     for name, arguments in EVERY_CALL.items():
@@ -217,6 +219,9 @@ def assert_database_answers(results: dict[str, dict[str, Any]]) -> None:
     assert [r["record_id"] for r in results["recent_retractions"]["records"]] == ["50001"]
     assert [r["record_id"] for r in results["search_retractions"]["records"]] == ["4036"]
     assert results["get_notice"]["found"] is True
+    batch = results["verify_references"]["results"]
+    assert [(r["key"], r["retracted"]) for r in batch] == [("ref1", False), ("ref2", True)]
+    assert "+  year = {2019}," in results["correct_bibliography"]["diff"]
     novelty = results["assess_novelty"]
     assert novelty["similar_papers"][0]["doi"] == WIDGETS_DOI
     assert "assembly lines" in novelty["gaps"]

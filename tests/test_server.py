@@ -20,6 +20,7 @@ from refaudit.models import JSON_SCHEMA_VERSION
 from refaudit.retractions.snapshot import COLUMNS, download_snapshot
 from refaudit.server import build_server, is_loopback, transport_security
 from tests.fakes import (
+    FakeClock,
     FakeUpstreams,
     crossref_list,
     crossref_update,
@@ -54,7 +55,9 @@ RETRACTED = crossref_work(
 
 EVERY_TOOL = {
     "assess_novelty",
+    "correct_bibliography",
     "verify_reference",
+    "verify_references",
     "verify_bibliography",
     "search_references",
     "get_bibtex",
@@ -111,9 +114,17 @@ def upstreams(*works: dict[str, Any]) -> FakeUpstreams:
 
 @asynccontextmanager
 async def connected(
-    settings: Settings, fake: FakeUpstreams, root: Path | None = None
+    settings: Settings,
+    fake: FakeUpstreams,
+    root: Path | None = None,
+    clock: FakeClock | None = None,
 ) -> AsyncIterator[Client]:
-    server = build_server(settings, transport=fake.transport(), root=root)
+    """An in-memory client of a server on the fake upstreams; rate limits and back-offs
+    pace a fake clock, so no test waits."""
+    clock = clock or FakeClock()
+    server = build_server(
+        settings, transport=fake.transport(), root=root, clock=clock, sleep=clock.sleep
+    )
     async with Client(server, raise_exceptions=True) as client:
         yield client
 
@@ -158,11 +169,24 @@ async def test_resources_and_the_verify_before_citing_prompt_are_listed() -> Non
         prompts = {p.name for p in (await client.list_prompts()).prompts}
         prompt = await client.get_prompt("verify-before-citing", {"citations": "Smith 2020"})
 
-    assert resources == {"refaudit://sources", "refaudit://policy"}
+    assert resources == {"refaudit://sources", "refaudit://policy", "refaudit://guide"}
     assert prompts == {"verify-before-citing"}
     text = prompt.messages[0].content.text  # type: ignore[union-attr]
     assert "unverified" in text and "NOT evidence" in text
     assert "Smith 2020" in text
+
+
+async def test_the_guide_says_how_to_use_the_tools_together() -> None:
+    async with connected(settings_for(), upstreams()) as client:
+        listed = {tool.name for tool in (await client.list_tools()).tools}
+        contents = (await client.read_resource("refaudit://guide")).contents
+
+    guide = contents[0].text  # type: ignore[union-attr]
+    assert "Verify every reference before you cite it" in guide
+    assert "UNKNOWN, not missing" in guide
+    assert "Prefer the corrected entry" in guide
+    named = set(re.findall(r"\b([a-z]+(?:_[a-z]+)+)\b", guide)) & listed
+    assert named == listed, f"tools the guide does not mention: {listed - named}"
 
 
 async def test_policy_resource_shows_the_configured_fail_and_retraction_policy() -> None:

@@ -161,23 +161,33 @@ def require_snapshot(settings: Settings) -> Snapshot:
 
 
 def retractions_by_author(
-    name: str, settings: Settings, *, limit: int = 50
+    name: str,
+    settings: Settings,
+    *,
+    journal: str | None = None,
+    years: tuple[int | None, int | None] = (None, None),
+    limit: int = 50,
 ) -> list[RetractionRecord]:
-    """Snapshot notices on papers by this author ("Wakefield", "Wakefield AJ", "A J Wakefield")."""
+    """Snapshot notices on papers by this author ("Wakefield", "Wakefield AJ", "A J Wakefield"),
+    optionally in one journal and a range of notice years."""
     snapshot = require_snapshot(settings)
     try:
-        return snapshot.by_author(name, limit=limit)
+        return snapshot.by_author(name, limit=limit, journal=journal, years=years)
     finally:
         snapshot.close()
 
 
 def recent_retractions(
-    settings: Settings, *, days: int | None = None, limit: int | None = None
+    settings: Settings,
+    *,
+    days: int | None = None,
+    journal: str | None = None,
+    limit: int | None = None,
 ) -> list[RetractionRecord]:
     """The newest snapshot notices: of the last `days` days, or the `limit` latest (20)."""
     snapshot = require_snapshot(settings)
     try:
-        return snapshot.recent(days=days, limit=limit)
+        return snapshot.recent(days=days, limit=limit, journal=journal)
     finally:
         snapshot.close()
 
@@ -188,13 +198,17 @@ def search_retractions(
     query: str | None = None,
     journal: str | None = None,
     since: str | None = None,
+    years: tuple[int | None, int | None] = (None, None),
     nature: str | None = None,
     limit: int = 50,
 ) -> list[RetractionRecord]:
-    """Snapshot notices by title words, journal, earliest notice date (ISO) and kind."""
+    """Snapshot notices by title words, journal, earliest notice date (ISO), notice years
+    and kind."""
     snapshot = require_snapshot(settings)
     try:
-        return snapshot.search(query, journal=journal, since=since, nature=nature, limit=limit)
+        return snapshot.search(
+            query, journal=journal, since=since, years=years, nature=nature, limit=limit
+        )
     finally:
         snapshot.close()
 

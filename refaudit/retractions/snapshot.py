@@ -179,7 +179,14 @@ class Snapshot:
             (key, year),
         )
 
-    def by_author(self, name: str, limit: int = 50) -> list[RetractionRecord]:
+    def by_author(
+        self,
+        name: str,
+        limit: int = 50,
+        *,
+        journal: str | None = None,
+        years: tuple[int | None, int | None] = (None, None),
+    ) -> list[RetractionRecord]:
         """Notices on papers with an author of this name ("Wakefield", "Wakefield AJ", …)."""
         family, initial = _split_name(name)
         if not family:
@@ -193,7 +200,9 @@ class Snapshot:
         if not wanted:
             return []
         marks = ",".join("?" * len(wanted))
-        return self._select(f"rowid IN ({marks})", tuple(wanted), limit=limit)
+        clauses, args = _narrowing(journal, years)
+        where = " AND ".join([f"rowid IN ({marks})", *clauses])
+        return self._select(where, (*wanted, *args), limit=limit)
 
     def search(
         self,
@@ -202,17 +211,15 @@ class Snapshot:
         journal: str | None = None,
         since: str | None = None,
         nature: str | None = None,
+        years: tuple[int | None, int | None] = (None, None),
         limit: int = 50,
     ) -> list[RetractionRecord]:
-        """Every word of `query` in the title; journal substring; notices on or after `since`."""
-        clauses: list[str] = []
-        args: list[object] = []
+        """Every word of `query` in the title; journal words; notices on or after `since`
+        and within the `years` (first, last) of notice."""
+        clauses, args = _narrowing(journal, years)
         for word in title_key(query or "").split():
             clauses.append("(' ' || title_key || ' ') LIKE ?")
             args.append(f"% {word} %")
-        if journal:
-            clauses.append("journal_key LIKE ?")
-            args.append(f"%{title_key(journal)}%")
         if since:
             clauses.append("notice_date >= ?")
             args.append(since)
@@ -222,13 +229,21 @@ class Snapshot:
         return self._select(" AND ".join(clauses) or "1", tuple(args), limit=limit)
 
     def recent(
-        self, *, days: int | None = None, limit: int | None = None, today: date | None = None
+        self,
+        *,
+        days: int | None = None,
+        limit: int | None = None,
+        journal: str | None = None,
+        today: date | None = None,
     ) -> list[RetractionRecord]:
         """The newest notices: those of the last `days` days, or the `limit` latest."""
+        clauses, args = _narrowing(journal, (None, None))
         if days is not None:
             start = (today or self._now().date()) - timedelta(days=days)
-            return self._select("notice_date >= ?", (start.isoformat(),), limit=limit)
-        return self._select("notice_date IS NOT NULL", (), limit=limit or 20)
+            where = " AND ".join(["notice_date >= ?", *clauses])
+            return self._select(where, (start.isoformat(), *args), limit=limit)
+        where = " AND ".join(["notice_date IS NOT NULL", *clauses])
+        return self._select(where, tuple(args), limit=limit or 20)
 
     def record(self, notice_doi: str) -> list[RetractionRecord]:
         """The rows of one notice (a notice may concern several papers)."""
@@ -244,6 +259,25 @@ class Snapshot:
         if limit:
             sql += f" LIMIT {int(limit)}"
         return [_record_from_row(row) for row in self._db.execute(sql, args)]
+
+
+def _narrowing(
+    journal: str | None, years: tuple[int | None, int | None]
+) -> tuple[list[str], list[object]]:
+    """SQL clauses for a journal (its words, in order) and a range of notice years."""
+    clauses: list[str] = []
+    args: list[object] = []
+    if journal:
+        clauses.append("journal_key LIKE ?")
+        args.append(f"%{title_key(journal)}%")
+    first, last = years
+    if first is not None:
+        clauses.append("notice_date >= ?")
+        args.append(f"{first:04d}")
+    if last is not None:
+        clauses.append("notice_date < ?")
+        args.append(f"{last + 1:04d}")
+    return clauses, args
 
 
 def _record_from_row(row: sqlite3.Row) -> RetractionRecord:

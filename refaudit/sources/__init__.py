@@ -7,10 +7,11 @@ in `registry.SOURCES`.
 from __future__ import annotations
 
 import importlib
-from collections.abc import AsyncIterator, Mapping
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from contextlib import asynccontextmanager, contextmanager
+from contextvars import ContextVar
 from types import ModuleType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from refaudit.models import RunStats
 from refaudit.sources import registry
@@ -48,6 +49,15 @@ class Sources:
             default=0.0,
         )
 
+    def only(self, names: list[str] | None) -> Sources:
+        """The same open clients, restricted to `names` (all of them for None)."""
+        if names is None:
+            return self
+        return Sources(
+            {name: source for name, source in self._sources.items() if name in names},
+            {name: client for name, client in self.clients.items() if name in names},
+        )
+
     def with_capability(self, capability: str) -> list[Source]:
         return [s for s in self._sources.values() if capability in s.capabilities]
 
@@ -74,6 +84,26 @@ def rate_limits_for(module: ModuleType, settings: Settings) -> dict[str, RateLim
     return limits
 
 
+#: Clients a long-running process (the MCP server) opened once, handed out by
+#: `open_sources` inside `sharing(...)` instead of opening new ones.
+_SHARED: ContextVar[Sources | None] = ContextVar("refaudit_shared_sources", default=None)
+
+
+@contextmanager
+def sharing(sources: Sources) -> Iterator[None]:
+    """Within this block, every `open_sources` hands out these open clients.
+
+    Rate limits, circuit breakers, connections and the cache then hold across every
+    run (and every MCP session) instead of starting afresh for each. Each run still
+    counts its own requests into the stats it passes to `open_sources`.
+    """
+    token = _SHARED.set(sources)
+    try:
+        yield
+    finally:
+        _SHARED.reset(token)
+
+
 @asynccontextmanager
 async def open_sources(
     settings: Settings,
@@ -81,15 +111,33 @@ async def open_sources(
     *,
     transport: httpx.AsyncBaseTransport | None = None,
     names: list[str] | None = None,
+    clock: Callable[[], float] | None = None,
+    sleep: Callable[[float], Awaitable[None]] | None = None,
 ) -> AsyncIterator[Sources]:
-    """Open one client per enabled source (sharing one cache) and close them afterwards."""
-    from refaudit.cache import ResponseCache
-    from refaudit.sources.client import SourceClient
+    """Open one client per enabled source (sharing one cache) and close them afterwards.
 
+    `clock` and `sleep` (default: the monotonic clock and `asyncio.sleep`) pace rate
+    limits, back-offs and the breaker's cooldown: tests pass a fake clock whose sleep
+    only advances it. Inside `sharing(...)` the shared clients are handed out instead
+    and stay open.
+    """
+    from refaudit.cache import ResponseCache
+    from refaudit.sources.client import RUN_STATS, SourceClient
+
+    shared = _SHARED.get()
+    if shared is not None:
+        token = RUN_STATS.set(stats)
+        try:
+            yield shared.only(names)
+        finally:
+            RUN_STATS.reset(token)
+        return
     cache = ResponseCache.in_dir(settings.resolved_cache_dir()) if settings.use_cache else None
     wanted = [n for n in (names or settings.sources) if n in registry.BY_NAME]
     sources: dict[str, Source] = {}
     clients: dict[str, SourceClient] = {}
+    timing: dict[str, Any] = {"clock": clock, "sleep": sleep}
+    timing = {name: value for name, value in timing.items() if value is not None}
     try:
         for name in wanted:
             cls, module = load(name)
@@ -101,6 +149,7 @@ async def open_sources(
                 limits=rate_limits_for(module, settings),
                 cache=cache,
                 transport=transport,
+                **timing,
             )
             clients[name] = client
             sources[name] = cls(client, settings)

@@ -65,6 +65,9 @@ shared_pacer: ContextVar[Callable[[str, float, int], Awaitable[None]] | None] = 
 
 Params = Mapping[str, Any] | Sequence[tuple[str, Any]] | None
 Check = Callable[["Fetched"], None]
+#: The stats of the run a long-lived client is working for (set by `open_sources` when it
+#: hands out shared clients), so each run still counts its own requests and cache hits.
+RUN_STATS: ContextVar[RunStats | None] = ContextVar("refaudit_run_stats", default=None)
 _SECRET_VALUE = re.compile(r"(?<=[?&])(" + "|".join(sorted(SECRET_PARAMS)) + r")=[^&\s\"]*")
 _UNPARSED: Any = object()
 
@@ -264,6 +267,14 @@ class SourceClient:
     async def aclose(self) -> None:
         await self._http.aclose()
 
+    def _tally(self, counter: str) -> None:
+        """Count one event for this source, in the client's stats and the current run's."""
+        run = RUN_STATS.get()
+        counted = [self._stats] if run is None or run is self._stats else [self._stats, run]
+        for stats in counted:
+            tally = getattr(stats, counter)
+            tally[self.name] = tally.get(self.name, 0) + 1
+
     @property
     def slowest_rps(self) -> float:
         """The pace of this source's slowest pool (what bounds a run that uses every pool)."""
@@ -336,7 +347,7 @@ class SourceClient:
             )
             # An entry garbled before bodies were checked is a miss, so the next answer heals it.
             if hit is not None and hit.malformed() is None:
-                self._stats.cache_hits[self.name] = self._stats.cache_hits.get(self.name, 0) + 1
+                self._tally("cache_hits")
                 return hit
         if self._settings.offline:
             raise OfflineMiss(self.name, "offline and not in the cache", url=url)
@@ -402,7 +413,7 @@ class SourceClient:
                     self._breaker.opened_at, self._breaker.unreachable = self._clock(), True
                     break
             except RateLimited as exc:
-                self._stats.rate_limited[self.name] = self._stats.rate_limited.get(self.name, 0) + 1
+                self._tally("rate_limited")
                 last_error = exc
                 if probe:
                     # A 429 is an answer: the source is up, only busy. Close the circuit
@@ -421,7 +432,7 @@ class SourceClient:
             if attempt + 1 < attempts:
                 await self._sleep(wait)
         assert last_error is not None
-        self._stats.failures[self.name] = self._stats.failures.get(self.name, 0) + 1
+        self._tally("failures")
         raise last_error
 
     async def _send_once(
@@ -445,7 +456,7 @@ class SourceClient:
             if self._breaker_stops(probe):
                 # The circuit opened while this call waited for its turn.
                 raise self._circuit_open(url)
-            self._stats.requests[self.name] = self._stats.requests.get(self.name, 0) + 1
+            self._tally("requests")
             response = await self._http.request(
                 method, url, params=pairs or None, json=json_body, headers=headers
             )

@@ -1,0 +1,130 @@
+"""The MCP server over streamable HTTP: the socket, transport security and the bearer token.
+
+Loopback binds need no token; anything else must have one (`refaudit serve` refuses
+to start without). Host and Origin are checked against the names the bind answers
+to (DNS rebinding), and a session idle for `SESSION_IDLE_TIMEOUT_S` is closed, so
+abandoned clients cannot pile up sessions.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import socket
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from mcp.server.transport_security import TransportSecuritySettings
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer
+    from starlette.types import ASGIApp, Receive, Scope, Send
+
+MCP_PATH = "/mcp"
+#: A session with no request for this long is closed (the SDK's default is 30 minutes).
+SESSION_IDLE_TIMEOUT_S = 5 * 60
+
+
+def is_loopback(host: str) -> bool:
+    """True for localhost and loopback addresses: the only binds allowed without a token."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _host_form(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+def transport_security(
+    host: str, port: int, extra_hosts: tuple[str, ...] = ()
+) -> TransportSecuritySettings:
+    """Host/Origin checks against DNS rebinding: only the names this bind answers to."""
+    names = [host, *extra_hosts]
+    if is_loopback(host):
+        names += ["127.0.0.1", "localhost", "::1"]
+    if host in ("0.0.0.0", "::"):
+        names += ["127.0.0.1", "localhost", "::1", socket.gethostname(), socket.getfqdn()]
+    hosts = list(dict.fromkeys(_host_form(name, port) for name in names))
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=hosts,
+        allowed_origins=[f"http://{entry}" for entry in hosts]
+        + [f"https://{entry}" for entry in hosts],
+    )
+
+
+class BearerTokenMiddleware:
+    """Answers 401 to any HTTP request without `Authorization: Bearer <token>`."""
+
+    def __init__(self, app: ASGIApp, token: str) -> None:
+        self.app = app
+        self._expected = f"Bearer {token}".encode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and not self._authorised(scope):
+            from starlette.responses import JSONResponse
+
+            response = JSONResponse(
+                {"error": "unauthorized", "message": "missing or wrong bearer token"},
+                status_code=401,
+                headers={"WWW-Authenticate": 'Bearer realm="refaudit"'},
+            )
+            await response(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+    def _authorised(self, scope: Scope) -> bool:
+        for name, value in scope.get("headers", ()):
+            if name.lower() == b"authorization":
+                return hmac.compare_digest(value, self._expected)
+        return False
+
+
+def http_app(
+    server: MCPServer,
+    *,
+    host: str,
+    port: int,
+    token: str | None,
+    extra_hosts: tuple[str, ...] = (),
+) -> ASGIApp:
+    """The streamable-HTTP ASGI app at /mcp, with Host/Origin checks and the optional token."""
+    app: ASGIApp = server.streamable_http_app(
+        streamable_http_path=MCP_PATH,
+        transport_security=transport_security(host, port, extra_hosts),
+        host=host,
+        session_idle_timeout=SESSION_IDLE_TIMEOUT_S,
+    )
+    return BearerTokenMiddleware(app, token) if token else app
+
+
+def bind_socket(host: str, port: int) -> socket.socket:
+    """A listening socket, bound before serving so port 0 and bind errors surface early."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+        sock.listen(128)
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+async def serve_http(app: ASGIApp, sock: socket.socket, announce: Callable[[str], None]) -> None:
+    """Serve `app` on the bound socket with uvicorn (its logs go to stderr).
+
+    `announce` gets the URL once the socket accepts connections, so a caller waiting
+    for that line never races the server.
+    """
+    import uvicorn
+
+    config = uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False)
+    host, port = sock.getsockname()[:2]
+    announce(f"http://{_host_form(host, port)}{MCP_PATH}")
+    await uvicorn.Server(config).serve(sockets=[sock])
