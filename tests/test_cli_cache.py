@@ -35,12 +35,12 @@ def test_clear_expired_then_one_source() -> None:
     expired = runner.invoke(app, ["cache", "clear", "--expired"])
     assert expired.exit_code == 0 and "removed 1 expired" in expired.output
 
-    openalex = runner.invoke(app, ["cache", "clear", "--source", "openalex"])
+    openalex = runner.invoke(app, ["cache", "clear", "--sources", "openalex"])
     assert "removed 1 cached answers from openalex" in openalex.output
     assert "entries:  1" in runner.invoke(app, ["cache", "info"]).output
 
 
 def test_clear_unknown_source_is_a_usage_error() -> None:
-    result = CliRunner().invoke(app, ["cache", "clear", "--source", "crossreff"])
+    result = CliRunner().invoke(app, ["cache", "clear", "--sources", "crossreff"])
     assert result.exit_code == 2
-    assert "unknown source 'crossreff'" in result.output
+    assert "unknown source(s) crossreff" in result.output

@@ -157,3 +157,42 @@ def test_the_pre_commit_example_pins_the_release_of_this_version() -> None:
     ci = (ROOT / "docs" / "ci.md").read_text(encoding="utf-8")
     pins = re.findall(r"^\s*rev:\s*(\S+)", ci, re.MULTILINE)
     assert pins == [f"v{version}"]
+
+
+def _all_commands() -> list[list[str]]:
+    import typer.main
+
+    paths: list[list[str]] = []
+
+    def walk(command: object, path: list[str]) -> None:
+        paths.append(path)
+        for name, sub in (getattr(command, "commands", None) or {}).items():
+            walk(sub, [*path, name])
+
+    walk(typer.main.get_command(app), [])
+    return paths
+
+
+def test_help_names_what_to_type_not_python_types() -> None:
+    from typer.testing import CliRunner
+
+    runner = CliRunner()
+    python_types = re.compile(r"<(bool|str|int|float|path|file|dir|list\[\w+\])>", re.IGNORECASE)
+    for path in _all_commands():
+        text = runner.invoke(app, [*path, "--help"], env={"COLUMNS": "200"}).output
+        assert not python_types.search(text), (path, python_types.search(text))
+
+
+def test_one_spelling_for_the_sources_option() -> None:
+    import typer.main
+
+    spellings = set()
+
+    def walk(command: object) -> None:
+        for param in getattr(command, "params", []):
+            spellings.update(o for o in param.opts if o.startswith("--source"))
+        for sub in (getattr(command, "commands", None) or {}).values():
+            walk(sub)
+
+    walk(typer.main.get_command(app))
+    assert spellings == {"--sources"}

@@ -18,6 +18,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from report_samples import sample_report
 from typer.testing import CliRunner
@@ -174,11 +175,7 @@ async def _with_page(url: str, script: Any) -> Any:
     try:
         endpoint = _devtools_endpoint(process)
         port = re.search(r":(\d+)/", endpoint).group(1)  # type: ignore[union-attr]
-        pages = json.loads(
-            await asyncio.to_thread(
-                subprocess.check_output, ["curl", "-s", f"http://127.0.0.1:{port}/json/list"]
-            )
-        )
+        pages = httpx.get(f"http://127.0.0.1:{port}/json/list").json()
         target = next(p for p in pages if p["type"] == "page")
         async with websockets.connect(target["webSocketDebuggerUrl"], max_size=None) as socket:
             browser = Browser(socket)
@@ -204,7 +201,7 @@ def _devtools_endpoint(process: subprocess.Popen[str]) -> str:
     raise AssertionError("chromium did not start its DevTools endpoint")
 
 
-@pytest.mark.skipif(CHROMIUM is None or shutil.which("curl") is None, reason="needs chromium")
+@pytest.mark.skipif(CHROMIUM is None, reason="needs chromium (Debian package)")
 def test_the_report_renders_in_chromium_without_errors_and_the_filters_work(
     tmp_path: Path,
 ) -> None:

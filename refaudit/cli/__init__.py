@@ -23,6 +23,9 @@ from refaudit.cli import (
     retractions,
     serve,
 )
+from refaudit.cli.common import use_plain_type_labels
+
+use_plain_type_labels()
 
 app = typer.Typer(
     name="refaudit",

@@ -38,31 +38,34 @@ def info() -> None:
 @cache_app.command("clear")
 @handle_errors
 def clear(
-    source: str | None = typer.Option(
-        None, "--source", help="Only answers from this source (e.g. crossref)."
+    sources: str | None = typer.Option(
+        None, "--sources", help="Only answers from these sources (comma list, e.g. crossref)."
     ),
     expired: bool = typer.Option(False, "--expired", help="Only answers past their TTL."),
 ) -> None:
     """Delete cached answers (all, one source's, or only expired ones).
 
-    Example: refaudit cache clear --source crossref --expired
+    Example: refaudit cache clear --sources crossref --expired
     """
     from refaudit.cache import ResponseCache
     from refaudit.config import load_settings
     from refaudit.errors import ConfigError
     from refaudit.sources.registry import ENDPOINT_NAMES, SOURCE_NAMES
 
-    if source and source not in (*SOURCE_NAMES, *ENDPOINT_NAMES):
+    names = [n.strip().lower() for n in (sources or "").split(",") if n.strip()]
+    unknown = [n for n in names if n not in (*SOURCE_NAMES, *ENDPOINT_NAMES)]
+    if unknown or (sources is not None and not names):
         raise ConfigError(
-            f"unknown source {source!r} (--source)", hint=f"known: {', '.join(SOURCE_NAMES)}"
+            f"--sources: unknown source(s) {', '.join(unknown) or '(none given)'}",
+            hint=f"known: {', '.join(SOURCE_NAMES)}",
         )
     cache = ResponseCache.in_dir(load_settings().resolved_cache_dir())
     try:
-        removed = cache.clear(source=source, expired_only=expired)
+        removed = sum(cache.clear(source=name, expired_only=expired) for name in (names or [None]))
     finally:
         cache.close()
     what = " expired" if expired else ""
-    scope = f" from {source}" if source else ""
+    scope = f" from {', '.join(names)}" if names else ""
     stdout_console().print(f"removed {removed}{what} cached answers{scope}", highlight=False)
 
 

@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 import typer
 
-from refaudit.cli.common import ExitCode, fail, handle_errors
+from refaudit.cli.common import ExitCode, fail, handle_errors, source_names
 
 ConfigOption = Annotated[
     Path | None,
@@ -409,7 +409,7 @@ def _settings(config: Path | None, **flags: Any) -> Any:
     overrides: dict[str, Any] = {
         "offline": True if flags.pop("offline") else None,
         "use_cache": False if flags.pop("no_cache") else None,
-        "sources": _source_names(flags.pop("sources")),
+        "sources": source_names(flags.pop("sources")),
     }
     overrides.update(flags)
     if config is not None and not config.is_file():
@@ -417,24 +417,6 @@ def _settings(config: Path | None, **flags: Any) -> Any:
 
         raise ConfigError(f"{config}: configuration file not found")
     return load_settings(config_path=config, overrides=overrides)
-
-
-def _source_names(value: str | None) -> list[str] | None:
-    if value is None:
-        return None
-    from refaudit.config import MIRROR_SOURCE
-    from refaudit.errors import ConfigError
-    from refaudit.sources.registry import SOURCE_NAMES
-
-    known = (*SOURCE_NAMES, MIRROR_SOURCE)
-    names = [name.strip().lower() for name in value.split(",") if name.strip()]
-    unknown = [name for name in names if name not in known]
-    if unknown or not names:
-        raise ConfigError(
-            f"--sources: unknown source(s) {', '.join(unknown) or '(none given)'}",
-            hint=f"known: {', '.join(known)}",
-        )
-    return names
 
 
 def _audit(files: list[Path], settings: Any, *, all_entries: bool, quiet: bool) -> Any:

@@ -103,3 +103,58 @@ def report_internal_error(error: BaseException, *, debug: bool) -> None:
         file=sys.stderr,
     )
     raise SystemExit(int(ExitCode.INTERNAL))
+
+
+_TYPE_LABELS = {
+    "str": "TEXT",
+    "int": "INTEGER",
+    "float": "NUMBER",
+    "file": "FILE",
+    "dir": "DIR",
+    "path": "PATH",
+    "Path": "PATH",
+    "float range": "NUMBER",
+    "int range": "INTEGER",
+}
+
+
+def use_plain_type_labels() -> None:
+    """Help shows what to type (FILE, TEXT, INTEGER), not Python types (`<list[Path]>`).
+
+    Typer labels every parameter with its annotation; a flag gets no label at all.
+    """
+    from typer import core
+
+    def label(self: Any, ctx: Any) -> str | None:
+        if isinstance(self, core.TyperOption) and self.metavar is not None:
+            return str(self.metavar)
+        if getattr(self, "is_flag", False):
+            return None
+        raw = core._TyperParameter.display_type(self, ctx).strip("<>")
+        repeated = raw.startswith("list[")
+        raw = raw.removeprefix("list[").removesuffix("]")
+        shown = "|".join(_TYPE_LABELS.get(part, part) for part in raw.split("|"))
+        return f"{shown}..." if repeated and isinstance(self, core.TyperArgument) else shown
+
+    core._TyperParameter.display_type_rich = label  # type: ignore[method-assign]
+    core.TyperOption.display_type_rich = label  # type: ignore[method-assign]
+
+
+def source_names(value: str | list[str] | None) -> list[str] | None:
+    """`--sources a,b` (comma list, repeatable where the option is a list) as checked names."""
+    if value is None:
+        return None
+    from refaudit.config import MIRROR_SOURCE
+    from refaudit.errors import ConfigError
+    from refaudit.sources.registry import SOURCE_NAMES
+
+    known = (*SOURCE_NAMES, MIRROR_SOURCE)
+    given = value if isinstance(value, list) else [value]
+    names = [n.strip().lower() for part in given for n in part.split(",") if n.strip()]
+    unknown = [name for name in names if name not in known]
+    if unknown or not names:
+        raise ConfigError(
+            f"--sources: unknown source(s) {', '.join(unknown) or '(none given)'}",
+            hint=f"known: {', '.join(known)}",
+        )
+    return names

@@ -12,7 +12,14 @@ from typing import Annotated, Any
 
 import typer
 
-from refaudit.cli.common import ExitCode, fail, handle_errors, stderr_console, stdout_console
+from refaudit.cli.common import (
+    ExitCode,
+    fail,
+    handle_errors,
+    source_names,
+    stderr_console,
+    stdout_console,
+)
 
 
 class OutputFormat(enum.StrEnum):
@@ -36,9 +43,9 @@ def search(
     year_to: Annotated[
         int | None, typer.Option("--year-to", help="Latest publication year.")
     ] = None,
-    source: Annotated[
-        list[str] | None,
-        typer.Option("--source", "-s", help="Search only this source (repeatable)."),
+    sources: Annotated[
+        str | None,
+        typer.Option("--sources", help="Comma list of sources to search (default: all)."),
     ] = None,
     limit: Annotated[
         int, typer.Option("--limit", "-n", min=1, max=100, help="Number of works.")
@@ -64,7 +71,7 @@ def search(
             settings,
             year_from=year_from,
             year_to=year_to,
-            sources=list(source) if source else None,
+            sources=source_names(sources),
             limit=limit,
         )
     )
