@@ -13,17 +13,22 @@ from refaudit.cli import app
 from refaudit.config import Settings, load_settings
 from refaudit.errors import InputError
 from refaudit.models import RunStats
-from refaudit.novelty import MAX_IDEA_CHARS, NOVELTY_SOURCES, assess_novelty, extract_concepts
+from refaudit.novelty import (
+    MAX_IDEA_CHARS,
+    NOVELTY_SOURCES,
+    NoveltyReport,
+    assess_novelty,
+    extract_concepts,
+)
+from refaudit.sources import open_sources
 from tests.fakes import (
+    FakeClock,
     FakeUpstreams,
     crossref_list,
     crossref_work,
     empty_arxiv_feed,
     openalex_list,
 )
-from tests.test_discovery import unthrottled
-
-__all__ = ["unthrottled"]  # the autouse fixture lifting rate limits
 
 pytestmark = pytest.mark.anyio
 
@@ -60,6 +65,17 @@ def s2_paper(paper_id: str, title: str, abstract: str, citations: int = 5) -> di
     }
 
 
+async def assess(
+    idea: str, settings: Settings, fake: FakeUpstreams, stats: RunStats | None = None
+) -> NoveltyReport:
+    """Assess `idea` on the fake upstreams; rate limits pace a fake clock, so nothing waits."""
+    clock = FakeClock()
+    async with open_sources(
+        settings, stats or RunStats(), transport=fake.transport(), clock=clock, sleep=clock.sleep
+    ) as sources:
+        return await assess_novelty(idea, settings, sources=sources)
+
+
 def literature(crossref: list[dict[str, Any]], s2: list[dict[str, Any]]) -> FakeUpstreams:
     """Upstreams whose topic searches return these hits (OpenAlex and arXiv find nothing)."""
     fake = FakeUpstreams()
@@ -89,7 +105,7 @@ async def test_a_paper_holding_the_whole_idea_is_prior_art_and_listed_first(
 ) -> None:
     fake = prior_art_world()
 
-    report = await assess_novelty(PRIOR_IDEA, settings, transport=fake.transport())
+    report = await assess(PRIOR_IDEA, settings, fake)
 
     assert report.status == "ok"
     first = report.similar_papers[0]
@@ -106,10 +122,10 @@ async def test_a_paper_holding_the_whole_idea_is_prior_art_and_listed_first(
 async def test_an_idea_costs_at_most_six_requests_cold_and_none_warm(settings: Settings) -> None:
     fake = prior_art_world()
 
-    first = await assess_novelty(PRIOR_IDEA, settings, transport=fake.transport())
+    first = await assess(PRIOR_IDEA, settings, fake)
     cold = len(fake.requests)
     stats = RunStats()
-    again = await assess_novelty(PRIOR_IDEA, settings, transport=fake.transport(), stats=stats)
+    again = await assess(PRIOR_IDEA, settings, fake, stats)
 
     assert cold <= 6
     assert len(fake.requests) == cold
@@ -138,7 +154,7 @@ async def test_papers_covering_one_half_each_of_a_combined_idea_are_related_work
         ],
     )
 
-    report = await assess_novelty(COMBINED_IDEA, settings, transport=fake.transport())
+    report = await assess(COMBINED_IDEA, settings, fake)
 
     assert {p.doi for p in report.similar_papers} == {"10.9999/reef", "10.9999/t"}
     assert all(p.similarity < 0.75 for p in report.similar_papers)
@@ -151,7 +167,7 @@ async def test_failed_searches_are_could_not_assess_never_novel(settings: Settin
     for source in NOVELTY_SOURCES:
         fake.fail(source, "503", times=10)
 
-    report = await assess_novelty(COMBINED_IDEA, settings, transport=fake.transport())
+    report = await assess(COMBINED_IDEA, settings, fake)
 
     assert report.status == "unverified"
     assert report.novelty_score is None and report.assessment is None
@@ -165,7 +181,7 @@ async def test_one_failed_source_never_leaves_the_idea_called_highly_novel(
     fake = literature([], [])
     fake.fail("semanticscholar", "503", times=10)
 
-    report = await assess_novelty(COMBINED_IDEA, settings, transport=fake.transport())
+    report = await assess(COMBINED_IDEA, settings, fake)
 
     assert report.status == "partial"
     assert report.novelty_score == 1.0
@@ -183,7 +199,7 @@ async def test_unusable_ideas_are_refused_before_any_request(
     fake = literature([], [])
 
     with pytest.raises(InputError, match=message):
-        await assess_novelty(idea, settings, transport=fake.transport())
+        await assess(idea, settings, fake)
     assert fake.requests == []
 
 
@@ -211,9 +227,12 @@ def cli_world(monkeypatch: pytest.MonkeyPatch) -> FakeUpstreams:
     monkeypatch.setenv("REFAUDIT_SOURCES", ",".join(NOVELTY_SOURCES))
     original = refaudit.sources.open_sources
 
+    clock = FakeClock()
+
     def routed(settings: Settings, stats: RunStats, **kwargs: Any) -> Any:
         settings.max_retries = 0
-        return original(settings, stats, **{**kwargs, "transport": fake.transport()})
+        timing = {"transport": fake.transport(), "clock": clock, "sleep": clock.sleep}
+        return original(settings, stats, **{**kwargs, **timing})
 
     monkeypatch.setattr(refaudit.sources, "open_sources", routed)
     return fake
@@ -269,7 +288,7 @@ def test_cli_refuses_an_idea_and_a_file_together(tmp_path: Path) -> None:
 async def test_topic_searches_read_titles_and_abstracts(settings: Settings) -> None:
     fake = prior_art_world()
 
-    await assess_novelty(PRIOR_IDEA, settings, transport=fake.transport())
+    await assess(PRIOR_IDEA, settings, fake)
 
     (openalex,) = fake.requests_to("openalex")
     assert openalex.url.params["filter"].startswith("title_and_abstract.search:")

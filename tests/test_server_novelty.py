@@ -6,11 +6,8 @@ import pytest
 
 from refaudit.config import Settings, load_settings
 from refaudit.novelty import MAX_IDEA_CHARS
-from tests.test_discovery import unthrottled
 from tests.test_novelty import NOVELTY_SOURCES, PRIOR_IDEA, prior_art_world
 from tests.test_server import connected, error_text, structured
-
-__all__ = ["unthrottled"]
 
 pytestmark = pytest.mark.anyio
 
