@@ -23,7 +23,9 @@ from refaudit.sources import Sources, registry
 from refaudit.sources.base import SearchQuery
 
 SEARCH_LIMIT = 5
-CONCURRENT_REFERENCES = 8
+# References searched at once: enough that the slowest pools (Semantic Scholar, arXiv)
+# always have a reference waiting for them while others move through the fast ones.
+CONCURRENT_REFERENCES = 48
 # A title with at most this many words changed is a near miss when it scores at
 # least this, or when this share of its words (and at least this many) is kept:
 # one long word swapped in a short title ("Competitive" for "Adversarial") costs
@@ -106,10 +108,11 @@ def _has_identifier(reference: Reference) -> bool:
 def _decided_without_search(item: Evidence, sources: Sources) -> None:
     """Record why the sources not asked about a reference that needs no search were left out."""
     reference = item.reference
-    if reference.title or reference.free_text:
-        detail = "the cited identifier led to the cited work"
-    else:
-        detail = "no title or citation text to search with"
+    detail = planner.nothing_to_check(reference) or (
+        "the cited identifier led to the cited work"
+        if reference.title or reference.free_text
+        else "no title or citation text to search with"
+    )
     for name in sources.enabled:
         item.not_asked(name, "decided", detail)
 
@@ -140,7 +143,7 @@ async def complete_for_screening(wanted: list[tuple[Evidence, str]], sources: So
 def needs_search(item: Evidence) -> bool:
     """Search unless an identifier already led to a record the citation clearly describes."""
     reference = item.reference
-    if not (reference.title or reference.free_text):
+    if not (reference.title or reference.free_text) or planner.nothing_to_check(reference):
         return False
     convincing = [w for w in item.id_records if is_convincing(reference, w)]
     if not convincing:
@@ -377,7 +380,9 @@ async def _search(item: Evidence, sources: Sources) -> None:
     budget = planner.SEARCH_BUDGET
     for query in search_queries(reference):
         for name in order:
-            why = planner.preprint_search_needed(reference, name, searchable)
+            why = planner.preprint_search_needed(
+                reference, name, searchable
+            ) or planner.still_needed(name, kind, item.asked)
             if why:
                 item.not_asked(name, "decided", why)
                 continue

@@ -55,6 +55,9 @@ _CHAPTER_TYPES = frozenset(
     {"inbook", "bookinbook", "suppbook", "incollection", "suppcollection", "inreference"}
 )
 _THESIS_TYPES = frozenset({"thesis", "phdthesis", "mastersthesis"})
+#: Entry types that describe things bibliographic databases rarely index: without an
+#: identifier there is nothing to check them against, and no source is asked.
+UNCHECKABLE_TYPES = frozenset({"online", "www", "webpage", "electronic", "software", "manual"})
 #: Things no bibliographic index holds as works: asked of no search source.
 _UNINDEXED_TYPES = frozenset({"patent", "set", "xdata", "artwork", "audio", "video", "music"})
 _PREPRINT_TYPES = frozenset({"misc", "unpublished", "online", "techreport", "report"})
@@ -83,6 +86,13 @@ _COMPUTING = re.compile(
 
 _FIELD_NAMES = {"biomedicine": "biomedicine", "computing": "computer science"}
 
+# Conference series whose proceedings are published with DOIs (IEEE, ACM, Springer
+# LNCS, …): Crossref holds their papers as fully as it holds journals.
+_DOI_PROCEEDINGS = re.compile(
+    r"\b(?:ieee|acm|sig[a-z]+|lecture notes|lncs|springer|cvpr|iccv|eccv|wacv|icra|iros|"
+    r"icassp|kdd|chi|uist|icde|icdm|cikm|recsys|wsdm|miccai)\b"
+)
+
 
 @dataclass(frozen=True)
 class Kind:
@@ -96,6 +106,8 @@ class Kind:
     field_unknown: bool
     #: an entry type no bibliographic index holds as a work (patents, sets)
     unindexed: bool
+    #: a conference whose proceedings carry DOIs (IEEE, ACM, Springer, …)
+    doi_proceedings: bool
     year: int | None
 
     @property
@@ -131,13 +143,14 @@ def kind_of(reference: Reference) -> Kind:
     fields = set()
     if reference.pmid or reference.pmcid or (venue and _BIOMEDICAL.search(venue)):
         fields.add("biomedicine")
-    if reference.arxiv_id or (venue and _COMPUTING.search(venue)) or _is_known_computing(venue):
+    if venue and (_COMPUTING.search(venue) or _is_known_computing(venue)):
         fields.add("computing")
     return Kind(
         work=work,
         fields=frozenset(fields),
         field_unknown=not venue and work in ("article", "conference", "report", "preprint"),
         unindexed=entry_type in _UNINDEXED_TYPES,
+        doi_proceedings=work == "conference" and bool(_DOI_PROCEEDINGS.search(venue)),
         year=reference.year,
     )
 
@@ -145,6 +158,48 @@ def kind_of(reference: Reference) -> Kind:
 def _is_known_computing(venue: str) -> bool:
     """A conference in refaudit's venue table (machine learning, vision, NLP, databases, …)."""
     return bool(venue) and match.is_conference_venue(venue) and not _BIOMEDICAL.search(venue)
+
+
+def nothing_to_check(reference: Reference) -> str | None:
+    """Why a reference is skipped (no source is asked about it), or None to check it."""
+    if reference.doi or reference.arxiv_id or reference.pmid:
+        return None
+    if reference.entry_type in UNCHECKABLE_TYPES:
+        return f"@{reference.entry_type} without DOI, arXiv id or PMID: nothing to check against"
+    if not (reference.title or reference.free_text):
+        return "no title and no identifier: nothing to check against"
+    return None
+
+
+def still_needed(source: str, kind: Kind, answered: Collection[str]) -> str | None:
+    """Why a source would add nothing after the sources that answered, or None.
+
+    A source that merely might hold the kind of work adds nothing once two sources
+    that index it have answered. Semantic Scholar's and arXiv's pools are the slowest
+    of all. A kind of work the
+    reference matcher (Crossref) covers, searched there and in a general index
+    (OpenAlex), is settled either way: both ranked searches tolerate a changed
+    word. A preprint searched in a general last resort (Semantic Scholar holds
+    arXiv's papers) need not be searched on arXiv as well.
+    """
+    entry = _entry(source)
+    entries = [_entry(n) for n in answered]
+    covering = [e.title for e in entries if covers(e.name, kind)]
+    if not covers(source, kind) and len(covering) >= 2:
+        return (
+            f"{' and '.join(covering)}, which index {describe(kind)}, answered; "
+            f"{entry.title} only might hold it"
+        )
+    if not entry.last_resort:
+        return None
+    matcher = next((e for e in entries if e.matcher and covers(e.name, kind)), None)
+    general = next((e for e in entries if _is_general(e) and not e.last_resort), None)
+    if matcher and general:
+        return f"{matcher.title} and {general.title} answered for a {_WORK_NAMES[kind.work]}"
+    broad = next((e for e in entries if _is_general(e) and e.last_resort), None)
+    if broad and not _is_general(entry):
+        return f"{broad.title}, which holds {entry.title}'s papers, answered"
+    return None
 
 
 def cannot_index(source: str, kind: Kind) -> str | None:
@@ -174,7 +229,9 @@ def covers(source: str, kind: Kind) -> bool:
         return False
     if entry.field and entry.field not in kind.fields:
         return False
-    return entry.covers is None or kind.work in entry.covers
+    if entry.covers is None or kind.work in entry.covers:
+        return True
+    return entry.registers_dois and kind.doi_proceedings
 
 
 def search_order(reference: Reference, enabled: Collection[str]) -> list[str]:
@@ -221,8 +278,8 @@ def _entry(source: str) -> registry.SourceEntry:
 
 
 def _is_general(entry: registry.SourceEntry) -> bool:
-    """A general index: every kind of work, every field, and its silence means absence."""
-    return not entry.holds and not entry.field and entry.covers is None
+    """A general index: every field, and its silence means absence for all it holds."""
+    return not entry.field and entry.covers is None
 
 
 def describe(kind: Kind) -> str:

@@ -31,9 +31,6 @@ from refaudit.identifiers import arxiv_id_from_doi, is_datacite_arxiv_doi
 from refaudit.merge import merge_records, priority
 from refaudit.models import Finding, Reference, Result, SourceStatus, Verdict, Work
 
-# Entry types that describe things bibliographic databases rarely index.
-UNCHECKABLE_TYPES = frozenset({"online", "www", "webpage", "electronic", "software", "manual"})
-
 # A search hit below this candidate score is not the cited work, however it ranks.
 MIN_IDENTITY_SCORE = 0.55
 
@@ -68,7 +65,7 @@ def decide(evidence: Evidence, *, enabled_sources: Sequence[str] = ()) -> Result
     statuses.update(evidence.statuses)
     result = Result(reference=reference, verdict=Verdict.UNVERIFIED, sources=statuses)
 
-    skip_reason = _skip_reason(reference)
+    skip_reason = planner.nothing_to_check(reference)
     if skip_reason:
         result.verdict = Verdict.SKIPPED
         result.reason = skip_reason
@@ -193,17 +190,6 @@ _FIELD_NAMES = {
     "year": "year",
     "authors": "authors",
 }
-
-
-def _skip_reason(reference: Reference) -> str | None:
-    has_id = reference.doi or reference.arxiv_id or reference.pmid
-    if has_id:
-        return None
-    if reference.entry_type in UNCHECKABLE_TYPES:
-        return f"@{reference.entry_type} without DOI, arXiv id or PMID: nothing to check against"
-    if not (reference.title or reference.free_text):
-        return "no title and no identifier: nothing to check against"
-    return None
 
 
 def _identify(evidence: Evidence) -> tuple[Identity | None, list[Finding]]:

@@ -226,6 +226,7 @@ SOURCES: tuple[SourceEntry, ...] = (
         field_priority=1,
         authoritative_type=True,
         holds=frozenset({"dataset"}),
+        covers=frozenset({"dataset"}),
         registers_dois=True,
     ),
     SourceEntry(

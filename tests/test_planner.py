@@ -1,0 +1,98 @@
+"""The evidence planner: which sources may hold a cited work, in what order to ask them."""
+
+from __future__ import annotations
+
+import pytest
+
+from refaudit import planner
+from refaudit.models import Reference
+from refaudit.sources import registry
+
+ALL = registry.SOURCE_NAMES
+
+
+def ref(entry_type: str, venue: str | None = None, year: int | None = 2019, **extra) -> Reference:  # type: ignore[no-untyped-def]
+    return Reference(
+        key="k", entry_type=entry_type, title="A Title", venue=venue, year=year, **extra
+    )
+
+
+@pytest.mark.parametrize(
+    ("reference", "source", "reason_has"),
+    [
+        (ref("book", year=1890), "arxiv", "1991"),
+        (ref("book", year=2001), "arxiv", "book"),
+        (ref("article", "Journal of Political Economy"), "pubmed", "biomedicine"),
+        (ref("article", "Journal of Political Economy"), "dblp", "computer science"),
+        (ref("inproceedings", "NeurIPS"), "pubmed", "conference paper"),
+        (ref("article", "The Lancet"), "dblp", "computer science"),
+        (ref("patent"), "openalex", "entry type"),
+    ],
+)
+def test_a_source_is_never_sent_what_it_cannot_hold(
+    reference: Reference, source: str, reason_has: str
+) -> None:
+    reason = planner.cannot_index(source, planner.kind_of(reference))
+    assert reason is not None and reason_has in reason
+
+
+@pytest.mark.parametrize(
+    ("reference", "source"),
+    [
+        (ref("article", "The Lancet"), "pubmed"),
+        (ref("article", "Journal of Biological Chemistry"), "pubmed"),
+        (ref("inproceedings", "Advances in Neural Information Processing Systems"), "dblp"),
+        (ref("article", "IEEE Transactions on Software Engineering"), "dblp"),
+        (ref("misc"), "pubmed"),  # no venue: the field is unknown
+        (ref("misc", "arXiv preprint"), "arxiv"),
+    ],
+)
+def test_field_and_preprint_signals_open_the_specialist_indexes(
+    reference: Reference, source: str
+) -> None:
+    assert planner.cannot_index(source, planner.kind_of(reference)) is None
+
+
+def test_journal_articles_go_to_the_reference_matcher_first_and_the_slow_pools_last() -> None:
+    order = planner.search_order(ref("article", "The Lancet"), ALL)
+    assert order[:2] == ["crossref", "openalex"]
+    assert order[-2:] == ["semanticscholar", "arxiv"]
+    assert "dblp" not in order and "datacite" not in order
+
+
+def test_conference_papers_go_to_the_indexes_that_cover_them_first() -> None:
+    order = planner.search_order(ref("inproceedings", "NeurIPS"), ALL)
+    assert order.index("dblp") < order.index("crossref") < order.index("semanticscholar")
+    assert order[0] == "openalex"
+
+
+def test_citation_strings_without_a_title_go_to_crossref_first() -> None:
+    reference = Reference(key="k", free_text="Smith J. (2001) Something. J. Things 4, 1-9.")
+    assert planner.search_order(reference, ALL)[0] == "crossref"
+
+
+def test_what_could_not_change_the_verdict_is_not_asked() -> None:
+    journal = planner.kind_of(ref("article", "Journal of Political Economy"))
+    assert planner.still_needed("semanticscholar", journal, ["crossref", "openalex"])
+    assert planner.still_needed("semanticscholar", journal, ["openalex"]) is None
+    neurips = planner.kind_of(ref("inproceedings", "NeurIPS"))
+    # Crossref may hold a NeurIPS paper, but two indexes that cover them answered.
+    assert planner.still_needed("crossref", neurips, ["openalex", "dblp"])
+    # IEEE proceedings carry DOIs: Crossref covers CVPR as it covers journals.
+    cvpr = planner.kind_of(ref("inproceedings", "CVPR"))
+    assert planner.still_needed("crossref", cvpr, ["openalex", "dblp"]) is None
+    # Semantic Scholar holds arXiv's papers: arXiv's 3-second pool adds nothing after it.
+    preprint = planner.kind_of(ref("misc", "arXiv preprint"))
+    assert planner.still_needed("arxiv", preprint, ["openalex", "semanticscholar"])
+
+
+def test_silence_counts_only_from_sources_that_index_the_kind() -> None:
+    neurips = planner.kind_of(ref("inproceedings", "NeurIPS"))
+    assert not planner.covers("crossref", neurips) and not planner.covers("arxiv", neurips)
+    assert planner.covers("openalex", neurips) and planner.covers("dblp", neurips)
+    assert planner.describe(neurips) == "conference papers in computer science"
+
+
+def test_entries_without_anything_to_check_ask_no_source() -> None:
+    assert planner.nothing_to_check(ref("online")) is not None
+    assert planner.nothing_to_check(ref("online", doi="10.1/x")) is None
