@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from rapidfuzz import fuzz
 
 from refaudit import match
+from refaudit.mirror.store import Candidate
 from refaudit.sources.base import SearchQuery
 
 #: Words too common to narrow a search (the index would return most of the corpus).
@@ -22,9 +23,12 @@ STOPWORDS = frozenset(
     " we our".split()
 )
 MAX_WORDS = 12
-CANDIDATES = 40
+CANDIDATES = 25
 #: Below this title similarity (0-100) the best hit may hide a typo: try the fuzzy pass.
 CLOSE_TITLE = 90
+#: Hits this far (0-100) below a close best hit are other works: the verifier is not
+#: shown them (it would only spend time ruling them out).
+KEPT_BELOW_BEST = 15
 
 
 @dataclass
@@ -51,6 +55,29 @@ def mirror_query(query: SearchQuery, *, with_authors: bool) -> MirrorQuery | Non
         return None
     authors = [match.normalize_text(a) for a in query.authors if a][:3] if with_authors else []
     return MirrorQuery(words, [a for a in authors if a], text, free_text=not query.title)
+
+
+def best_candidates(query: MirrorQuery, found: list[Candidate], limit: int) -> list[Candidate]:
+    """The candidates worth verifying, best first: all close ones, or the top `limit`."""
+    scored = sorted(
+        ((likeness(query, c.title), c) for c in _unique(found)), key=lambda p: p[0], reverse=True
+    )
+    if not scored:
+        return []
+    best = scored[0][0]
+    if best >= CLOSE_TITLE:
+        scored = [(score, c) for score, c in scored if score >= best - KEPT_BELOW_BEST]
+    return [c for _, c in scored[: max(1, limit)]]
+
+
+def _unique(candidates: list[Candidate]) -> list[Candidate]:
+    seen: set[bytes] = set()
+    kept = []
+    for candidate in candidates:
+        if candidate.body not in seen:
+            seen.add(candidate.body)
+            kept.append(candidate)
+    return kept
 
 
 def likeness(query: MirrorQuery, title: str) -> float:

@@ -23,8 +23,14 @@ from collections.abc import Sequence
 
 from refaudit.identifiers import normalize_doi
 from refaudit.mirror.records import UPSTREAMS, decode_work
-from refaudit.mirror.search import CANDIDATES, CLOSE_TITLE, likeness, mirror_query
-from refaudit.mirror.store import Candidate, MirrorStore
+from refaudit.mirror.search import (
+    CANDIDATES,
+    CLOSE_TITLE,
+    best_candidates,
+    likeness,
+    mirror_query,
+)
+from refaudit.mirror.store import MirrorStore
 from refaudit.models import Work
 from refaudit.sources import Sources, registry
 from refaudit.sources.base import SearchQuery, Source
@@ -135,19 +141,9 @@ class MirrorView(Source):
             found += self._store.candidates(
                 self._upstream, wanted.words, fuzzy_text=wanted.text, limit=CANDIDATES, **years
             )
-        ranked = sorted(_unique(found), key=lambda c: likeness(wanted, c.title), reverse=True)
-        return [decode_work(self._upstream, c.body) for c in ranked[: max(1, query.limit)]]
+        kept = best_candidates(wanted, found, query.limit)
+        return [decode_work(self._upstream, c.body) for c in kept]
 
     def _lookup(self, field: str, values: Sequence[str]) -> list[Work]:
         bodies = self._store.lookup(self._upstream, field, list(dict.fromkeys(values)))
         return [decode_work(self._upstream, body) for body in bodies]
-
-
-def _unique(candidates: list[Candidate]) -> list[Candidate]:
-    seen: set[bytes] = set()
-    kept = []
-    for candidate in candidates:
-        if candidate.body not in seen:
-            seen.add(candidate.body)
-            kept.append(candidate)
-    return kept

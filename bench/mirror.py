@@ -1,0 +1,271 @@
+"""Mirror and batch benchmarks: parity, throughput, batch rates, build and load.
+
+Every step works from the bulk export of a corpus (`../shared/scholarsim/export_dumps.py`,
+the simulator's own renderers), so a mirror built from it must agree with the
+simulated live APIs record for record. No simulator runs: `--sources mirror`
+sends no request at all.
+
+    python bench/mirror.py parity                # world export → SQLite; gen, hallmark, retractions
+    python bench/mirror.py throughput            # scale-5000 via SQLite and PostgreSQL
+    python bench/mirror.py batch --copies 40     # scale-1000 copies, 1 and 2 workers, local and ray
+    python bench/mirror.py load                  # world-synth into SQLite and PostgreSQL
+
+Timings are wall time and this process's CPU time; the machine is shared, so the
+load average at the start of each step is printed with it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import random
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from accuracy import PUBLIC, SETS, prediction, score
+from simulator import SHARED
+
+REPO = Path(__file__).resolve().parents[1]
+EXPORT = SHARED / "scholarsim" / "export_dumps.py"
+CORPORA = {
+    "world": SHARED / "bench" / "world.jsonl.gz",
+    "synth": SHARED / "bench" / "world-synth.jsonl.gz",
+}
+
+
+def load_average() -> str:
+    return " ".join(f"{x:.1f}" for x in os.getloadavg())
+
+
+def export(corpus: str, folder: Path) -> Path:
+    """The corpus as bulk files (reused when `folder` already holds them)."""
+    if not (folder / "manifest.json").is_file():
+        subprocess.run(
+            [sys.executable, str(EXPORT), "--corpus", str(CORPORA[corpus]), "--out", str(folder)],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
+    return folder
+
+
+def build(dumps: Path, location: str) -> dict[str, object]:
+    """`refaudit mirror build` in a child process: wall time, peak memory, size."""
+    command = [
+        sys.executable, "-m", "refaudit", "mirror", "build", "--quiet", "--db", location,
+        "--crossref", str(dumps / "crossref"), "--openalex", str(dumps / "openalex"),
+        "--retractions", str(dumps / "retraction_watch.csv"),
+    ]  # fmt: skip
+    started = time.monotonic()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    done = subprocess.run(command, check=True, capture_output=True, text=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    seconds = time.monotonic() - started
+    status = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "refaudit",
+            "mirror",
+            "status",
+            "--db",
+            location,
+            "--format",
+            "json",
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    info = json.loads(status.stdout)
+    records = sum(info["records"].values())
+    return {
+        "seconds": round(seconds, 1),
+        "cpu_s": round(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, 1),
+        "records": info["records"],
+        "records_per_s": round(records / seconds),
+        "size_mb": round(info["size_bytes"] / 1e6, 1),
+        "peak_rss_mb": round(after.ru_maxrss / 1024),
+        "load": load_average(),
+        "output": done.stdout.strip().splitlines()[-1],
+    }
+
+
+def audit_set(name: str, location: str) -> tuple[list[object], float, float]:
+    """One public set through `--sources mirror`: results, wall and CPU seconds."""
+    from refaudit.audit import audit_paths
+    from refaudit.config import load_settings
+
+    settings = load_settings(
+        overrides={"sources": ["mirror"], "mirror": location, "use_cache": False}
+    )
+    wall, cpu = time.monotonic(), time.process_time()
+    report = asyncio.run(audit_paths([PUBLIC / SETS[name]], settings, all_entries=True))
+    return report.results, time.monotonic() - wall, time.process_time() - cpu
+
+
+def parity(args: argparse.Namespace) -> dict[str, object]:
+    dumps = export("world", args.work / "world")
+    location = str(args.work / "world.sqlite3")
+    out: dict[str, object] = {"build": build(dumps, location)}
+    for name in ("gen", "hallmark-dev_public", "retractions"):
+        results, wall, cpu = audit_set(name, location)
+        labels = json.loads((PUBLIC / f"{name}.labels.json").read_text())["labels"]
+        scores = score(labels, {r.reference.key: prediction(r) for r in results})  # type: ignore[attr-defined]
+        keep = ("detection_rate", "false_positive_rate", "coverage", "typo_found")
+        out[name] = {k: scores[k] for k in keep} | {
+            "integrity_recall": scores["integrity_recall"],
+            "false_integrity_flags": scores["false_integrity_flags"],
+            "seconds": round(wall, 1),
+            "cpu_s": round(cpu, 1),
+        }
+    out["typos"] = typo_search(location)
+    return out
+
+
+def typo_search(location: str, count: int = 200) -> dict[str, object]:
+    """Titles with a slip in every long word, searched through the mirror's fuzzy pass."""
+    from refaudit.mirror.store import open_store
+    from refaudit.sources.base import SearchQuery
+    from refaudit.sources.mirror import MirrorSource
+
+    rng = random.Random(15)
+    store = open_store(location)
+    crossref = MirrorSource(store).as_sources().get("crossref")
+    bodies = store.candidates("crossref", ["learning", "neural", "model", "analysis"], limit=2000)
+    titles = [c.title for c in bodies if len(c.title.split()) >= 4][:count]
+    found = 0
+    for title in titles:
+        typo = " ".join(_slip(word, rng) if len(word) >= 6 else word for word in title.split())
+        hits = asyncio.run(crossref.search(SearchQuery(title=typo, limit=5)))  # type: ignore[union-attr]
+        found += bool(hits) and hits[0].title is not None and _normal(hits[0].title) == title
+    store.close()
+    return {
+        "titles": len(titles),
+        "found_first": found,
+        "rate": round(found / max(1, len(titles)), 3),
+    }
+
+
+def _slip(word: str, rng: random.Random) -> str:
+    """Swap two neighbouring letters inside the word."""
+    i = rng.randrange(1, len(word) - 2)
+    return word[:i] + word[i + 1] + word[i] + word[i + 2 :]
+
+
+def _normal(title: str) -> str:
+    from refaudit import match
+
+    return match.normalize_text(title)
+
+
+@contextlib.contextmanager
+def postgres() -> Iterator[str]:
+    sys.path.insert(0, str(REPO))
+    from tests.pg_cluster import throwaway_cluster, why_unavailable
+
+    reason = why_unavailable()
+    if reason:
+        raise SystemExit(f"PostgreSQL: {reason}")
+    with throwaway_cluster(settings=("shared_buffers=256MB", "maintenance_work_mem=256MB")) as url:
+        yield url
+
+
+def throughput(args: argparse.Namespace) -> dict[str, object]:
+    dumps = export("world", args.work / "world")
+    out: dict[str, object] = {}
+    sqlite_location = str(args.work / "world.sqlite3")
+    if not Path(sqlite_location).is_file():
+        build(dumps, sqlite_location)
+    with postgres() as url:
+        out["postgres_build"] = build(dumps, url)
+        for backend, location in (("sqlite", sqlite_location), ("postgresql", url)):
+            load = load_average()
+            results, wall, cpu = audit_set(args.set, location)
+            out[backend] = {
+                "references": len(results),
+                "seconds": round(wall, 1),
+                "cpu_s": round(cpu, 1),
+                "refs_per_s": round(len(results) / wall),
+                "refs_per_cpu_s": round(len(results) / cpu),
+                "load": load,
+            }
+    return out
+
+
+def batch(args: argparse.Namespace) -> dict[str, object]:
+    from refaudit.batch import expand_inputs, run_batch
+    from refaudit.config import load_settings
+
+    dumps = export("world", args.work / "world")
+    location = str(args.work / "world.sqlite3")
+    if not Path(location).is_file():
+        build(dumps, location)
+    inputs = args.work / "copies"
+    shutil.rmtree(inputs, ignore_errors=True)
+    inputs.mkdir()
+    for n in range(args.copies):
+        shutil.copyfile(PUBLIC / "scale-1000.bib", inputs / f"scale-1000-{n:02d}.bib")
+    settings = load_settings(
+        overrides={"sources": ["mirror"], "mirror": location, "use_cache": False}
+    )
+    out: dict[str, object] = {"copies": args.copies}
+    for engine in args.engines:
+        for workers in (1, 2):
+            results = args.work / f"batch-{engine}-{workers}.jsonl"
+            results.unlink(missing_ok=True)
+            load = load_average()
+            started = time.monotonic()
+            summary = run_batch(
+                expand_inputs([inputs]), settings, results, workers=workers, engine=engine
+            )
+            seconds = time.monotonic() - started
+            out[f"{engine}-{workers}"] = {
+                "references": summary.references,
+                "errors": summary.errors,
+                "seconds": round(seconds, 1),
+                "refs_per_s": round(summary.references / seconds),
+                "load": load,
+            }
+    return out
+
+
+def load(args: argparse.Namespace) -> dict[str, object]:
+    dumps = export("synth", args.work / "synth")
+    out: dict[str, object] = {"sqlite": build(dumps, str(args.work / "synth.sqlite3"))}
+    with postgres() as url:
+        out["postgresql"] = build(dumps, url)
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawTextHelpFormatter
+    )
+    parser.add_argument("step", choices=["parity", "throughput", "batch", "load"])
+    parser.add_argument("--work", type=Path, help="folder for exports and mirrors (kept)")
+    parser.add_argument("--set", default="scale-5000", choices=list(SETS))
+    parser.add_argument("--copies", type=int, default=40)
+    parser.add_argument("--engines", nargs="*", default=["local", "ray"])
+    args = parser.parse_args()
+    if not PUBLIC.exists():
+        raise SystemExit(f"{PUBLIC} not found: the benchmark needs ../shared")
+    with tempfile.TemporaryDirectory(prefix="refaudit-mirror-bench-") as scratch:
+        args.work = args.work or Path(scratch)
+        args.work.mkdir(parents=True, exist_ok=True)
+        os.environ.setdefault("REFAUDIT_CACHE_DIR", str(args.work / "cache"))
+        os.environ.setdefault("REFAUDIT_DATA_DIR", str(args.work / "data"))
+        step = {"parity": parity, "throughput": throughput, "batch": batch, "load": load}
+        print(json.dumps(step[args.step](args), indent=2))
+
+
+if __name__ == "__main__":
+    main()
