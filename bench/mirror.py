@@ -99,17 +99,23 @@ def build(dumps: Path, location: str) -> dict[str, object]:
     }
 
 
-def audit_set(name: str, location: str) -> tuple[list[object], float, float]:
-    """One public set through `--sources mirror`: results, wall and CPU seconds."""
+def audit_set(
+    name: str, location: str, settings: object | None = None
+) -> tuple[list[object], float, float, int]:
+    """One public set through the mirror (alone unless `settings` adds live sources).
+
+    Returns the results, wall and CPU seconds, and the requests sent to live sources.
+    """
     from refaudit.audit import audit_paths
     from refaudit.config import load_settings
 
-    settings = load_settings(
-        overrides={"sources": ["mirror"], "mirror": location, "use_cache": False}
-    )
+    if settings is None:
+        settings = load_settings(overrides={"sources": ["mirror"], "use_cache": False})
+    settings.mirror = location  # type: ignore[attr-defined]
     wall, cpu = time.monotonic(), time.process_time()
-    report = asyncio.run(audit_paths([PUBLIC / SETS[name]], settings, all_entries=True))
-    return report.results, time.monotonic() - wall, time.process_time() - cpu
+    report = asyncio.run(audit_paths([PUBLIC / SETS[name]], settings, all_entries=True))  # type: ignore[arg-type]
+    requests = sum(report.stats.requests.values())
+    return report.results, time.monotonic() - wall, time.process_time() - cpu, requests
 
 
 def parity(args: argparse.Namespace) -> dict[str, object]:
@@ -117,18 +123,35 @@ def parity(args: argparse.Namespace) -> dict[str, object]:
     location = str(args.work / "world.sqlite3")
     out: dict[str, object] = {"build": build(dumps, location)}
     for name in ("gen", "hallmark-dev_public", "retractions"):
-        results, wall, cpu = audit_set(name, location)
-        labels = json.loads((PUBLIC / f"{name}.labels.json").read_text())["labels"]
-        scores = score(labels, {r.reference.key: prediction(r) for r in results})  # type: ignore[attr-defined]
-        keep = ("detection_rate", "false_positive_rate", "coverage", "typo_found")
-        out[name] = {k: scores[k] for k in keep} | {
-            "integrity_recall": scores["integrity_recall"],
-            "false_integrity_flags": scores["false_integrity_flags"],
-            "seconds": round(wall, 1),
-            "cpu_s": round(cpu, 1),
-        }
+        out[name] = _scored(name, location)
     out["typos"] = typo_search(location)
+    if args.with_live:
+        # Mirror first, the simulated live APIs (realistic config) for what it cannot settle.
+        from simulator import refaudit_settings, start_simulator
+
+        process, url = start_simulator("realistic")
+        try:
+            for name in ("gen", "hallmark-dev_public", "retractions"):
+                settings = refaudit_settings(url, str(args.work / f"live-{name}"), "realistic")
+                out[f"{name}+live"] = _scored(name, location, settings)
+        finally:
+            process.terminate()
+            process.wait(timeout=10)
     return out
+
+
+def _scored(name: str, location: str, settings: object | None = None) -> dict[str, object]:
+    results, wall, cpu, requests = audit_set(name, location, settings)
+    labels = json.loads((PUBLIC / f"{name}.labels.json").read_text())["labels"]
+    scores = score(labels, {r.reference.key: prediction(r) for r in results})  # type: ignore[attr-defined]
+    keep = ("detection_rate", "false_positive_rate", "coverage", "typo_found")
+    return {k: scores[k] for k in keep} | {
+        "integrity_recall": scores["integrity_recall"],
+        "false_integrity_flags": scores["false_integrity_flags"],
+        "seconds": round(wall, 1),
+        "cpu_s": round(cpu, 1),
+        "live_requests": requests,
+    }
 
 
 def typo_search(location: str, count: int = 200) -> dict[str, object]:
@@ -189,7 +212,7 @@ def throughput(args: argparse.Namespace) -> dict[str, object]:
         out["postgres_build"] = build(dumps, url)
         for backend, location in (("sqlite", sqlite_location), ("postgresql", url)):
             load = load_average()
-            results, wall, cpu = audit_set(args.set, location)
+            results, wall, cpu, _ = audit_set(args.set, location)
             out[backend] = {
                 "references": len(results),
                 "seconds": round(wall, 1),
@@ -242,8 +265,27 @@ def load(args: argparse.Namespace) -> dict[str, object]:
     dumps = export("synth", args.work / "synth")
     out: dict[str, object] = {"sqlite": build(dumps, str(args.work / "synth.sqlite3"))}
     with postgres() as url:
-        out["postgresql"] = build(dumps, url)
+        out["postgresql"] = build(dumps, url) | {"sizes_mb": postgres_sizes(url)}
     return out
+
+
+def postgres_sizes(url: str) -> dict[str, float]:
+    """Heap (with TOAST) and each index of the mirror's tables, in MB."""
+    import psycopg
+
+    from refaudit.mirror.postgres import SCHEMA
+
+    with psycopg.connect(url) as db:
+        rows = db.execute(
+            "SELECT c.relname, pg_total_relation_size(c.oid) - pg_indexes_size(c.oid)"
+            " FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
+            " WHERE n.nspname = %s AND c.relkind = 'r'"
+            " UNION ALL SELECT i.indexname,"
+            " pg_relation_size((i.schemaname || '.' || i.indexname)::regclass)"
+            " FROM pg_indexes i WHERE i.schemaname = %s",
+            (SCHEMA, SCHEMA),
+        ).fetchall()
+    return {name: round(size / 1e6, 1) for name, size in rows}
 
 
 def main() -> None:
@@ -255,6 +297,9 @@ def main() -> None:
     parser.add_argument("--set", default="scale-5000", choices=list(SETS))
     parser.add_argument("--copies", type=int, default=40)
     parser.add_argument("--engines", nargs="*", default=["local", "ray"])
+    parser.add_argument(
+        "--with-live", action="store_true", help="parity: also mirror first + simulated live APIs"
+    )
     args = parser.parse_args()
     if not PUBLIC.exists():
         raise SystemExit(f"{PUBLIC} not found: the benchmark needs ../shared")
