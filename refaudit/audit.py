@@ -16,6 +16,7 @@ from refaudit.config import Settings
 from refaudit.models import (
     AuditReport,
     Bibliography,
+    InputProblem,
     Reference,
     Result,
     SnapshotState,
@@ -85,6 +86,8 @@ async def audit_references(
                 from refaudit.mirror.evidence import complete_mirror_first
 
                 await complete_mirror_first(identified, local, sources)
+            if sources.cache_problem:
+                report.problems.append(_cache_problem(settings, sources.cache_problem))
             report.stats.floor_s = round(sources.floor_s(report.stats.requests), 1)
         await _screen(results, evidence, settings, report, mirror=mirror)
     finally:
@@ -98,6 +101,13 @@ async def audit_references(
     if report.stats.floor_s >= 1:
         report.stats.floor_ratio = round(report.stats.elapsed_s / report.stats.floor_s, 2)
     return report
+
+
+def _cache_problem(settings: Settings, message: str) -> InputProblem:
+    from refaudit.cache import FILE_NAME
+
+    path = settings.resolved_cache_dir() / FILE_NAME
+    return InputProblem(file=str(path), message=message, code="cache-unusable")
 
 
 async def _screen(

@@ -3,17 +3,25 @@
 Entries are keyed by request (method, URL without secrets, body) and expire by
 TTL band. WAL mode plus a busy timeout lets several refaudit processes share
 one cache file without corrupting it.
+
+A cache file that cannot be used (corrupt, truncated, another program's
+database, read-only) never stops a run: `open_cache` and every read and write
+turn the failure into one `problem` naming the file and `refaudit cache clear`,
+and the run goes on without the cache.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
 import time
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+
+from refaudit.errors import RefauditError
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (
@@ -27,7 +35,29 @@ CREATE TABLE IF NOT EXISTS responses (
 );
 CREATE INDEX IF NOT EXISTS responses_source ON responses(source);
 """
+log = logging.getLogger(__name__)
+
 BUSY_TIMEOUT_S = 30.0
+COLUMNS = ("key", "source", "status", "headers", "body", "stored", "expires")
+FILE_NAME = "responses.sqlite3"
+CLEAR_HINT = "run `refaudit cache clear` to start a fresh cache"
+
+
+class CacheUnusable(RefauditError):
+    """The cache file cannot be opened or read as refaudit's cache."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        super().__init__(f"{path}: the response cache cannot be used ({reason})", hint=CLEAR_HINT)
+        self.path = path
+        self.reason = reason
+
+    @property
+    def going_on(self) -> str:
+        """What a run says when it continues without the cache (the file is named apart)."""
+        return (
+            f"the response cache cannot be used ({self.reason}); this run goes on "
+            f"without it — {CLEAR_HINT}"
+        )
 
 
 @dataclass
@@ -51,14 +81,30 @@ class ResponseCache:
     """SQLite-backed store of upstream answers."""
 
     def __init__(self, path: Path, *, clock: Callable[[], float] = time.time) -> None:
+        """Open (or create) the cache; raises CacheUnusable when the file is not usable."""
         self.path = path
         self._clock = clock
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(
-            path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
-        )
-        self._enable_wal()
-        self._db.executescript(SCHEMA)
+        #: why the cache stopped being used mid-run (a failed read or write), if it did
+        self.problem: str | None = None
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(
+                path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
+            )
+        except (OSError, sqlite3.Error) as error:
+            raise CacheUnusable(path, str(error)) from None
+        try:
+            self._enable_wal()
+            columns = tuple(row[1] for row in self._db.execute("PRAGMA table_info(responses)"))
+            if columns and columns != COLUMNS:
+                self._db.close()
+                raise CacheUnusable(
+                    path, "its table is not refaudit's (another version or program)"
+                )
+            self._db.executescript(SCHEMA)
+        except sqlite3.Error as error:
+            self._db.close()
+            raise CacheUnusable(path, str(error)) from None
 
     def _enable_wal(self) -> None:
         """Switch to WAL, waiting out a process that is creating the same file right now.
@@ -78,33 +124,53 @@ class ResponseCache:
 
     @classmethod
     def in_dir(cls, directory: Path) -> ResponseCache:
-        return cls(directory / "responses.sqlite3")
+        return cls(directory / FILE_NAME)
 
     def get(self, key: str) -> CachedResponse | None:
-        row = self._db.execute(
-            "SELECT status, headers, body, stored, expires FROM responses WHERE key = ?", (key,)
-        ).fetchone()
-        if row is None or row[4] < self._clock():
+        """The stored answer, or None (also once the cache has failed this run)."""
+        if self.problem is not None:
             return None
-        text = zlib.decompress(row[2]).decode("utf-8")
-        return CachedResponse(status=row[0], text=text, headers=json.loads(row[1]), stored=row[3])
+        try:
+            row = self._db.execute(
+                "SELECT status, headers, body, stored, expires FROM responses WHERE key = ?",
+                (key,),
+            ).fetchone()
+            if row is None or row[4] < self._clock():
+                return None
+            text = zlib.decompress(row[2]).decode("utf-8")
+            return CachedResponse(
+                status=row[0], text=text, headers=json.loads(row[1]), stored=row[3]
+            )
+        except (sqlite3.Error, zlib.error, UnicodeDecodeError, ValueError, TypeError) as error:
+            self._give_up(f"reading it failed: {error}")
+            return None
 
     def put(
         self, key: str, *, source: str, status: int, text: str, headers: dict[str, str], ttl: float
     ) -> None:
+        if self.problem is not None:
+            return
         now = self._clock()
-        self._db.execute(
-            "INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (
-                key,
-                source,
-                status,
-                json.dumps(headers),
-                zlib.compress(text.encode("utf-8")),
-                now,
-                now + ttl,
-            ),
-        )
+        try:
+            self._db.execute(
+                "INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (
+                    key,
+                    source,
+                    status,
+                    json.dumps(headers),
+                    zlib.compress(text.encode("utf-8")),
+                    now,
+                    now + ttl,
+                ),
+            )
+        except sqlite3.Error as error:
+            self._give_up(f"writing to it failed: {error}")
+
+    def _give_up(self, reason: str) -> None:
+        """Stop using the cache for the rest of the run, keeping the one message that says why."""
+        self.problem = CacheUnusable(self.path, reason).going_on
+        log.warning("%s: %s", self.path, self.problem)
 
     def info(self) -> CacheInfo:
         now = self._clock()
@@ -135,3 +201,26 @@ class ResponseCache:
 
     def close(self) -> None:
         self._db.close()
+
+
+def open_cache(directory: Path) -> tuple[ResponseCache | None, str | None]:
+    """The cache in `directory`, or None and the message saying why it cannot be used.
+
+    The message leaves out the file's name (`directory / FILE_NAME`): callers show it.
+    """
+    try:
+        return ResponseCache.in_dir(directory), None
+    except CacheUnusable as error:
+        log.warning("%s: %s", error.path, error.going_on)
+        return None, error.going_on
+
+
+def remove_cache_files(directory: Path) -> list[Path]:
+    """Delete the cache database and its WAL/SHM companions (for an unusable cache)."""
+    removed = []
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        path = directory / (FILE_NAME + suffix)
+        if path.exists():
+            path.unlink()
+            removed.append(path)
+    return removed

@@ -8,11 +8,14 @@ best kept in the environment (or a `.env` file); they are never printed.
 from __future__ import annotations
 
 import dataclasses
+import logging
 import os
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from refaudit.errors import ConfigError
 from refaudit.findings import DEFAULT_FAIL_ON, parse_fail_on
@@ -68,6 +71,9 @@ class Settings:
 
     mailto: str | None = None
     api_keys: dict[str, str] = field(default_factory=dict)
+    #: sources whose base URL a project file set (refaudit.toml, pyproject.toml, .env) →
+    #: that file: a key is never sent there unless it is the source's official host
+    untrusted_urls: dict[str, str] = field(default_factory=dict)
     sources: list[str] = field(default_factory=lambda: list(SOURCE_NAMES))
     base_urls: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_BASE_URLS))
     rate_limits: dict[str, float] = field(default_factory=dict)
@@ -103,7 +109,35 @@ class Settings:
         return Path(platformdirs.user_data_dir("refaudit"))
 
     def api_key(self, source: str) -> str | None:
+        """The key for `source`, or None (also when it may not go to the configured URL)."""
+        if self.key_withheld(source):
+            return None
         return self.api_keys.get(source)
+
+    def key_withheld(self, source: str) -> str | None:
+        """Why `source`'s key is not sent to its configured base URL, or None when it may be."""
+        if not self.api_keys.get(source) or source not in DEFAULT_BASE_URLS:
+            return None
+        url = self.base_urls.get(source, "")
+        parts = urlsplit(url)
+        host = (parts.hostname or "").lower()
+        if host != urlsplit(DEFAULT_BASE_URLS[source]).hostname and source in self.untrusted_urls:
+            return (
+                f"its URL {url} comes from {self.untrusted_urls[source]}, a project file, "
+                "and is not the official host"
+            )
+        if parts.scheme == "https" or (parts.scheme == "http" and _is_loopback(host)):
+            return None
+        return f"its URL {url} is not https"
+
+    def warnings(self) -> list[str]:
+        """One line per key that is configured but withheld, saying why and what to do."""
+        return [
+            f"{source} API key withheld: {why}; name the URL in an environment variable "
+            f"or in {user_config_file()} to send the key there"
+            for source in sorted(self.api_keys)
+            if (why := self.key_withheld(source))
+        ]
 
     def masked(self) -> dict[str, Any]:
         """The effective settings as plain data, secrets replaced by stars."""
@@ -116,7 +150,23 @@ class Settings:
 
 
 def _mask(secret: str) -> str:
-    return secret[:2] + "…" + "*" * 6 if len(secret) > 6 else "*" * 6
+    """Not one character of a key: its length or first letters would help a guess."""
+    return "********" if secret else ""
+
+
+def _is_loopback(host: str) -> bool:
+    """Plain http is acceptable only on this machine (a local simulator or proxy)."""
+    return host in ("localhost", "::1") or host.startswith("127.")
+
+
+def user_config_file(environ: Mapping[str, str] | None = None) -> Path:
+    """The user's own configuration (not a project's): REFAUDIT_USER_CONFIG, or the platform's."""
+    chosen = (os.environ if environ is None else environ).get("REFAUDIT_USER_CONFIG")
+    if chosen:
+        return Path(chosen).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_config_dir("refaudit")) / "config.toml"
 
 
 def find_config_file(start: Path | None = None) -> tuple[Path, dict[str, Any]] | None:
@@ -154,14 +204,18 @@ def load_settings(
     `overrides` holds only the flags the user actually gave (None values are ignored).
     """
     environ = dict(os.environ if env is None else env)
-    if env is None:
-        environ = {**_dotenv_values(), **environ}
+    dotenv = _dotenv_values() if env is None else {}
+    from_dotenv = {name for name in dotenv if name not in environ}
+    environ = {**dotenv, **environ}
     settings = Settings()
+    user_file = user_config_file(environ)
+    if user_file.is_file():
+        _apply_file(settings, _read_toml(user_file), user_file, trusted=True)
     found = (config_path, _config_table(config_path)) if config_path else find_config_file()
     if found:
         settings.config_file = found[0]
         _apply_file(settings, found[1], found[0])
-    _apply_env(settings, environ)
+    _apply_env(settings, environ, from_dotenv)
     for name, value in (overrides or {}).items():
         if value is None:
             continue
@@ -169,7 +223,19 @@ def load_settings(
             raise ConfigError(f"unknown setting {name!r}")
         setattr(settings, name, value)
     _validate(settings)
+    for warning in settings.warnings():
+        _warn_once(warning)
     return settings
+
+
+_WARNED: set[str] = set()
+
+
+def _warn_once(message: str) -> None:
+    """Log a configuration warning once per process (settings are loaded more than once)."""
+    if message not in _WARNED:
+        _WARNED.add(message)
+        logging.getLogger(__name__).warning("warning: %s", message)
 
 
 def _config_table(path: Path) -> dict[str, Any]:
@@ -188,7 +254,11 @@ def _dotenv_values() -> dict[str, str]:
     return {k: v for k, v in dotenv_values(path).items() if v is not None}
 
 
-def _apply_file(settings: Settings, table: dict[str, Any], origin: Path) -> None:
+def _apply_file(
+    settings: Settings, table: dict[str, Any], origin: Path, *, trusted: bool = False
+) -> None:
+    """Apply one config file; `trusted` is the user's own file, whose URLs may receive keys."""
+
     def where(key: str) -> str:
         return f"{key} in {origin}"
 
@@ -205,6 +275,7 @@ def _apply_file(settings: Settings, table: dict[str, Any], origin: Path) -> None
                     raise ConfigError(f"{where(f'sources.{name}')} must be a table")
                 if "url" in section:
                     settings.base_urls[name] = str(section["url"]).rstrip("/")
+                    _note_url_origin(settings, name, None if trusted else str(origin))
                 if "rate_limit" in section:
                     settings.rate_limits[name] = _number(
                         section["rate_limit"], where(f"sources.{name}.rate_limit")
@@ -296,16 +367,33 @@ def _flag(environ: dict[str, str], variable: str) -> bool | None:
     return value in _TRUE
 
 
-def _apply_env(settings: Settings, environ: dict[str, str]) -> None:
+def _note_url_origin(settings: Settings, name: str, untrusted: str | None) -> None:
+    if untrusted is None:
+        settings.untrusted_urls.pop(name, None)
+    else:
+        settings.untrusted_urls[name] = untrusted
+
+
+def _apply_env(
+    settings: Settings, environ: dict[str, str], from_dotenv: set[str] | None = None
+) -> None:
+    """Apply environment variables; those only a project's .env set are not trusted for URLs."""
+    from_dotenv = from_dotenv or set()
+
+    def origin(variable: str) -> str | None:
+        return f".env ({variable})" if variable in from_dotenv else None
+
     simulator = environ.get("REFAUDIT_SIMULATOR_URL")
     if simulator:
         root = simulator.rstrip("/")
         for name, prefix in SIMULATOR_PREFIXES.items():
             settings.base_urls[name] = root + prefix
+            _note_url_origin(settings, name, origin("REFAUDIT_SIMULATOR_URL"))
     for item in (*registry.SOURCES, *registry.ENDPOINTS):
         url = environ.get(item.url_env)
         if url:
             settings.base_urls[item.name] = url.rstrip("/")
+            _note_url_origin(settings, item.name, origin(item.url_env))
     for source in registry.SOURCES:
         for credential in source.credentials:
             value = next((environ[v] for v in credential.env if environ.get(v)), None)

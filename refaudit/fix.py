@@ -148,14 +148,17 @@ def _blocks(text: str, *, file: str | None = None) -> list[_Block]:
     cursor = 0
     for block in library.blocks:
         raw = block.raw or ""
-        start = text.find(raw, cursor) if raw else -1
+        if not raw:
+            continue  # a block aborted where it began holds no text
+        start = text.find(raw, cursor)
         if start < 0:
             raise InputError(
                 "fix cannot locate an entry of this file exactly; nothing was written",
                 file=file,
                 line=(block.start_line or 0) + 1,
             )
-        cursor = start + len(raw)
+        # A failed block's text may run into the next block; entries never overlap.
+        cursor = start + (len(raw) if isinstance(block, Entry) else 1)
         # Duplicate keys and fields wrap the entry (or @string) they concern.
         subject = getattr(block, "ignore_error_block", None) or block
         if isinstance(subject, Entry):

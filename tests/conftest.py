@@ -28,6 +28,7 @@ def isolated_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
             monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("REFAUDIT_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("REFAUDIT_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("REFAUDIT_USER_CONFIG", str(tmp_path / "user-config.toml"))
     monkeypatch.chdir(tmp_path)
 
 

@@ -282,7 +282,7 @@ class FakeClock:
 
 
 def make_client(
-    fake: FakeUpstreams,
+    fake: FakeUpstreams | httpx.AsyncBaseTransport,
     source: str,
     *,
     settings: Settings | None = None,
@@ -291,7 +291,7 @@ def make_client(
     limits: dict[str, RateLimit] | None = None,
     stats: RunStats | None = None,
 ) -> SourceClient:
-    """A SourceClient for `source` wired to `fake`, a fake clock and (optionally) a cache.
+    """A SourceClient for `source` wired to `fake` (or any transport), a fake clock, a cache.
 
     Rate limits default to "practically none" so only tests about pacing see pacing.
     """
@@ -304,7 +304,7 @@ def make_client(
         stats=stats or RunStats(),
         limits=limits or {"default": RateLimit(rps=1000, burst=1000)},
         cache=cache,
-        transport=fake.transport(),
+        transport=fake.transport() if isinstance(fake, FakeUpstreams) else fake,
         clock=clock,
         sleep=clock.sleep,
     )

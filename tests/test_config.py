@@ -121,7 +121,7 @@ def test_config_show_masks_secrets_and_names_origins(
     assert result.exit_code == 0, result.output
     assert "s2-secret-key-123456" not in result.output
     data = json.loads(result.output)
-    assert data["settings"]["api_keys"]["semanticscholar"].startswith("s2…")
+    assert data["settings"]["api_keys"]["semanticscholar"] == "********"
     assert data["origins"]["api_keys"] == "env"
     assert data["settings"]["mailto"] == "file@example.org"
     table = CliRunner().invoke(app, ["config", "show"])

@@ -47,7 +47,7 @@ def clear(
 
     Example: refaudit cache clear --sources crossref --expired
     """
-    from refaudit.cache import ResponseCache
+    from refaudit.cache import CacheUnusable, ResponseCache, remove_cache_files
     from refaudit.config import load_settings
     from refaudit.errors import ConfigError
     from refaudit.sources.registry import ENDPOINT_NAMES, SOURCE_NAMES
@@ -59,7 +59,18 @@ def clear(
             f"--sources: unknown source(s) {', '.join(unknown) or '(none given)'}",
             hint=f"known: {', '.join(SOURCE_NAMES)}",
         )
-    cache = ResponseCache.in_dir(load_settings().resolved_cache_dir())
+    directory = load_settings().resolved_cache_dir()
+    try:
+        cache = ResponseCache.in_dir(directory)
+    except CacheUnusable as error:
+        # A file that is not a usable cache holds nothing worth keeping: start afresh.
+        gone = remove_cache_files(directory)
+        names = ", ".join(path.name for path in gone) or "nothing"
+        stdout_console().print(
+            f"removed the unusable cache ({error.reason}): {names} in {directory}",
+            highlight=False,
+        )
+        return
     try:
         removed = sum(cache.clear(source=name, expired_only=expired) for name in (names or [None]))
     finally:

@@ -62,7 +62,7 @@ class BearerTokenMiddleware:
 
     def __init__(self, app: ASGIApp, token: str) -> None:
         self.app = app
-        self._expected = f"Bearer {token}".encode()
+        self._token = token.encode()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and not self._authorised(scope):
@@ -80,7 +80,11 @@ class BearerTokenMiddleware:
     def _authorised(self, scope: Scope) -> bool:
         for name, value in scope.get("headers", ()):
             if name.lower() == b"authorization":
-                return hmac.compare_digest(value, self._expected)
+                # RFC 7235: the scheme is case-insensitive ("bearer" is "Bearer").
+                scheme, _, credentials = value.strip().partition(b" ")
+                return scheme.lower() == b"bearer" and hmac.compare_digest(
+                    credentials.strip(), self._token
+                )
         return False
 
 

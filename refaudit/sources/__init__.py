@@ -19,6 +19,7 @@ from refaudit.sources import registry
 if TYPE_CHECKING:
     import httpx
 
+    from refaudit.cache import ResponseCache
     from refaudit.config import Settings
     from refaudit.sources.base import Source
     from refaudit.sources.client import RateLimit, SourceClient
@@ -27,9 +28,22 @@ if TYPE_CHECKING:
 class Sources:
     """The sources enabled for one run, each with its own SourceClient."""
 
-    def __init__(self, sources: Mapping[str, Source], clients: Mapping[str, SourceClient]) -> None:
+    def __init__(
+        self,
+        sources: Mapping[str, Source],
+        clients: Mapping[str, SourceClient],
+        cache: ResponseCache | None = None,
+        cache_problem: str | None = None,
+    ) -> None:
         self._sources = dict(sources)
         self.clients = dict(clients)
+        self._cache = cache
+        self._cache_problem = cache_problem
+
+    @property
+    def cache_problem(self) -> str | None:
+        """Why this run could not use (or stopped using) the response cache, if it did."""
+        return self._cache_problem or (self._cache.problem if self._cache else None)
 
     @property
     def enabled(self) -> list[str]:
@@ -56,6 +70,8 @@ class Sources:
         return Sources(
             {name: source for name, source in self._sources.items() if name in names},
             {name: client for name, client in self.clients.items() if name in names},
+            self._cache,
+            self._cache_problem,
         )
 
     def with_capability(self, capability: str) -> list[Source]:
@@ -121,7 +137,7 @@ async def open_sources(
     only advances it. Inside `sharing(...)` the shared clients are handed out instead
     and stay open.
     """
-    from refaudit.cache import ResponseCache
+    from refaudit.cache import open_cache
     from refaudit.sources.client import RUN_STATS, SourceClient
 
     shared = _SHARED.get()
@@ -132,7 +148,9 @@ async def open_sources(
         finally:
             RUN_STATS.reset(token)
         return
-    cache = ResponseCache.in_dir(settings.resolved_cache_dir()) if settings.use_cache else None
+    cache, cache_problem = (
+        open_cache(settings.resolved_cache_dir()) if settings.use_cache else (None, None)
+    )
     wanted = [n for n in (names or settings.sources) if n in registry.BY_NAME]
     sources: dict[str, Source] = {}
     clients: dict[str, SourceClient] = {}
@@ -153,7 +171,7 @@ async def open_sources(
             )
             clients[name] = client
             sources[name] = cls(client, settings)
-        yield Sources(sources, clients)
+        yield Sources(sources, clients, cache, cache_problem)
     finally:
         for client in clients.values():
             await client.aclose()

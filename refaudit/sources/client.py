@@ -20,11 +20,11 @@ import socket
 import ssl
 import time
 import xml.etree.ElementTree as ET
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import quote, quote_plus, urlencode
 
 import httpx
 from defusedxml import DefusedXmlException
@@ -91,6 +91,19 @@ class _Malformed(UnexpectedResponse):
 def redact(text: str) -> str:
     """Mask API keys and contact addresses in a URL (or a log line that contains one)."""
     return _SECRET_VALUE.sub(r"\1=***", text)
+
+
+def without_secrets(text: str, secrets: Iterable[str]) -> str:
+    """`text` with every API key (as written, or URL-encoded) replaced by `***`.
+
+    Some APIs echo the request URL in their answers (OpenAlex's `meta`), so a key
+    sent as a parameter would otherwise be stored in the cache in clear.
+    """
+    for secret in secrets:
+        if len(secret) >= 4:
+            for form in {secret, quote(secret, safe=""), quote_plus(secret)}:
+                text = text.replace(form, "***")
+    return text
 
 
 class _RedactSecrets(logging.Filter):
@@ -356,12 +369,13 @@ class SourceClient:
         )
         if use_cache:
             band = "negative" if fetched.status == 404 else ttl
+            secrets = self._settings.api_keys.values()
             self._cache.put(  # type: ignore[union-attr]
                 key,
                 source=self.name,
                 status=fetched.status,
-                text=fetched.text,
-                headers=fetched.headers,
+                text=without_secrets(fetched.text, secrets),
+                headers={k: without_secrets(v, secrets) for k, v in fetched.headers.items()},
                 ttl=self._settings.ttl_days.get(band, 1.0) * 86400,
             )
         return fetched

@@ -12,7 +12,7 @@ from refaudit.errors import InputError
 from refaudit.parsing import parse_bibtex, parse_file
 from refaudit.parsing.bbl import parse_bbl
 from refaudit.parsing.bibtex import MAX_CROSSREF_DEPTH, MAX_VALUE_CHARS
-from tests.adversarial.guards import finishes_within
+from tests.adversarial.helpers import finishes_within
 
 
 def string_bomb(levels: int) -> str:

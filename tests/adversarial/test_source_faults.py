@@ -7,9 +7,8 @@ import pytest
 
 from refaudit.config import Settings
 from refaudit.errors import RateLimited, SourceUnavailable
-from refaudit.models import RunStats
-from refaudit.sources.client import BREAKER_COOLDOWN_S, BREAKER_THRESHOLD, RateLimit, SourceClient
-from tests.fakes import FakeClock
+from refaudit.sources.client import BREAKER_COOLDOWN_S, BREAKER_THRESHOLD, SourceClient
+from tests.fakes import FakeClock, make_client
 
 pytestmark = pytest.mark.anyio
 JSON = {"content-type": "application/json"}
@@ -24,16 +23,11 @@ def client_answering(
     def handler(request: httpx.Request) -> httpx.Response:
         return queue.pop(0) if queue else httpx.Response(200, json={"status": "ok"}, headers=JSON)
 
-    settings = Settings(max_retries=retries)
-    return SourceClient(
+    return make_client(
+        httpx.MockTransport(handler),
         "crossref",
-        settings.base_urls["crossref"],
-        settings=settings,
-        stats=RunStats(),
-        limits={"default": RateLimit(rps=1000, burst=1000)},
-        transport=httpx.MockTransport(handler),
+        settings=Settings(max_retries=retries),
         clock=clock,
-        sleep=clock.sleep,
     )
 
 

@@ -1,0 +1,159 @@
+"""Property-based fuzzing of every parser: any input gives references and problems, or an
+InputError, never another exception.
+
+The number of examples is small in the test suite (the `ci` profile, a few seconds);
+`python bench/fuzz_parsers.py` runs the same properties with the `long` profile.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from refaudit.errors import InputError
+from refaudit.fix import FixOutcome, apply_fixes, scan_entries, verify_fix
+from refaudit.models import AuditReport
+from refaudit.parsing import parse_bibtex, parse_file, parse_freetext
+from refaudit.parsing.bbl import parse_bbl
+
+settings.register_profile(
+    "ci", max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.register_profile(
+    "long", max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.load_profile(os.environ.get("REFAUDIT_FUZZ_PROFILE", "ci"))
+
+# Pieces that steer the fuzzer into the parsers' interesting states.
+BIBTEX_PIECES = [
+    "@article{",
+    "@book(",
+    "@string{",
+    "@comment{",
+    "@preamble{",
+    "@inproceedings{k,",
+    "key,",
+    "title = ",
+    "author = ",
+    "year = ",
+    "crossref = {k}",
+    "crossref = {key}",
+    "{",
+    "}",
+    "(",
+    ")",
+    '"',
+    "#",
+    ",",
+    "=",
+    "\n",
+    "%",
+    "\\",
+    '{"}',
+    "\\{",
+    "\\}",
+    "jan",
+    "s0",
+    "@string{s0 = s0 # s0}",
+    '{\\"u}',
+    "$\\alpha$",
+    "and others",
+    "\t",
+]
+LATEX_PIECES = [
+    "\\cite{",
+    "\\cite[",
+    "\\citep[p.~5]{",
+    "\\cites{a}{",
+    "\\nocite{*}",
+    "\\input{",
+    "\\bibliography{",
+    "\\addbibresource{",
+    "../",
+    "/etc/passwd",
+    "refs",
+    "}",
+    "{",
+    "]",
+    "[",
+    "%",
+    "\\%",
+    "\\begin{thebibliography}{9}",
+    "\\bibitem{",
+    "\\bibitem[",
+    "\n",
+    "\\end{thebibliography}",
+    ",",
+    " ",
+    "a",
+    "\\\\",
+]
+BBL_PIECES = [
+    "\\entry{",
+    "}{article}{}",
+    "\\endentry",
+    "\\verb{",
+    "\\verb ",
+    "\\endverb",
+    "\\field{title}{",
+    "\\name{author}{1}{}{",
+    "{{hash=1}{family={",
+    "}, given={",
+    "\\list{publisher}{1}{",
+    "\\true{moreauthor}",
+    "\\range{pages}{",
+    "{",
+    "}",
+    "\n",
+    "%",
+]
+CHARACTERS = st.characters(codec="utf-8", exclude_categories=("Cs",))
+
+
+def soup(pieces: list[str]) -> st.SearchStrategy[str]:
+    part = st.one_of(st.sampled_from(pieces), st.text(CHARACTERS, max_size=8))
+    return st.lists(part, max_size=60).map("".join)
+
+
+@given(soup(BIBTEX_PIECES))
+def test_bibtex_text_never_raises(text: str) -> None:
+    bibliography = parse_bibtex(text, file="fuzz.bib")
+    for problem in bibliography.problems:
+        assert problem.file == "fuzz.bib" and problem.message
+
+
+@given(soup(BIBTEX_PIECES))
+def test_fix_scans_what_the_parser_reads_and_an_empty_fix_verifies(text: str) -> None:
+    keys = [span.key for span in scan_entries(text)]
+    parsed = [reference.key for reference in parse_bibtex(text).references]
+    assert set(keys) <= set(parsed) | {""}
+    assert apply_fixes(text, AuditReport()).text == text
+    verify_fix(text, FixOutcome(text=text))
+
+
+@given(soup(BBL_PIECES))
+def test_bbl_text_never_raises(text: str) -> None:
+    parse_bbl(text, file="fuzz.bbl")
+
+
+@given(st.text(CHARACTERS, max_size=300))
+def test_free_text_citations_never_raise(text: str) -> None:
+    parse_freetext(text, key="k")
+
+
+@given(soup(LATEX_PIECES), soup(BIBTEX_PIECES), st.binary(max_size=200))
+def test_files_on_disk_never_raise_anything_but_input_error(
+    tmp_path_factory: object, tex: str, bib: str, raw: bytes
+) -> None:
+    folder = Path(tmp_path_factory.mktemp("fuzz"))  # type: ignore[attr-defined]
+    (folder / "refs.bib").write_text(bib, encoding="utf-8")
+    (folder / "raw.bib").write_bytes(raw)
+    (folder / "paper.tex").write_text(tex, encoding="utf-8")
+    for name in ("paper.tex", "refs.bib", "raw.bib"):
+        try:
+            parse_file(folder / name)
+        except InputError:
+            pass
