@@ -66,14 +66,18 @@ def s2_paper(paper_id: str, title: str, abstract: str, citations: int = 5) -> di
 
 
 async def assess(
-    idea: str, settings: Settings, fake: FakeUpstreams, stats: RunStats | None = None
+    idea: str,
+    settings: Settings,
+    fake: FakeUpstreams,
+    stats: RunStats | None = None,
+    **options: Any,
 ) -> NoveltyReport:
     """Assess `idea` on the fake upstreams; rate limits pace a fake clock, so nothing waits."""
     clock = FakeClock()
     async with open_sources(
         settings, stats or RunStats(), transport=fake.transport(), clock=clock, sleep=clock.sleep
     ) as sources:
-        return await assess_novelty(idea, settings, sources=sources)
+        return await assess_novelty(idea, settings, sources=sources, **options)
 
 
 def literature(crossref: list[dict[str, Any]], s2: list[dict[str, Any]]) -> FakeUpstreams:
@@ -283,6 +287,21 @@ def test_cli_refuses_an_idea_and_a_file_together(tmp_path: Path) -> None:
 
     assert result.exit_code == 2
     assert "one idea, or --ideas" in result.output
+
+
+async def test_context_steers_the_broad_searches_but_adds_no_concept(settings: Settings) -> None:
+    fake = prior_art_world()
+
+    report = await assess(
+        PRIOR_IDEA, settings, fake, context="Structural bioinformatics of metalloproteases"
+    )
+
+    (s2,) = fake.requests_to("semanticscholar")
+    assert "metalloproteases" in s2.url.params["query"].lower()
+    (openalex,) = fake.requests_to("openalex")
+    assert "metalloproteases" not in openalex.url.params["filter"].lower()
+    assert not any("metalloprotease" in concept.lower() for concept in report.concepts)
+    assert report.similar_papers[0].doi == "10.9999/enzyme"
 
 
 async def test_topic_searches_read_titles_and_abstracts(settings: Settings) -> None:

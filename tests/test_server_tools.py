@@ -302,6 +302,7 @@ async def test_calls_share_one_circuit_breaker_so_a_dead_source_stops_costing_re
     assert "circuit open" in last["reason"]
     crossref = next(s for s in health["sources"] if s["name"] == "crossref")
     assert crossref["health"]["requests"] == failing
+    assert crossref["health"]["circuit"].startswith("circuit open")
 
 
 async def test_rate_limit_waits_use_the_injected_clock() -> None:
@@ -325,3 +326,14 @@ async def test_tools_are_module_functions_callable_with_a_context() -> None:
     with pytest.raises(Exception, match="give either a citation string"):
         await tools.verify_reference(Context())  # type: ignore[arg-type]
     assert isinstance(tools.server_state(Context()), ServerState)  # type: ignore[arg-type]
+
+
+def test_idle_http_sessions_are_closed_within_minutes() -> None:
+    from refaudit.server import build_server, http_app
+    from refaudit.server.http import SESSION_IDLE_TIMEOUT_S
+
+    server = build_server(settings_for())
+    http_app(server, host="127.0.0.1", port=8000, token=None)
+
+    assert server.session_manager.session_idle_timeout == SESSION_IDLE_TIMEOUT_S
+    assert 60 <= SESSION_IDLE_TIMEOUT_S <= 10 * 60

@@ -25,6 +25,7 @@ def sources_overview(state: ServerState) -> dict[str, Any]:
     for name in registry.SOURCE_NAMES:
         module = load(name)[1]
         health = state.health.get(name, SourceHealth())
+        client = state.sources.clients.get(name) if state.sources else None
         entries.append(
             {
                 "name": name,
@@ -43,6 +44,7 @@ def sources_overview(state: ServerState) -> dict[str, Any]:
                     "cache_hits": health.cache_hits,
                     "rate_limited": health.rate_limited,
                     "failures": health.failures,
+                    "circuit": client.health if client else None,
                 },
             }
         )
