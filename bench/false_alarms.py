@@ -5,13 +5,16 @@ target needs more than that to mean anything, and must hold for every kind of
 work, not just ML papers. This script draws works at random from
 ../shared/bench/world.jsonl.gz (stratified by type: chapters, reports, theses,
 datasets as well as articles), renders each as a faithful BibTeX entry in one of
-the ways people write them (initials, "and others", short venue names, with or
-without DOI), audits them through the real pipeline against scholarsim, and
-reports how many are flagged, per type, with the evidence for each.
+the ways people write them (initials, "and others", with or without DOI, the
+venue as each field writes it: full name, ISO 4 abbreviation with or without
+dots, acronym, publisher's short name, cut after a series letter; see
+venue_styles.py), audits them through the real pipeline against scholarsim, and
+reports how many are flagged per type, per field and per venue style, with the
+evidence for each.
 
     python bench/false_alarms.py                  # 1,000 works, seed 1
     python bench/false_alarms.py --count 3000 --seed 7
-    python bench/false_alarms.py --freetext       # \\bibitem lines in APA, Chicago, IEEE, Vancouver
+    python bench/false_alarms.py --freetext       # \\bibitem lines in the styles of TEXT_STYLES
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import re
 
 from accuracy import prediction
 from simulator import WORLD, audit_text
+from venue_styles import field_of, iso4, pick_venue
 
 ENTRY_TYPES = {
     "journal-article": "article",
@@ -80,8 +84,8 @@ def _person(author: dict, initials: bool) -> str:
     return f"{family}, {_latex(given)}" if given else family
 
 
-def render(work: dict, key: str, rng: random.Random) -> str:
-    """One faithful BibTeX entry for `work`, written the way some user would."""
+def render(work: dict, key: str, rng: random.Random) -> tuple[str, str]:
+    """A faithful BibTeX entry for `work` as some user would write it, and its venue style."""
     entry_type = ENTRY_TYPES.get(work["type"], "misc")
     names = [_person(a, initials=rng.random() < 0.4) for a in work["authors"]]
     if len(names) > 6 and rng.random() < 0.5:
@@ -94,8 +98,7 @@ def render(work: dict, key: str, rng: random.Random) -> str:
         "title": "{" + title + "}" if rng.random() < 0.5 else title,
         "year": str(work["year"]),
     }
-    venue = work.get("venue_short") if rng.random() < 0.2 else None
-    venue = venue or work.get("venue")
+    style, venue = pick_venue(work, rng)
     if venue and entry_type in VENUE_FIELDS:
         fields[VENUE_FIELDS[entry_type]] = _latex(venue)
     elif venue and entry_type == "misc":
@@ -110,7 +113,7 @@ def render(work: dict, key: str, rng: random.Random) -> str:
     elif work.get("arxiv_id") and rng.random() < 0.5:
         fields.update(eprint=work["arxiv_id"], archiveprefix="arXiv")
     body = "".join(f"  {name} = {{{value}}},\n" for name, value in fields.items())
-    return f"@{entry_type}{{{key},\n{body}}}\n"
+    return f"@{entry_type}{{{key},\n{body}}}\n", style
 
 
 def _initials(author: dict) -> str:
@@ -121,12 +124,13 @@ def _style_name(author: dict, style: str) -> str:
     if "name" in author:
         return author["name"]
     family, given = author["family"], author.get("given") or ""
-    if style == "vancouver":
-        return f"{family} {_initials(author)}".strip()
-    if style == "ieee":
-        return " ".join([*(f"{c}." for c in _initials(author)), family])
-    if style == "apa":
-        return f"{family}, {' '.join(f'{c}.' for c in _initials(author))}".strip(", ")
+    initials = _initials(author)
+    if style in ("vancouver", "vancouver-nocomma"):
+        return f"{family} {initials}".strip()
+    if style in ("ieee", "aip", "rsc"):
+        return " ".join([*(f"{c}." for c in initials), family])
+    if style in ("apa", "apa7", "harvard", "acs"):
+        return f"{family}, {' '.join(f'{c}.' for c in initials)}".strip(", ")
     return f"{given} {family}".strip()
 
 
@@ -140,17 +144,74 @@ def _chicago_names(authors: list[dict]) -> str:
     return ", ".join(names[:-1]) + ", and " + names[-1]
 
 
-def render_text(work: dict, key: str, rng: random.Random) -> str:
-    """One faithful \\bibitem in APA, Chicago, IEEE or Vancouver style."""
-    style = rng.choice(["apa", "chicago", "ieee", "vancouver"])
+def _apa7_names(authors: list[dict]) -> str:
+    """APA 7: up to 20 names; beyond, the first nineteen, an ellipsis, and the last."""
+    names = [_style_name(a, "apa7") for a in authors]
+    if len(names) > 20:
+        return ", ".join(names[:19]) + ", . . . " + names[-1]
+    if len(names) == 1:
+        return names[0]
+    return ", ".join(names[:-1]) + ", \\& " + names[-1]
+
+
+# OCR confuses these; digits are left alone so years and pages stay what was printed.
+_OCR_SWAPS = (("rn", "m"), ("l", "I"), ("fi", "ﬁ"), ("e", "c"), ("h", "b"), (". ", "."))
+
+
+def _ocr_noise(text: str, rng: random.Random) -> str:
+    """One or two OCR slips in the letters of a citation string."""
+    for _ in range(rng.choice([1, 2])):
+        swaps = [(a, b) for a, b in _OCR_SWAPS if a in text]
+        if not swaps:
+            break
+        old, new = rng.choice(swaps)
+        starts = [i for i in range(len(text)) if text.startswith(old, i)]
+        at = rng.choice(starts)
+        text = text[:at] + new + text[at + len(old) :]
+    return text
+
+
+TEXT_STYLES = (
+    "apa",
+    "apa7",
+    "chicago",
+    "ieee",
+    "vancouver",
+    "vancouver-nocomma",
+    "harvard",
+    "aip",
+    "acs",
+    "rsc",
+    "ocr",
+)
+# Physics and chemistry styles print no title for a journal article.
+TITLELESS_STYLES = frozenset({"aip", "acs", "rsc"})
+
+
+def render_text(work: dict, key: str, rng: random.Random) -> tuple[str, str, str]:
+    """One faithful \\bibitem in one of TEXT_STYLES: the line, its style and venue style."""
+    style = rng.choice(TEXT_STYLES)
+    noisy = style == "ocr"
+    if noisy:
+        style = rng.choice(["apa", "chicago", "ieee", "vancouver"])
+    if style in TITLELESS_STYLES and work["type"] != "journal-article":
+        style = "ieee"
     names = [_style_name(a, style) for a in work["authors"][:6]]
     etal = len(work["authors"]) > 6
     title, year = _latex(re.sub(r"<[^>]+>", "", work["title"])), work["year"]
     publisher = work.get("publisher") if work["type"] in ("book", "report", "thesis") else None
-    venue = _latex(work.get("venue") or publisher or "")
+    venue_style, venue = pick_venue(work, rng)
+    if style in TITLELESS_STYLES and work.get("venue"):
+        venue_style, venue = "iso4", iso4(work["venue"])
+    venue = _latex(venue or publisher or "")
     volume, pages = work.get("volume") or "", (work.get("pages") or "").replace("-", "--")
+    first_page = pages.split("--")[0]
     if style == "vancouver":
         text = f"{', '.join(names)}{', et al' if etal else ''}. {title}. {venue}. {year}"
+        text += f";{volume}" if volume else ""
+        text += f":{pages}." if pages else "."
+    elif style == "vancouver-nocomma":
+        text = f"{' '.join(names)}{' et al' if etal else ''}. {title}. {venue}. {year}"
         text += f";{volume}" if volume else ""
         text += f":{pages}." if pages else "."
     elif style == "ieee":
@@ -164,27 +225,70 @@ def render_text(work: dict, key: str, rng: random.Random) -> str:
         )
         text += f", \\emph{{{volume}}}" if volume else ""
         text += f", {pages}." if pages else "."
+    elif style == "apa7":
+        text = f"{_apa7_names(work['authors'])} ({year}). {title}. \\emph{{{venue}}}"
+        text += f", \\emph{{{volume}}}" if volume else ""
+        text += f", {pages}." if pages else "."
+    elif style == "harvard":
+        listed = ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else names[0]
+        text = f"{listed}{' et al.' if etal else ''} ({year}) `{title}', \\emph{{{venue}}}"
+        text += f", {volume}" if volume else ""
+        text += f", pp. {pages}." if pages else "."
+    elif style == "aip":
+        text = f"{', '.join(names)}{' et al.' if etal else ''}, {venue}"
+        text += f" \\textbf{{{volume}}}" if volume else ""
+        text += f", {first_page}" if first_page else ""
+        text += f" ({year})."
+    elif style == "acs":
+        text = f"{'; '.join(names)}{' et al.' if etal else ''} \\emph{{{venue}}} \\textbf{{{year}}}"
+        text += f", \\emph{{{volume}}}" if volume else ""
+        text += f", {pages}." if pages else "."
+    elif style == "rsc":
+        listed = ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else names[0]
+        text = f"{listed}{' et al.' if etal else ''}, \\emph{{{venue}}}, {year}"
+        text += f", \\textbf{{{volume}}}" if volume else ""
+        text += f", {first_page}." if first_page else "."
     else:
         authors = _chicago_names(work["authors"][:6])
         text = f"{authors}{' et al.' if etal else ''}. {year}. ``{title}.''"
         text += f" \\emph{{{venue}}}" + (f" {volume}" if volume else "")
         text += f": {pages}." if pages else "."
+    text = re.sub(r",?\s*\\emph\{\}", "", text)
+    if noisy:
+        text = _ocr_noise(text, rng)
     if work.get("doi") and rng.random() < 0.3:
         text += f" https://doi.org/{work['doi']}."
-    return f"\\bibitem{{{key}}} {text}\n"
+    return f"\\bibitem{{{key}}} {text}\n", "ocr" if noisy else style, venue_style
 
 
-def sample_text(works: list[dict], rng: random.Random, freetext: bool) -> tuple[str, str]:
-    """A file name and its text: BibTeX entries, or a document of \\bibitem lines."""
+def sample_text(
+    works: list[dict], rng: random.Random, freetext: bool
+) -> tuple[str, str, dict[str, str], dict[str, str]]:
+    """A file name, its text, and per key the citation style and the venue style."""
     keys = [f"w{index}" for index in range(len(works))]
     if not freetext:
-        return "sample.bib", "\n".join(render(w, k, rng) for w, k in zip(works, keys, strict=True))
-    items = "\n".join(render_text(w, k, rng) for w, k in zip(works, keys, strict=True))
-    return "sample.tex", (
+        rendered = [render(w, k, rng) for w, k in zip(works, keys, strict=True)]
+        venue_styles = {k: style for k, (_, style) in zip(keys, rendered, strict=True)}
+        text = "\n".join(entry for entry, _ in rendered)
+        return "sample.bib", text, {k: "bibtex" for k in keys}, venue_styles
+    lines = [render_text(w, k, rng) for w, k in zip(works, keys, strict=True)]
+    items = "".join(line for line, _, _ in lines)
+    text_styles = {k: style for k, (_, style, _) in zip(keys, lines, strict=True)}
+    venue_styles = {k: venue for k, (_, _, venue) in zip(keys, lines, strict=True)}
+    return (
+        "sample.tex",
         "\\documentclass{article}\n\\begin{document}\n\\nocite{*}\n"
         f"\\begin{{thebibliography}}{{{len(keys)}}}\n{items}\\end{{thebibliography}}\n"
-        "\\end{document}\n"
+        "\\end{document}\n",
+        text_styles,
+        venue_styles,
     )
+
+
+def _table(title: str, totals: collections.Counter[str], flagged: collections.Counter[str]) -> None:
+    print(f"\n{title:22} {'works':>6} {'flagged':>8} {'rate':>7}")
+    for name in sorted(totals):
+        print(f"{name:22} {totals[name]:6} {flagged[name]:8} {flagged[name] / totals[name]:7.2%}")
 
 
 def main() -> None:
@@ -203,25 +307,36 @@ def main() -> None:
 
     rng = random.Random(args.seed)
     works = sample(citable_works(), args.count, rng)
-    kinds = {f"w{index}": work["type"] for index, work in enumerate(works)}
-    results = audit_text(*sample_text(works, rng, args.freetext), args.config)
+    filename, text, text_styles, venue_styles = sample_text(works, rng, args.freetext)
+    groups = {
+        "type": {f"w{i}": work["type"] for i, work in enumerate(works)},
+        "field": {f"w{i}": field_of(work) for i, work in enumerate(works)},
+        "venue style": venue_styles,
+    }
+    if args.freetext:
+        groups["citation style"] = text_styles
+    results = audit_text(filename, text, args.config)
 
-    totals: collections.Counter[str] = collections.Counter()
-    flagged: collections.Counter[str] = collections.Counter()
+    totals = {name: collections.Counter[str]() for name in groups}
+    flagged = {name: collections.Counter[str]() for name in groups}
     for result in results:
-        kind = kinds[result.reference.key]  # type: ignore[attr-defined]
-        totals[kind] += 1
-        if prediction(result)["flagged"]:
-            flagged[kind] += 1
-            errors = [f for f in result.findings if f.severity == "error"]  # type: ignore[attr-defined]
-            print(f"flagged {result.reference.key} ({kind}): {result.verdict.value}")  # type: ignore[attr-defined]
-            for finding in errors:
-                print(f"    {finding.code}: cited {finding.cited!r} found {finding.found!r}")
-    print(f"\n{'type':22} {'works':>6} {'flagged':>8} {'rate':>7}")
-    for kind in sorted(totals):
-        print(f"{kind:22} {totals[kind]:6} {flagged[kind]:8} {flagged[kind] / totals[kind]:7.2%}")
-    total, bad = sum(totals.values()), sum(flagged.values())
-    print(f"{'all':22} {total:6} {bad:8} {bad / max(1, total):7.2%}")
+        key = result.reference.key  # type: ignore[attr-defined]
+        for name, labels in groups.items():
+            totals[name][labels[key]] += 1
+        if not prediction(result)["flagged"]:
+            continue
+        for name, labels in groups.items():
+            flagged[name][labels[key]] += 1
+        errors = [f for f in result.findings if f.severity == "error"]  # type: ignore[attr-defined]
+        where = ", ".join(labels[key] for labels in groups.values())
+        print(f"flagged {key} ({where}): {result.verdict.value}")  # type: ignore[attr-defined]
+        for finding in errors:
+            print(f"    {finding.code}: cited {finding.cited!r} found {finding.found!r}")
+        print(f"    as cited: {result.reference.free_text or result.reference.venue!r}")  # type: ignore[attr-defined]
+    for name in groups:
+        _table(name, totals[name], flagged[name])
+    total, bad = sum(totals["type"].values()), sum(flagged["type"].values())
+    print(f"\n{'all':22} {total:6} {bad:8} {bad / max(1, total):7.2%}")
 
 
 if __name__ == "__main__":

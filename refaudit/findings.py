@@ -181,10 +181,20 @@ _VERIFICATION_CODES = (
         "venue-mismatch",
         "error",
         "venue",
-        'the cited venue is clearly another one (acronyms, ISO-4 abbreviations and "Proceedings '
-        'of the …" forms are understood)',
+        "the cited venue positively contradicts every record of the work: another venue's name "
+        "or acronym, a journal for a conference paper, a published venue for a work only ever "
+        "posted as a preprint (full names, ISO 4 abbreviations, acronyms, short names and every "
+        "record's aliases are understood)",
         mismatch=True,
         fixable=True,
+    ),
+    _code(
+        "venue-unconfirmed",
+        "warning",
+        "venue",
+        "the cited venue may be the record's but nothing confirms it (an acronym that fits the "
+        "name only loosely, an abbreviation that leaves out part of the name); an error needs a "
+        "contradiction",
     ),
     _code(
         "published-version-available",

@@ -124,6 +124,8 @@ class Work:
     date: str | None = None
     venue: str | None = None
     venue_short: str | None = None
+    #: the venue's other names in this record (S2 alternate names, Crossref's other titles)
+    venue_aliases: list[str] = field(default_factory=list)
     publisher: str | None = None
     volume: str | None = None
     issue: str | None = None

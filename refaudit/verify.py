@@ -681,7 +681,13 @@ def _venue_findings(reference: Reference, versions: list[Work]) -> tuple[list[Fi
             )
         ], preprints
     comparisons = [
-        match.compare_venues(cited, w.venue, found_short=w.venue_short, found_type=w.type)
+        match.compare_venues(
+            cited,
+            w.venue,
+            found_short=w.venue_short,
+            found_type=w.type,
+            found_aliases=w.venue_aliases,
+        )
         for w in published
     ]
     # Books, reports and theses are cited by their publisher or institution.
@@ -690,19 +696,18 @@ def _venue_findings(reference: Reference, versions: list[Work]) -> tuple[list[Fi
         for w in versions
         if w.publisher and (w.type or "") in _PUBLISHED_BY
     ]
-    if any(c.kind != "different" for c in comparisons):
+    kinds = {c.kind for c in comparisons}
+    if kinds - {"different", "unconfirmed"}:
         return [], published
     work = published[0]
-    return [
-        Finding.of(
-            "venue-mismatch",
-            f"Venue should be {work.venue or work.venue_short}",
-            cited=cited,
-            found="; ".join(dict.fromkeys(w.venue or w.venue_short or "" for w in published)),
-            source=work.source,
-            record=_record_id(work),
-        )
-    ], published
+    found = "; ".join(dict.fromkeys(w.venue or w.venue_short or "" for w in published))
+    evidence = dict(cited=cited, found=found, source=work.source, record=_record_id(work))
+    named = work.venue or work.venue_short
+    if "unconfirmed" in kinds:
+        # Neither confirmed nor contradicted: an error needs another venue's name.
+        message = f"Venue could not be confirmed as {named}"
+        return [Finding.of("venue-unconfirmed", message, **evidence)], published
+    return [Finding.of("venue-mismatch", f"Venue should be {named}", **evidence)], published
 
 
 def _journal_ref_names(preprints: list[Work], cited: str) -> bool:

@@ -5,10 +5,18 @@ from __future__ import annotations
 import html
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
 from typing import Literal
 
+from refaudit.match.abbreviations import (
+    AcronymFit,
+    acronym_fit,
+    acronym_letters,
+    iso4_key,
+    same_iso4,
+)
 from refaudit.match.text import canonical_word, is_typo, normalize_text
 
 # "Nature" vs "Nature Communications": one or two extra distinctive words name
@@ -21,7 +29,14 @@ VENUE_MAX_QUALIFIER_WORDS = 2
 VENUE_MIN_OVERLAP = 0.6
 
 VenueKind = Literal[
-    "same", "abbreviation", "acronym", "preprint", "compatible", "different", "unknown"
+    "same",
+    "abbreviation",
+    "acronym",
+    "preprint",
+    "compatible",
+    "unconfirmed",
+    "different",
+    "unknown",
 ]
 
 
@@ -166,41 +181,6 @@ def _abbreviation_tokens(text: str) -> list[str]:
     return [token for token in tokens if token not in stop and not _YEARISH.match(token)]
 
 
-_INITIALISM = re.compile(r"^[A-Za-z&]{2,10}$")
-_INITIALISM_STOP = frozenset({"of", "the", "and", "for", "in", "on", "a", "an", "at", "to"})
-
-
-def _is_initialism(short: str, full: str) -> bool:
-    """Whether `short` spells the initials of `full` (JOSS, NEJM, CACM, JAMA).
-
-    Capitalised acronyms inside the full name give all their letters, so
-    "Communications of the ACM" spells CACM; stop words and a leading publisher
-    acronym may be skipped or kept.
-    """
-    compact = short.strip().replace(".", "")
-    if not _INITIALISM.match(compact) or not compact.isupper():
-        return False
-    letters = compact.replace("&", "").lower()
-    words = [w for w in re.split(r"[\s\-/,:]+", html.unescape(full)) if w]
-    if len(words) < 2:
-        return False
-
-    def initials(named: list[str], keep_stop: bool) -> str:
-        spelled = []
-        for word in named:
-            bare = normalize_text(word)
-            if not bare or _YEARISH.match(bare) or (not keep_stop and bare in _INITIALISM_STOP):
-                continue
-            spelled.append(bare if word.isupper() and len(word) <= 5 else bare[0])
-        return "".join(spelled)
-
-    # A leading publisher acronym is often dropped ("ACM Transactions on Graphics" is TOG),
-    # and so are words naming the kind of venue (OSDI: "USENIX Symposium on Operating …").
-    forms = [words, words[1:]] if words[0].isupper() else [words]
-    forms += [[w for w in named if normalize_text(w) not in _VENUE_BOILERPLATE] for named in forms]
-    return any(letters == initials(named, keep) for named in forms for keep in (False, True))
-
-
 def _is_subsequence(short: str, long: str) -> bool:
     letters = iter(long)
     return all(char in letters for char in short)
@@ -247,23 +227,75 @@ def _venue_variants(text: str) -> list[str]:
     return variants
 
 
+def _acronym_relation(cited: list[str], found: list[str]) -> AcronymFit | None:
+    """How the best acronym on one side fits a name on the other; None when neither is one.
+
+    An acronym that is a word of the other name ("ISBI" in "… Imaging (ISBI)")
+    fits strictly; so does one spelt by the name's words (see `acronym_fit`).
+    """
+    fits: list[AcronymFit] = []
+    for shorts, names in ((cited, found), (found, cited)):
+        for short in shorts:
+            letters = acronym_letters(short)
+            if not letters:
+                continue
+            for name in names:
+                if acronym_letters(name):
+                    continue
+                if letters in normalize_text(name).split():
+                    return "strict"
+                fits.append(acronym_fit(letters, name))
+    if not fits:
+        return None
+    return "strict" if "strict" in fits else "loose" if "loose" in fits else "none"
+
+
+def _partial_abbreviation(cited: str, found: str) -> bool:
+    """An abbreviation whose words all shorten words of the name, in order, but not all of them.
+
+    "J. R. Stat. Soc." for "J. R. Stat. Soc. C (Appl. Stat.)": the family is right,
+    the series is not said. Neither confirmed nor refuted.
+    """
+    if "." not in cited:
+        return False
+    cited_key, found_key = iso4_key(cited), iso4_key(found)
+    if not cited_key or len(cited_key) >= len(found_key):
+        return False
+    remaining = iter(found_key)
+    in_order = all(
+        any(word == f or (word[0] == f[0] and _is_subsequence(word, f)) for f in remaining)
+        for word in cited_key
+    )
+    extra = len(found_key) - len(cited_key)
+    # One extra letter or number is a series: "Phys. Rev." is not "Phys. Rev. E".
+    series_only = extra == 1 and len(found_key[-1]) <= 2
+    return in_order and not series_only
+
+
 def compare_venues(
     cited: str | None,
     found: str | None,
     *,
     found_short: str | None = None,
     found_type: str | None = None,
+    found_aliases: Sequence[str] = (),
 ) -> VenueComparison:
     """Compare venue names; "different" only when they clearly name other venues.
 
-    When unsure the answer is "compatible", which the engine treats as no finding.
+    `found_short` and `found_aliases` are the record's other names for its venue
+    (Crossref's short container title, Semantic Scholar's alternate names, …):
+    agreeing with any of them is agreeing. When unsure the answer is
+    "compatible" (no finding) or, where the cited form could be the venue but
+    nothing confirms it, "unconfirmed" (a warning, never an error).
     """
     if not cited or not normalize_text(cited):
         return VenueComparison("unknown", 0.5)
     cited_preprint = is_preprint_venue(cited)
-    found_names = [name for name in (found, found_short) if name and normalize_text(name)]
+    found_names = [
+        name for name in (found, found_short, *found_aliases) if name and normalize_text(name)
+    ]
     found_preprint = (found_type or "").lower() in _PREPRINT_TYPES or any(
-        is_preprint_venue(name) for name in found_names
+        is_preprint_venue(name) for name in found_names[:2]
     )
     # "preprint" always means the *cited* venue is a preprint server: citing the
     # arXiv version of a published work is a choice, not a wrong venue. A cited
@@ -297,16 +329,23 @@ def compare_venues(
         return verdict("same", 1.0)
     for c in cited_variants:
         for f in found_variants:
-            if _abbreviates(c, f) or _abbreviates(f, c):
+            if _abbreviates(c, f) or _abbreviates(f, c) or same_iso4(c, f):
                 return verdict("abbreviation", 0.95)
-            if _is_initialism(c, f) or _is_initialism(f, c):
-                return verdict("acronym", 0.95)
+    acronym = _acronym_relation(cited_variants, found_variants)
+    if acronym == "strict":
+        return verdict("acronym", 0.95)
 
     if _is_series(cited) or any(_is_series(name) for name in found_names):
         return verdict("compatible", 0.6)
+    if acronym == "loose":
+        return verdict("unconfirmed", 0.5)
+    if acronym == "none":
+        return verdict("different", 0.1)
     kinds = [_compare_distinctive(cited_words, _distinctive_words(f)) for f in found_variants]
     if "compatible" in kinds:
         return verdict("compatible", 0.6)
+    if any(_partial_abbreviation(c, f) for c in cited_variants for f in found_variants):
+        return verdict("unconfirmed", 0.5)
     return verdict("different", 0.1)
 
 

@@ -264,6 +264,10 @@ def to_work(item: dict[str, Any]) -> Work:
         date=iso_date(year, month, day),
         venue=strip_markup(first_text(item.get("container-title"))),
         venue_short=strip_markup(first_text(item.get("short-container-title"))),
+        venue_aliases=unique(
+            [strip_markup(str(name)) for name in _list(item.get("container-title"))[1:]]
+            + [strip_markup(str(name)) for name in _list(item.get("short-container-title"))[1:]]
+        ),
         publisher=first_text(item.get("publisher")),
         volume=first_text(item.get("volume")),
         issue=first_text(item.get("issue")),

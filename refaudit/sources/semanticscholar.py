@@ -206,6 +206,11 @@ def to_work(item: Any) -> Work:
         date=item.get("publicationDate"),
         venue=venue,
         venue_short=alternates[0] if alternates else None,
+        venue_aliases=[
+            name
+            for name in [*alternates[1:], item.get("venue")]
+            if isinstance(name, str) and name.strip() and name != venue
+        ],
         volume=_clean(journal.get("volume"), reject_prefix="abs/"),
         pages=_clean(journal.get("pages")),
         doi=normalize_doi(external.get("DOI")),

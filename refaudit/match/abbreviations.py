@@ -1,0 +1,190 @@
+"""Short forms of venue names: ISO 4 abbreviations and acronyms, by rule rather than by table.
+
+Journals are cited by their ISO 4 abbreviation ("J. Phys. A", "Eur. Phys. J. C")
+and conferences by an acronym ("ICRA", "NeurIPS", "SIGMOD"). Both are derived
+here from the full name: ISO 4 through pyiso4, which implements the List of
+Title Word Abbreviations (LTWA) that ISSN centres maintain, and acronyms by
+taking letters in order from the name's words. Neither needs a list of venues.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import re
+from typing import Literal
+
+from refaudit.match.text import NORMALIZE_CACHE_SIZE, normalize_text
+
+logger = logging.getLogger(__name__)
+
+# Words an ISO 4 abbreviation drops, and words that only say "proceedings of",
+# in the languages journal titles are most often written in.
+_ISO4_DROPPED = frozenset(
+    "the a an of and for in on at to by with from proc proceedings proceeding "
+    "la le les l de des du et el los las del il di della der die das den und fur für "
+    "sect section part ser series".split()
+)
+# Years, ordinals and edition numbers: "38th", "2021", "'19", "forty-second" is rare.
+_YEARISH = re.compile(r"^(?:1[89]|20)\d\d$|^\d+(?:st|nd|rd|th)$|^'\d\d$")
+_ORDINAL_WORDS = frozenset(
+    "first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth".split()
+)
+# Words an acronym may skip for free: function words and words naming the kind of venue.
+_ACRONYM_OPTIONAL = frozenset(
+    "a an the of on in and for at to with from proceedings proceeding proc annual "
+    "international conference symposium workshop meeting journal transactions letters "
+    "ieee acm cvf joint".split()
+)
+# An acronym that leaves more content words of the name unused than this is only a
+# loose fit: "NAACL" skips "Chapter", "KDD" skips "Mining"; more skips and almost
+# any few letters would fit a long name.
+ACRONYM_MAX_SKIPPED_WORDS = 1
+_ACRONYM = re.compile(r"^[A-Za-z][A-Za-z0-9&\-+]{1,14}$")
+
+AcronymFit = Literal["strict", "loose", "none"]
+
+
+@functools.cache
+def _abbreviator() -> object | None:
+    """pyiso4's LTWA abbreviator (loading the list takes about a second, so only once)."""
+    try:
+        from pyiso4.ltwa import Abbreviate
+    except ImportError:  # pragma: no cover - pyiso4 is a dependency
+        logger.warning("pyiso4 is not installed: ISO 4 abbreviations are not recognised")
+        return None
+    return Abbreviate.create()
+
+
+# A series designation closing a name ("Physical Review E", "Annalen der Physik 4"):
+# the LTWA lists single letters such as "e" as words to drop, so it is kept aside.
+_SERIES_SUFFIX = re.compile(r"\s+(?:[A-Z]|[IVX]{1,4}|\d{1,2})$")
+
+
+def _key_words(text: str) -> tuple[str, ...]:
+    words = normalize_text(text.replace(".", " ")).split()
+    return tuple(
+        word
+        for word in words
+        if word not in _ISO4_DROPPED and not _YEARISH.match(word) and word not in _ORDINAL_WORDS
+    )
+
+
+@functools.lru_cache(maxsize=NORMALIZE_CACHE_SIZE)
+def iso4_key(name: str) -> tuple[str, ...]:
+    """The words of `name`'s ISO 4 abbreviation, in a form spellings agree on.
+
+    Dots, spaces, case, accents, "The", "&"/"and", "Proceedings of", years and
+    ordinals do not count, so "Int. Conf. Mach. Learn." and "International
+    Conference on Machine Learning" share one key.
+    """
+    abbreviator = _abbreviator()
+    head = name.split(":", 1)[0] if ":" in name else name
+    series = _SERIES_SUFFIX.search(head.strip())
+    body = name[: series.start()] if series and head == name else name
+    abbreviated = body
+    if abbreviator is not None:
+        try:
+            abbreviated = abbreviator(body, remove_part=True)  # type: ignore[operator]
+        except Exception:  # noqa: BLE001 - pyiso4 fails on some Unicode; keep the name
+            abbreviated = body
+    if series and head == name:
+        abbreviated += series.group(0)
+    return _key_words(abbreviated)
+
+
+def _contracts(short: str, full: str) -> bool:
+    """ "Environ" for "environ", "Intell" for "intell": the same abbreviation, or a shorter one."""
+    if short == full:
+        return True
+    letters = iter(full[1:])
+    return short[0] == full[0] and len(short) <= len(full) and all(c in letters for c in short[1:])
+
+
+def _abbreviates_key(cited: str, found: str) -> bool:
+    """Whether `cited`, as written, abbreviates `found`'s ISO 4 form word by word."""
+    cited_words, found_key = _key_words(cited), iso4_key(found)
+    if not cited_words or len(cited_words) != len(found_key):
+        return False
+    return all(_contracts(c, f) for c, f in zip(cited_words, found_key, strict=True))
+
+
+def same_iso4(cited: str, found: str) -> bool:
+    """Whether either name is an ISO 4 abbreviation of the other (or both of one name).
+
+    An abbreviation is compared as written (running the LTWA over an already
+    abbreviated title mangles it); a full name through its ISO 4 form.
+    """
+    cited_key, found_key = iso4_key(cited), iso4_key(found)
+    if cited_key and cited_key == found_key:
+        return True
+    return _abbreviates_key(cited, found) or _abbreviates_key(found, cited)
+
+
+def acronym_letters(text: str) -> str | None:
+    """The letters of `text` when it is written as an acronym ("NeurIPS", "NAACL-HLT", "CHI '19").
+
+    Leading "Proc." / "Proceedings of" / "In" and trailing years are allowed; an
+    acronym has at least two capitals and no spaces otherwise.
+    """
+    words = [
+        word
+        for word in re.split(r"[\s,]+", text.strip())
+        if word and not _YEARISH.match(normalize_text(word) or word)
+    ]
+    while len(words) > 1 and normalize_text(words[0]) in ("proc", "proceedings", "in", "of"):
+        words.pop(0)
+    if len(words) != 1 or not _ACRONYM.match(words[0]):
+        return None
+    word = words[0]
+    if sum(char.isupper() for char in word) < 2:
+        return None
+    return "".join(char for char in word.lower() if char.isalnum())
+
+
+def _name_words(name: str) -> list[tuple[str, bool]]:
+    """(word, optional) pairs of a venue name, years and ordinals removed."""
+    return [
+        (word, word in _ACRONYM_OPTIONAL)
+        for word in normalize_text(name).split()
+        if not _YEARISH.match(word) and word not in _ORDINAL_WORDS and not word.isdigit()
+    ]
+
+
+def acronym_fit(letters: str, name: str) -> AcronymFit:
+    """How well an acronym's letters are taken, in order, from the words of `name`.
+
+    Each word gives nothing or a leading piece of itself ("Neur" of Neural in
+    NeurIPS, "Co"+"Ling" in COLING, a whole "ACM" or "SAE" in an acronym built on
+    it). Function words and words naming the kind of venue may be skipped;
+    "strict" when at most ACRONYM_MAX_SKIPPED_WORDS other words are, "loose"
+    when more are, "none" when the letters cannot be taken in order at all.
+    """
+    words = _name_words(name)
+    if not letters or not words:
+        return "none"
+    infinity = len(words) + 1
+
+    @functools.cache
+    def fewest_skips(position: int, index: int) -> int:
+        """Fewest content words skipped to spell letters[position:] from words[index:]."""
+        if position == len(letters):
+            return sum(1 for word, optional in words[index:] if not optional)
+        if index == len(words):
+            return infinity
+        word, optional = words[index]
+        best = fewest_skips(position, index + 1) + (0 if optional else 1)
+        length = 1
+        while (
+            position + length <= len(letters)
+            and length <= len(word)
+            and word[:length] == letters[position : position + length]
+        ):
+            best = min(best, fewest_skips(position + length, index + 1))
+            length += 1
+        return best
+
+    skipped = fewest_skips(0, 0)
+    if skipped >= infinity:
+        return "none"
+    return "strict" if skipped <= ACRONYM_MAX_SKIPPED_WORDS else "loose"
