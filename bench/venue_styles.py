@@ -50,7 +50,7 @@ _SKIPPED = frozenset(
 )
 _PARENTHESISED_ACRONYM = re.compile(r"\(([A-Z][A-Za-z0-9\-]{1,11})(?:\s*'?\d{2,4})?\)\s*$")
 _ACRONYM_LIKE = re.compile(r"^[A-Z][A-Za-z0-9]*[A-Z][A-Za-z0-9\-]*$")
-_SERIES_PART = re.compile(r"^(.*?\b(?:[A-Z]|[IVX]+|\d{1,2}))\s*(?::.*)?$")
+_SERIES_END = re.compile(r"\s(?:[A-Z]|[IVX]{1,4}|\d{1,2})$")
 
 
 def field_of(work: dict) -> str:
@@ -66,7 +66,14 @@ def _abbreviator() -> object:
 
 
 def iso4(name: str) -> str:
-    return _abbreviator()(name, remove_part=True)  # type: ignore[operator]
+    """The ISO 4 form; a closing series letter is kept (the LTWA drops "E" as a word)."""
+    series = _SERIES_END.search(name)
+    body = name[: series.start()] if series else name
+    try:
+        abbreviated = _abbreviator()(body, remove_part=True)  # type: ignore[operator]
+    except IndexError:  # pyiso4 trips over some Unicode; such a title is cited in full
+        return name
+    return abbreviated + (series.group(0) if series else "")
 
 
 def acronym(work: dict) -> str | None:
@@ -92,10 +99,12 @@ def acronym(work: dict) -> str | None:
 def series_form(name: str) -> str | None:
     """ "J. Phys. A" for "Journal of Physics A: Mathematical and Theoretical"."""
     head = name.split(":", 1)[0].strip()
-    match = _SERIES_PART.match(head)
-    if not match or ":" not in name and not re.search(r"\b(?:[A-Z]|[IVX]+)$", head):
+    section = re.search(r"^(.*\b(?:Section|Series|Part)\s+[A-Z])\b", head)
+    if section:
+        return iso4(section.group(1))
+    if not _SERIES_END.search(head):
         return None
-    return iso4(match.group(1))
+    return iso4(head)
 
 
 def venue_form(work: dict, style: str, rng: random.Random) -> str | None:
