@@ -72,7 +72,9 @@ def decide(evidence: Evidence, *, enabled_sources: Sequence[str] = ()) -> Result
         result.findings.append(Finding.of("skipped", skip_reason))
         return result
 
-    identity, findings = _identify(evidence)
+    # Where a free-text title ends is the parser's guess; a record may settle it first.
+    written = _as_written(reference, evidence.id_records + evidence.candidates)
+    identity, findings = _identify(replace(evidence, reference=written))
     result.findings.extend(findings)
     if identity is None:
         return _nothing_found(evidence, result)
@@ -374,6 +376,16 @@ def _nothing_found(evidence: Evidence, result: Result) -> Result:
         )
         result.findings.append(Finding("unverified", "warning", result.reason))
         return result
+    if evidence.reference.free_text and not evidence.reference.title:
+        # Physics and chemistry styles print no title: authors, venue, volume and pages
+        # alone are too little to say that a work does not exist.
+        result.verdict = Verdict.UNVERIFIED
+        result.reason = (
+            "the citation has no title to search by, and no record matches its authors, "
+            "year, venue, volume and pages confidently"
+        )
+        result.findings.append(Finding.of("unverified", result.reason))
+        return result
     result.verdict = Verdict.NOT_FOUND
     closest = _closest_title(evidence)
     hint = f"; closest: “{closest}”" if closest else ""
@@ -418,30 +430,43 @@ def _as_written(reference: Reference, records: list[Work]) -> Reference:
 
     Where a title ends is the parser's guess: in "Kapp RA. Sino-American Economic
     Exchanges. The Legal Contributions. Pacific Affairs. 1986" it cannot know that the
-    second sentence is still the title. When the record's title is the cited title
-    plus the first words of the cited venue (or the cited title is the record's title
-    plus its venue), the citation says what the record says. Anything else, such as
-    a title with words of its own, is compared as parsed.
+    second sentence is still the title, and in "… research directions.Inf. Fusion. 2024"
+    that the journal began a word earlier. When the record's title is the cited title
+    plus the first words of the cited venue, or the cited title is the record's title
+    plus words that name the record's venue, the citation says what the record says.
+    Anything else, such as a title with words of its own, is compared as parsed.
     """
-    if not (reference.free_text and reference.title and reference.venue):
+    if not (reference.free_text and reference.title):
         return reference
     cited_title = match.normalize_text(reference.title)
-    cited_venue = match.normalize_text(reference.venue)
+    cited_venue = match.normalize_text(reference.venue or "")
     for work in records:
         title = match.normalize_text(work.title or "")
         if not title or title == cited_title:
             continue
-        if title.startswith(f"{cited_title} ") and f"{cited_title} {cited_venue}".startswith(title):
+        if (
+            cited_venue
+            and title.startswith(f"{cited_title} ")
+            and f"{cited_title} {cited_venue}".startswith(title)
+        ):
             spilled = title[len(cited_title) :].strip()
-            venue = _drop_leading_words(reference.venue, spilled)
+            venue = _drop_leading_words(reference.venue or "", spilled)
             return replace(reference, title=work.title, venue=venue)
-        rest = cited_title[len(title) :].strip()
-        venues = {match.normalize_text(v) for v in (work.venue, work.venue_short) if v}
-        if cited_title.startswith(f"{title} ") and rest in venues:
-            return replace(
-                reference, title=work.title, venue=_drop_leading_words(reference.title, title)
-            )
+        if not cited_title.startswith(f"{title} "):
+            continue
+        rest = _drop_leading_words(reference.title, title)
+        for venue in filter(None, (f"{rest} {reference.venue or ''}".strip(), rest)):
+            if _names_venue(venue, work):
+                return replace(reference, title=work.title, venue=venue)
     return reference
+
+
+def _names_venue(text: str, work: Work) -> bool:
+    """Whether `text` is the record's venue under one of its names or short forms."""
+    comparison = match.compare_venues(
+        text, work.venue, found_short=work.venue_short, found_aliases=work.venue_aliases
+    )
+    return comparison.kind in ("same", "abbreviation", "acronym")
 
 
 def _drop_leading_words(text: str, spilled: str) -> str | None:

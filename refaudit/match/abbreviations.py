@@ -14,7 +14,7 @@ import logging
 import re
 from typing import Literal
 
-from refaudit.match.text import NORMALIZE_CACHE_SIZE, normalize_text
+from refaudit.match.text import NORMALIZE_CACHE_SIZE, normalize_text, ocr_form
 
 logger = logging.getLogger(__name__)
 
@@ -106,7 +106,8 @@ def _abbreviates_key(cited: str, found: str) -> bool:
     cited_words, found_key = _key_words(cited), iso4_key(found)
     if not cited_words or len(cited_words) != len(found_key):
         return False
-    return all(_contracts(c, f) for c, f in zip(cited_words, found_key, strict=True))
+    pairs = zip(cited_words, found_key, strict=True)
+    return all(_contracts(c, f) or _contracts(ocr_form(c), ocr_form(f)) for c, f in pairs)
 
 
 def same_iso4(cited: str, found: str) -> bool:

@@ -10,7 +10,7 @@ from typing import Literal
 from rapidfuzz import fuzz
 from rapidfuzz.distance import OSA
 
-from refaudit.match.text import normalize_text
+from refaudit.match.text import is_ocr_slip, normalize_text
 from refaudit.models import Person
 from refaudit.names import PARTICLES
 
@@ -163,6 +163,8 @@ def _pair_strength(cited: _Name, found: _Name) -> int:
         and set(found.family_words) <= cited.all_words
     ):
         return _MATCH_LOOSE
+    if any(is_ocr_slip(c, f) for c in cited.family_keys for f in found.family_keys):
+        return _MATCH_MISSPELT if _given_compatible(cited, found) else 0
     for cited_key in cited.family_keys:
         for found_key in found.family_keys:
             allowed = _family_edits_allowed(min(cited_key, found_key, key=len))

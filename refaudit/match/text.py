@@ -226,8 +226,45 @@ def canonical_tokens(tokens: Sequence[str]) -> list[str]:
     return [canonical_word(token) for token in tokens if token not in _ARTICLES]
 
 
+# Letters OCR takes for one another in printed reference lists ("tbe", "Joumal",
+# "ModeIs"): read alike, one word misread is a slip, not another word.
+_OCR_PAIRS = (("rn", "m"), ("vv", "w"), ("cl", "d"))
+_OCR_LETTERS = str.maketrans({"i": "l", "1": "l", "c": "e", "b": "h", "0": "o"})
+
+
+@functools.lru_cache(maxsize=NORMALIZE_CACHE_SIZE)
+def ocr_form(word: str) -> str:
+    """`word` with letters OCR confuses merged: "tbe" and "the" share one form."""
+    for pair, letter in _OCR_PAIRS:
+        word = word.replace(pair, letter)
+    return word.translate(_OCR_LETTERS)
+
+
+def is_ocr_slip(cited: str, found: str) -> bool:
+    """Two different words that OCR could have read one for the other."""
+    return cited != found and len(cited) > 1 and ocr_form(cited) == ocr_form(found)
+
+
+_RAW_WORD = re.compile(r"[^\W_]+")
+
+
+def repair_ocr(cited: str, *found: str) -> str:
+    """`cited` with each word OCR misread replaced by the found word it stands for."""
+    found_words = {word for text in found for word in normalize_text(text).split()}
+
+    def repaired(match: re.Match[str]) -> str:
+        word = normalize_text(match.group(0))
+        if not word or word in found_words:
+            return match.group(0)
+        return next((f for f in found_words if is_ocr_slip(word, f)), match.group(0))
+
+    return _RAW_WORD.sub(repaired, cited)
+
+
 def is_typo(cited: str, found: str) -> bool:
-    """A slip of the keyboard: same first letter, few edits, no digits involved."""
+    """A slip of the keyboard or of OCR: same first letter, few edits, no digits involved."""
+    if is_ocr_slip(cited, found):
+        return True
     if min(len(cited), len(found)) < MIN_TYPO_WORD_LENGTH or cited[0] != found[0]:
         return False
     if any(char.isdigit() for char in cited + found):

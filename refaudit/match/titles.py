@@ -13,6 +13,7 @@ from rapidfuzz.distance import Levenshtein
 from refaudit.match.text import (
     canonical_tokens,
     is_typo,
+    repair_ocr,
     spelled_tokens,
     title_tokens,
 )
@@ -196,6 +197,14 @@ def compare_titles(cited: str, found: str, found_subtitle: str | None = None) ->
     found_words = _title_words(found)
     if not cited_words or not found_words:
         return TitleComparison("different", 0.0)
+    repaired = repair_ocr(cited, found, found_subtitle or "")
+    if repaired != cited:
+        # Misread letters ("tbe", "ModeIs"): if they are all that differs, it is a slip.
+        comparison = compare_titles(repaired, found, found_subtitle)
+        if comparison.kind != "different":
+            changes = tuple(_word_changes(cited_words, _title_words(repaired)))
+            kind: TitleKind = "typo" if comparison.kind in ("exact", "minor") else comparison.kind
+            return TitleComparison(kind, TITLE_KIND_SCORE["typo"], changes)
     similarity = fuzz.ratio(" ".join(cited_words), " ".join(found_words)) / 100
 
     def result(kind: TitleKind, changes: Sequence[tuple[str, str]] = ()) -> TitleComparison:

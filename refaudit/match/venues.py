@@ -17,7 +17,7 @@ from refaudit.match.abbreviations import (
     iso4_key,
     same_iso4,
 )
-from refaudit.match.text import canonical_word, is_typo, normalize_text
+from refaudit.match.text import canonical_word, is_typo, normalize_text, repair_ocr
 
 # "Nature" vs "Nature Communications": one or two extra distinctive words name
 # another journal of the same family. Longer additions are usually a
@@ -136,6 +136,12 @@ def _venue_identities(text: str) -> set[str]:
         if all(word in _VENUE_BOILERPLATE or word in _ACRONYMS for word in rest):
             found.add(canonical)
     return found
+
+
+def _iso4_identities(text: str) -> set[str]:
+    """Known venues whose full name has this ISO 4 form ("Adv. Neural Inf. Process. Syst.")."""
+    key = iso4_key(text)
+    return {canonical for alias, canonical in _ALIASES.items() if iso4_key(alias) == key}
 
 
 _CONFERENCE_WORDS = re.compile(
@@ -313,6 +319,7 @@ def compare_venues(
     if found_preprint:
         return verdict("compatible", 0.5)
 
+    cited = repair_ocr(cited, *found_names)
     cited_variants = _venue_variants(cited)
     found_variants = [variant for name in found_names for variant in _venue_variants(name)]
     cited_cores = {_venue_core(variant) for variant in cited_variants}
@@ -331,6 +338,8 @@ def compare_venues(
         for f in found_variants:
             if _abbreviates(c, f) or _abbreviates(f, c) or same_iso4(c, f):
                 return verdict("abbreviation", 0.95)
+    if found_ids and _iso4_identities(cited) & found_ids:
+        return verdict("abbreviation", 0.95)
     acronym = _acronym_relation(cited_variants, found_variants)
     if acronym == "strict":
         return verdict("acronym", 0.95)

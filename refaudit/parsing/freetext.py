@@ -74,8 +74,20 @@ _LISTING_TAIL = re.compile(
 _VANCOUVER_NAME = (
     rf"[^\W\d_][\w'’\-]*(?:\s[^\W\d_][\w'’\-]*)?\s(?:(?:[{_CAP}]\.\s?){{1,3}}|[{_CAP}]{{1,3}})"
 )
+# Names are separated by commas, or (in some reference managers' output) by spaces only;
+# then each family name must be written in capitalised letters, so that an upper-case
+# title ("THE EFFECT OF …") is not read as more names.
+_SPACED_NAME = rf"[{_CAP}][^\W\d_]*[a-zß-ÿ][^\W\d_'’\-]*(?:[\-'’][^\W\d_]+)*\s[{_CAP}]{{1,3}}"
 _VANCOUVER = re.compile(
-    rf"^(?P<authors>{_VANCOUVER_NAME}(?:,\s*{_VANCOUVER_NAME})*(?:,?\s*et\s+al)?)\.?\s+(?P<rest>\S.+)$"
+    rf"^(?P<authors>{_VANCOUVER_NAME}(?:(?:\s+{_SPACED_NAME})+|(?:,\s*{_VANCOUVER_NAME})*)"
+    rf"(?:,?\s*et\s+al)?)\.?\s+(?P<rest>\S.+)$"
+)
+_VANCOUVER_PERSON = re.compile(rf"{_SPACED_NAME}(?=[\s,;]|$)")
+# Physics styles (AIP, APS) print no title: `A. Author, B. Author, Venue 87, 69 (2016).`
+_INITIALS_NAME = rf"(?:[{_CAP}]\.[\s\-]?)+\s?[^\W\d_][\w'’\-]*(?:\s[^\W\d_][\w'’\-]*)?"
+_TITLELESS = re.compile(
+    rf"^(?P<authors>{_INITIALS_NAME}(?:,\s*(?:and\s+)?{_INITIALS_NAME})*(?:,?\s+et\s+al\.)?),\s+"
+    rf"(?P<venue>[^\d,“”{EMPH_OPEN}{EMPH_CLOSE}]+?)\s*(?P<tail>\d[^()]*?)?\s*\((?P<year>{_YEAR})\)\.?$"
 )
 # A lone capital before the period is an initial; any other one-letter word (a symbol,
 # "ϕ") can end a title.
@@ -196,6 +208,9 @@ def _clean_venue(value: str) -> str | None:
     text = re.sub(r"\s+", " ", value.replace(EMPH_OPEN, "").replace(EMPH_CLOSE, "")).strip(" ,;:")
     if text.endswith(".") and len(text.rsplit(" ", 1)[-1]) > 6:
         text = text[:-1]
+    # A year or a page number where the venue would be is not a venue.
+    if not re.search(r"[^\W\d_]", text):
+        return None
     return text or None
 
 
@@ -209,6 +224,15 @@ def _read_style(text: str) -> _Parts:
     italic_pair = _ITALIC_PAIR.match(text)
     if italic_pair:
         return _read_italic_pair(italic_pair)
+    titleless = _TITLELESS.match(_URL.sub("", text).strip())
+    if titleless:
+        return _Parts(
+            authors=titleless.group("authors"),
+            style="natural",
+            venue=titleless.group("venue"),
+            year=int(titleless.group("year")),
+            tail=titleless.group("tail") or "",
+        )
     nature = _NATURE.match(text)
     if nature:
         return _read_nature(nature)
@@ -442,7 +466,8 @@ def _read_authors(text: str, style: str) -> tuple[list[Person], bool]:
     if not text or any(char.isdigit() for char in text):
         return [], truncated
     if style == "vancouver":
-        people = [_vancouver_person(name) for name in re.split(r",\s*", text) if name.strip()]
+        names = re.split(r",\s*", text) if "," in text else _space_separated(text)
+        people = [_vancouver_person(name) for name in names if name.strip()]
         return [p for p in people if p], truncated
     if style == "family-first" and "," not in text and " " in text and not _has_initials(text):
         # "World Health Organization. (2020)." — a group author, not given + family names.
@@ -475,6 +500,12 @@ def _natural_person(name: str) -> Person:
 
 def _has_initials(text: str) -> bool:
     return bool(re.search(rf"\b[{_CAP}]\.", text))
+
+
+def _space_separated(text: str) -> list[str]:
+    """ "Ali MM Balash DG Kanich C": each family name ends where its initials do."""
+    names = [match.group(0) for match in _VANCOUVER_PERSON.finditer(text)]
+    return names if "".join(names).replace(" ", "") == text.replace(" ", "") else [text]
 
 
 def _vancouver_person(name: str) -> Person | None:
