@@ -164,6 +164,9 @@ CASES: dict[str, Case] = {
     "venue-wrong": Case(
         cited(venue="Annals of Botany"), Verdict.MISMATCH, "venue-mismatch", doi_records=[ARTICLE]
     ),
+    "venue-abbreviation-that-leaves-out-a-word": Case(
+        cited(venue="J. Widget"), Verdict.VERIFIED, "venue-unconfirmed", doi_records=[ARTICLE]
+    ),
     "pages-wrong": Case(
         cited(pages="5--9"), Verdict.MISMATCH, "pages-mismatch", doi_records=[ARTICLE]
     ),
