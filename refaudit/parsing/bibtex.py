@@ -56,7 +56,10 @@ MAX_EXPANDED_CHARS = 50_000_000
 # biblatex follows crossref chains; real ones are one or two levels deep.
 MAX_CROSSREF_DEPTH = 8
 _IGNORE_COMMENT = re.compile(r"^\s*%+\s*refaudit:\s*ignore\b[:\s]*(.*)$", re.IGNORECASE)
-_BLOCK_START = re.compile(r"^[ \t]*@", re.MULTILINE)
+# Where bibtexparser starts a block even inside an unclosed one: `@type{` at a line start.
+_BLOCK_START = re.compile(r"^[ \t]*@\w*[ \t]*[{(]", re.MULTILINE)
+# Blocks parsed at a time: bibtexparser's objects for one chunk are dropped before the next.
+CHUNK_BLOCKS = 1000
 _ENTRY_HEAD = re.compile(r"@\s*(\w+)\s*[{(]\s*([^,\s}]*)")
 
 
@@ -69,6 +72,16 @@ class _Budget:
     """Characters of expanded values left for the rest of the file."""
 
     remaining: int
+
+
+@dataclass
+class _PendingEntry:
+    """An entry as split, before macro expansion (bibtexparser's objects are not kept)."""
+
+    key: str
+    entry_type: str
+    line: int
+    fields: list[tuple[str, str]]
 
 
 @dataclass
@@ -90,7 +103,7 @@ def parse_bibtex(text: str, *, file: str | None = None) -> Bibliography:
     macros: dict[str, str | None] = dict(MONTH_MACROS)
     budget = _Budget(MAX_EXPANDED_CHARS)
     entries: list[_RawEntry] = []
-    pending: list[tuple[Entry, int]] = []
+    pending: list[_PendingEntry] = []
     for block, offset in _split_blocks(text):
         line = (block.start_line or 0) + offset + 1
         if isinstance(block, DuplicateBlockKeyBlock):
@@ -100,26 +113,24 @@ def parse_bibtex(text: str, *, file: str | None = None) -> Bibliography:
         elif isinstance(block, ParsingFailedBlock):
             inner = block.ignore_error_block
             if isinstance(inner, Entry):
-                pending.append((inner, offset))
+                pending.append(_pending(inner, line))
                 problems.append(_duplicate_field_problem(block, inner, source, line))
             else:
                 problems.append(_failure_problem(block, source, line))
         elif isinstance(block, Entry):
-            pending.append((block, offset))
-    for entry, offset in pending:
-        line = (entry.start_line or 0) + offset + 1
+            pending.append(_pending(block, line))
+    for entry in pending:
         fields: dict[str, str] = {}
         try:
-            for entry_field in entry.fields:
-                name = entry_field.key.strip().lower()
+            for name, value in entry.fields:
                 if name not in fields:
                     fields[name] = _expand(
-                        str(entry_field.value), macros, budget, source, line, entry.key, problems
+                        value, macros, budget, source, entry.line, entry.key, problems
                     )
         except _ExpansionTooLarge as error:
-            problems.append(_too_large_problem(entry.key, str(error), source, line))
+            problems.append(_too_large_problem(entry.key, str(error), source, entry.line))
             continue
-        entries.append(_RawEntry(entry.key.strip(), entry.entry_type.strip().lower(), line, fields))
+        entries.append(_RawEntry(entry.key, entry.entry_type, entry.line, fields))
 
     _report_duplicates(entries, source, problems)
     _inherit_crossrefs(entries, source, problems)
@@ -148,35 +159,56 @@ def quiet_bibtexparser() -> Iterator[None]:
         logger.setLevel(previous)
 
 
-def _split_blocks(text: str) -> list[tuple[object, int]]:
-    """Blocks with the line offset of the chunk they were parsed from.
+def _pending(entry: object, line: int) -> _PendingEntry:
+    return _PendingEntry(
+        str(getattr(entry, "key", "")).strip(),
+        str(getattr(entry, "entry_type", "")).strip().lower(),
+        line,
+        [(item.key.strip().lower(), str(item.value)) for item in getattr(entry, "fields", [])],
+    )
 
-    If bibtexparser gives up on the whole text (it raises on states it considers
-    its own bug), each `@` block is parsed on its own so the rest survives.
+
+def _split_blocks(text: str) -> Iterator[tuple[object, int]]:
+    """Blocks, each with the line offset of the chunk it was parsed from.
+
+    The text is parsed CHUNK_BLOCKS blocks at a time, cut where bibtexparser itself
+    would start a new block (`@type{` at a line start), so a 100,000-entry file never
+    holds all of bibtexparser's objects at once and the blocks are the same. If
+    bibtexparser gives up on a chunk (it raises on states it considers its own bug),
+    each block of that chunk is parsed on its own so the rest survives.
     """
+    starts = [match.start() for match in _BLOCK_START.finditer(text)] or [0]
+    groups = [starts[index : index + CHUNK_BLOCKS] for index in range(0, len(starts), CHUNK_BLOCKS)]
+    lines = LineIndex(text)
+    with quiet_bibtexparser():
+        for number, group in enumerate(groups):
+            begin = 0 if number == 0 else group[0]
+            end = groups[number + 1][0] if number + 1 < len(groups) else len(text)
+            yield from _parse_chunk(text, begin, end, group, lines)
+
+
+def _parse_chunk(
+    text: str, begin: int, end: int, starts: list[int], lines: LineIndex
+) -> Iterator[tuple[object, int]]:
     import bibtexparser
 
-    with quiet_bibtexparser():
+    try:
+        library = bibtexparser.parse_string(text[begin:end], parse_stack=[])
+    except Exception:  # noqa: BLE001 - fall back to parsing block by block
+        pass
+    else:
+        offset = lines.line(begin) - 1
+        yield from ((block, offset) for block in library.blocks)
+        return
+    for first, last in zip(starts, [*starts[1:], end], strict=True):
+        offset = lines.line(first) - 1
         try:
-            return [(block, 0) for block in bibtexparser.parse_string(text, parse_stack=[]).blocks]
-        except Exception:  # noqa: BLE001 - fall back to parsing block by block
-            pass
-        blocks: list[tuple[object, int]] = []
-        lines = LineIndex(text)
-        starts = [match.start() for match in _BLOCK_START.finditer(text)]
-        for begin, end in zip(starts, [*starts[1:], len(text)], strict=True):
-            offset = lines.line(begin) - 1
-            try:
-                library = bibtexparser.parse_string(text[begin:end], parse_stack=[])
-            except Exception as error:  # noqa: BLE001
-                from bibtexparser.model import ParsingFailedBlock
+            blocks = bibtexparser.parse_string(text[first:last], parse_stack=[]).blocks
+        except Exception as error:  # noqa: BLE001
+            from bibtexparser.model import ParsingFailedBlock
 
-                blocks.append(
-                    (ParsingFailedBlock(error, start_line=0, raw=text[begin:end]), offset)
-                )
-                continue
-            blocks.extend((block, offset) for block in library.blocks)
-        return blocks
+            blocks = [ParsingFailedBlock(error, start_line=0, raw=text[first:last])]
+        yield from ((block, offset) for block in blocks)
 
 
 def _define_macro(

@@ -101,3 +101,28 @@ def test_bibliographies_in_subfolders_are_still_read(project: Path) -> None:
     paper = project / "paper.tex"
     paper.write_text("\\addbibresource{bib/more.bib}\n\\bibliography{local}\n\\cite{more,local}\n")
     assert {reference.key for reference in parse_file(paper).references} == {"more", "local"}
+
+
+@pytest.mark.anyio
+async def test_an_mcp_root_holds_for_every_file_a_tex_names(
+    tmp_path: Path, opened: list[Path]
+) -> None:
+    from tests.test_server import connected, settings_for, structured, upstreams
+
+    root = tmp_path / "root"
+    root.mkdir()
+    (tmp_path / "secrets.bib").write_text(ENTRY)
+    (root / "linked.bib").symlink_to(tmp_path / "secrets.bib")
+    (root / "local.bib").write_text("@article{local, title = {Inside}}\n")
+    (root / "paper.tex").write_text(
+        "\\bibliography{../secrets,local}\n"
+        f"\\addbibresource{{{tmp_path / 'secrets.bib'}}}\n"
+        "\\addbibresource{linked.bib}\n\\input{../outside}\n\\cite{secret,local}\n"
+    )
+    async with connected(settings_for(), upstreams(), root=root) as client:
+        audit = structured(await client.call_tool("verify_bibliography", {"path": "paper.tex"}))
+
+    assert [entry["key"] for entry in audit["results"]] == ["local"]
+    assert opened and all(path.is_relative_to(root.resolve()) for path in opened)
+    refused = [p for p in audit["problems"] if p["code"] == "bib-outside-folder"]
+    assert len(refused) == 3

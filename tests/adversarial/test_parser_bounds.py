@@ -165,3 +165,29 @@ def test_tex_with_many_unclosed_optional_arguments_is_linear(tmp_path: Path) -> 
     with finishes_within(20):
         bibliography = parse_file(paper)
     assert bibliography.cited_keys == ["a"]
+
+
+def test_chunked_parsing_reads_exactly_what_one_pass_reads(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Blocks are parsed a chunk at a time; macros, crossrefs, duplicates and lines still span."""
+    text = (
+        "@string{venue = {Journal of Tests}}\n"
+        + "".join(
+            f"@article{{k{n},\n  title = {{T{n}}},\n  journal = venue,\n}}\n" for n in range(7)
+        )
+        + "@article{broken,\n  title = {never closed,\n"
+        + "@inproceedings{child, title = {C}, crossref = {k1}}\n"
+        + "@article{k2, title = {Again}}\n"
+    )
+    whole = parse_bibtex(text, file="refs.bib")
+    monkeypatch.setattr("refaudit.parsing.bibtex.CHUNK_BLOCKS", 3)
+    chunked = parse_bibtex(text, file="refs.bib")
+
+    def view(bibliography: object) -> object:
+        return (
+            [(r.key, r.line, r.venue, r.fields.get("booktitle")) for r in bibliography.references],
+            [(p.code, p.line, p.key) for p in bibliography.problems],
+        )
+
+    assert view(chunked) == view(whole)
+    assert ("child", 32, "Journal of Tests", "T1") in view(chunked)[0]
+    assert ("duplicate-key", 33, "k2") in view(chunked)[1]
