@@ -11,7 +11,7 @@ import dataclasses
 import logging
 import os
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -222,7 +222,13 @@ def load_settings(
         if not hasattr(settings, name):
             raise ConfigError(f"unknown setting {name!r}")
         setattr(settings, name, value)
-    _validate(settings)
+    file_keys = set(found[1]) if found else set()
+
+    def where(key: str) -> str:
+        top = key.split(".")[0]
+        return f"`{key}` in {settings.config_file}" if top in file_keys else f"`{key}`"
+
+    _validate(settings, where)
     for warning in settings.warnings():
         _warn_once(warning)
     return settings
@@ -260,7 +266,7 @@ def _apply_file(
     """Apply one config file; `trusted` is the user's own file, whose URLs may receive keys."""
 
     def where(key: str) -> str:
-        return f"{key} in {origin}"
+        return f"`{key}` in {origin}"
 
     for key, value in table.items():
         if key == "sources" and isinstance(value, dict):
@@ -287,27 +293,69 @@ def _apply_file(
                                 section[credential.setting]
                             )
         elif key == "ignore":
-            settings.ignore = [_ignore_rule(item, where("ignore")) for item in _list(value, key)]
+            settings.ignore = [
+                _ignore_rule(item, where("ignore")) for item in _list(value, where(key), "tables")
+            ]
         elif key == "retraction_policy":
             settings.retraction_policy.update(
                 {str(k): str(v) for k, v in _table(value, where(key)).items()}
             )
         elif key == "ttl_days":
             settings.ttl_days.update(
-                {str(k): _number(v, where(f"ttl_days.{k}")) for k, v in _table(value, key).items()}
+                {
+                    str(k): _number(v, where(f"ttl_days.{k}"))
+                    for k, v in _table(value, where(key)).items()
+                }
             )
         elif key == "mirror":
             section = _table(value, where(key))
             if "url" in section:
                 settings.mirror = str(section["url"])
         elif key == "fail_on":
-            settings.fail_on = [str(v) for v in _list(value, where(key))]
+            words = [str(v) for v in _list(value, where(key), "words such as `error`")]
+            settings.fail_on = _fail_on_words(words, where(key))
         elif key in ("cache_dir", "data_dir"):
             setattr(settings, key, Path(str(value)).expanduser())
         elif key in _SCALARS:
             setattr(settings, key, _scalar(key, value, where(key)))
         else:
-            raise ConfigError(f"unknown setting {key!r}", hint=f"check {origin}")
+            import difflib
+
+            known = [*_SCALARS, *_FILE_TABLES]
+            close = difflib.get_close_matches(key, known, n=1)
+            raise ConfigError(
+                f"{origin}: unknown setting `{key}`"
+                + (f" (did you mean `{close[0]}`?)" if close else ""),
+                hint="settings: docs/configuration.md",
+            )
+
+
+# Settings of the file that are not scalars (tables and lists).
+_FILE_TABLES = (
+    "sources",
+    "ignore",
+    "retraction_policy",
+    "ttl_days",
+    "mirror",
+    "fail_on",
+    "cache_dir",
+    "data_dir",
+)
+_KIND_WORDS = {str: "text in quotes", bool: "true or false"}
+
+
+def _fail_on_words(words: list[str], origin: str) -> list[str]:
+    """The --fail-on words of a file or variable, rejected in terms of where they came from."""
+    from refaudit.policy import parse_fail_on
+
+    try:
+        return parse_fail_on(words)
+    except ConfigError as exc:
+        raise ConfigError(
+            f"{origin}: {exc.message.removeprefix('unknown --fail-on value ')} is not a fail-on"
+            " word",
+            hint=exc.hint,
+        ) from exc
 
 
 _SCALARS: dict[str, type] = {
@@ -328,7 +376,7 @@ def _scalar(key: str, value: Any, origin: str) -> Any:
     if expected is int and (isinstance(value, bool) or not isinstance(value, int)):
         raise ConfigError(f"{origin} must be an integer, not {value!r}")
     if expected in (str, bool) and not isinstance(value, expected):
-        raise ConfigError(f"{origin} must be a {expected.__name__}, not {value!r}")
+        raise ConfigError(f"{origin} must be {_KIND_WORDS[expected]}, not {value!r}")
     return value
 
 
@@ -341,15 +389,19 @@ def _number(value: Any, origin: str) -> float:
         raise ConfigError(f"{origin} must be a number, not {value!r}") from exc
 
 
-def _list(value: Any, origin: str) -> list[Any]:
+def _list(value: Any, origin: str, of: str = "values") -> list[Any]:
     if not isinstance(value, list):
-        raise ConfigError(f"{origin} must be a list")
+        raise ConfigError(f"{origin} must be a list of {of}, e.g. [{_example(of)}], not {value!r}")
     return value
+
+
+def _example(of: str) -> str:
+    return '"error", "retracted"' if "word" in of else "…"
 
 
 def _table(value: Any, origin: str) -> dict[str, Any]:
     if not isinstance(value, dict):
-        raise ConfigError(f"{origin} must be a table")
+        raise ConfigError(f"{origin} must be a table (a [section] of name = value lines)")
     return value
 
 
@@ -415,7 +467,7 @@ def _apply_env(
         except ValueError as exc:
             raise ConfigError("REFAUDIT_TIMEOUT must be a number of seconds") from exc
     if environ.get("REFAUDIT_FAIL_ON"):
-        settings.fail_on = [environ["REFAUDIT_FAIL_ON"]]
+        settings.fail_on = _fail_on_words([environ["REFAUDIT_FAIL_ON"]], "REFAUDIT_FAIL_ON")
     offline = _flag(environ, "REFAUDIT_OFFLINE")
     if offline is not None:
         settings.offline = offline
@@ -451,35 +503,43 @@ def _ignore_rule(item: Any, origin: str) -> IgnoreRule:
     )
 
 
-def _validate(settings: Settings) -> None:
+def _validate(settings: Settings, where: Callable[[str], str]) -> None:
+    """Check ranges and names; `where(key)` says which file a bad value came from."""
     settings.fail_on = parse_fail_on(settings.fail_on)
     for kind in settings.retraction_policy:
         if kind not in DEFAULT_RETRACTION_POLICY:
             raise ConfigError(
-                f"retraction_policy.{kind}: unknown notice kind",
+                f"{where(f'retraction_policy.{kind}')}: unknown notice kind",
                 hint=f"known: {', '.join(DEFAULT_RETRACTION_POLICY)}",
             )
     for kind, severity in settings.retraction_policy.items():
         if severity not in ("error", "warning", "info", "ignore"):
             raise ConfigError(
-                f"retraction_policy.{kind} = {severity!r}: use error, warning, info or ignore"
+                f"{where(f'retraction_policy.{kind}')} = {severity!r}:"
+                " use error, warning, info or ignore"
             )
     if settings.timeout <= 0:
-        raise ConfigError("timeout must be positive")
+        raise ConfigError(f"{where('timeout')} must be a positive number of seconds")
     if settings.max_retries < 0:
-        raise ConfigError("max_retries must be zero or more")
+        raise ConfigError(f"{where('max_retries')} must be zero or more")
     if settings.require_verified is not None and not 0 <= settings.require_verified <= 1:
-        raise ConfigError("require_verified must be a fraction between 0 and 1")
+        raise ConfigError(
+            f"{where('require_verified')} must be a fraction between 0 and 1, e.g. 0.1"
+        )
     for band, days in settings.ttl_days.items():
         if band not in DEFAULT_TTL_DAYS:
             raise ConfigError(
-                f"ttl_days.{band}: unknown cache band", hint=f"known: {', '.join(DEFAULT_TTL_DAYS)}"
+                f"{where(f'ttl_days.{band}')}: unknown cache band",
+                hint=f"known: {', '.join(DEFAULT_TTL_DAYS)}",
             )
         if days < 0:
-            raise ConfigError(f"ttl_days.{band} must be zero or more days")
+            raise ConfigError(f"{where(f'ttl_days.{band}')} must be zero or more days")
     for name, rate in settings.rate_limits.items():
         if rate <= 0:
-            raise ConfigError(f"sources.{name}.rate_limit must be a positive requests/second")
+            raise ConfigError(
+                f"{where(f'sources.{name}.rate_limit')} must be a positive number of requests"
+                " per second"
+            )
 
 
 def setting_origins(

@@ -83,17 +83,23 @@ def test_env_fail_on_and_no_cache(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ('timeout = "fast"', "timeout in .*refaudit.toml must be a number"),
-        ("max_retries = 2.5", "max_retries in .*must be an integer"),
-        ('offline = "yes"', "offline in .*must be a bool"),
-        ('fail_on = ["sometimes"]', "unknown --fail-on value 'sometimes'"),
-        ("colour = true", "unknown setting 'colour'"),
-        ("[ttl_days]\nforever = 3", "ttl_days.forever: unknown cache band"),
-        ('[retraction_policy]\nretraction = "panic"', "retraction_policy.retraction"),
+        ('timeout = "fast"', "`timeout` in .*refaudit.toml must be a number"),
+        ("timeout = -1", "`timeout` in .*refaudit.toml must be a positive number of seconds"),
+        ("max_retries = 2.5", "`max_retries` in .*must be an integer"),
+        ('offline = "yes"', "`offline` in .*refaudit.toml must be true or false, not 'yes'"),
+        ('fail_on = ["sometimes"]', "`fail_on` in .*refaudit.toml: 'sometimes' is not a fail-on"),
+        ('fail_on = "error"', "`fail_on` in .*refaudit.toml must be a list of words such as"),
+        ("colour = true", "refaudit.toml: unknown setting `colour`"),
+        ("timout = 3", r"unknown setting `timout` \(did you mean `timeout`\?\)"),
+        ("[ttl_days]\nforever = 3", "`ttl_days.forever` in .*refaudit.toml: unknown cache band"),
+        ('[retraction_policy]\nretraction = "panic"', "`retraction_policy.retraction` in .*toml"),
         ('[sources.google]\nurl = "x"', "unknown source 'google'"),
         ('[[ignore]]\nreason = "no key"', "needs a key or a doi"),
-        ("require_verified = 2", "require_verified must be a fraction"),
-        ("[sources.crossref]\nrate_limit = 0", "sources.crossref.rate_limit must be a positive"),
+        ("require_verified = 2", "`require_verified` in .*refaudit.toml must be a fraction"),
+        (
+            "[sources.crossref]\nrate_limit = 0",
+            "`sources.crossref.rate_limit` in .*refaudit.toml must be a positive",
+        ),
     ],
 )
 def test_bad_settings_raise_config_errors_naming_the_setting(
