@@ -65,6 +65,7 @@ def batch_command(
     from refaudit.batch import expand_inputs, run_batch
     from refaudit.cli.check import _settings
     from refaudit.policy import parse_fail_on
+    from refaudit.safewrite import refuse_overwriting_inputs
 
     if engine not in ("local", "ray"):
         fail(f"unknown engine {engine!r}", hint="choose local or ray")
@@ -87,6 +88,7 @@ def batch_command(
         mirror=mirror,
     )
     paths = expand_inputs(inputs)
+    refuse_overwriting_inputs(output, [*inputs, *paths])
     if not paths:
         fail("no .bib, .tex or .bbl input found", hint="name files, folders or a manifest")
     with _progress(quiet, len(paths)) as advance:

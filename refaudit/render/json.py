@@ -23,7 +23,9 @@ from refaudit.report import (
 from refaudit.version import installed_version
 
 
-def report_model(report: AuditReport, context: RenderContext) -> Report:
+def report_model(
+    report: AuditReport, context: RenderContext, *, with_results: bool = True
+) -> Report:
     """The whole run as the report model the JSON renderer and MCP both return."""
     return Report(
         tool=ToolInfo(version=installed_version()),
@@ -36,7 +38,9 @@ def report_model(report: AuditReport, context: RenderContext) -> Report:
         summary=Summary(**report_summary(report, context)),
         stats=report.stats,
         problems=report.problems,
-        results=[result_model(result, context) for result in report.results],
+        results=[result_model(result, context) for result in report.results]
+        if with_results
+        else [],
     )
 
 
@@ -72,7 +76,27 @@ def report_data(report: AuditReport, context: RenderContext) -> dict[str, Any]:
 
 
 def render_json(report: AuditReport, context: RenderContext) -> str:
-    return json.dumps(report_data(report, context), indent=2, ensure_ascii=False) + "\n"
+    """The JSON text, one result serialised at a time.
+
+    Byte for byte what `json.dumps(report_data(...), indent=2)` gives, without ever
+    holding every result's model and dict at once: for a 100,000-entry bibliography
+    those cost gigabytes, the text alone a tenth of that.
+    """
+    data = report_model(report, context, with_results=False).model_dump(mode="json")
+    data["results"] = _RESULTS_SLOT
+    text = json.dumps(data, indent=2, ensure_ascii=False)
+    items = [
+        json.dumps(
+            result_model(result, context).model_dump(mode="json"), indent=2, ensure_ascii=False
+        ).replace("\n", "\n    ")
+        for result in report.results
+    ]
+    results = "[\n    " + ",\n    ".join(items) + "\n  ]" if items else "[]"
+    return text.replace(json.dumps(_RESULTS_SLOT), results, 1) + "\n"
+
+
+#: Stands for the results array while the rest of the report is serialised.
+_RESULTS_SLOT = "\u0000refaudit-results\u0000"
 
 
 def load_schema() -> dict[str, Any]:

@@ -275,10 +275,26 @@ class SourceClient:
             timeout=httpx.Timeout(settings.timeout, connect=min(10.0, settings.timeout)),
             headers={"User-Agent": user_agent(settings), **(default_headers or {})},
             follow_redirects=True,
+            event_hooks={"request": [self._keep_keys_home]},
         )
+        self._host = httpx.URL(self.base_url).host
 
     async def aclose(self) -> None:
         await self._http.aclose()
+
+    async def _keep_keys_home(self, request: httpx.Request) -> None:
+        """A redirect to another host does not take the key along.
+
+        httpx drops only `Authorization` on such a redirect; keys travel in headers of
+        their own (`x-api-key`, `Crossref-Plus-API-Token`), so any header holding one
+        is removed before the request leaves for a host that is not the source's.
+        """
+        if request.url.host == self._host:
+            return
+        secrets = [key for key in self._settings.api_keys.values() if key]
+        for name, value in list(request.headers.items()):
+            if any(secret in value for secret in secrets):
+                del request.headers[name]
 
     def _tally(self, counter: str) -> None:
         """Count one event for this source, in the client's stats and the current run's."""

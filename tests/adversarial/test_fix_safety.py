@@ -331,3 +331,13 @@ def test_check_refuses_to_write_over_a_bib_the_tex_pulled_in(
     result = runner.invoke(app, ["check", str(bib), "-f", "json", "-o", str(link), "--offline"])
     assert result.exit_code == 2
     assert bib.read_text() == QUOTED_BRACES
+
+
+def test_batch_refuses_a_results_file_that_is_one_of_its_manifests(tmp_path: Path) -> None:
+    (tmp_path / "refs.bib").write_text(QUOTED_BRACES)
+    manifest = tmp_path / "papers.txt"
+    manifest.write_text("refs.bib\n")
+    result = runner.invoke(app, ["batch", str(manifest), "-o", str(manifest), "--offline"])
+    assert result.exit_code == 2, result.output
+    assert "is an input of this run" in result.output
+    assert manifest.read_text() == "refs.bib\n"

@@ -155,3 +155,30 @@ async def test_the_bearer_scheme_is_case_insensitive(header: bytes, allowed: boo
     assert bool(reached) is allowed
     if not allowed:
         assert sent[0]["status"] == 401
+
+
+@pytest.mark.anyio
+async def test_a_redirect_to_another_host_does_not_carry_the_key(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("S2_API_KEY", KEY)
+    settings = load_settings()
+    seen: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        if request.url.host == "api.semanticscholar.org":
+            return httpx.Response(302, headers={"location": "https://elsewhere.example/paper"})
+        return httpx.Response(200, json={"ok": True}, headers={"content-type": "application/json"})
+
+    client = make_client(httpx.MockTransport(handler), "semanticscholar", settings=settings)
+    key = settings.api_key("semanticscholar")
+    assert key == KEY
+    await client.get("/graph/v1/paper/x", headers={"x-api-key": key}, cache=False)
+    await client.aclose()
+    assert [request.url.host for request in seen] == [
+        "api.semanticscholar.org",
+        "elsewhere.example",
+    ]
+    assert seen[0].headers["x-api-key"] == KEY
+    assert "x-api-key" not in seen[1].headers
