@@ -32,6 +32,7 @@ from refaudit.mirror.store import (
     MirrorInfo,
     MirrorStore,
     RetractionRows,
+    SearchMode,
 )
 from refaudit.retractions.snapshot import Snapshot
 
@@ -137,8 +138,9 @@ class PostgresStore(MirrorStore):
         upstream: str,
         words: Sequence[str],
         *,
+        mode: SearchMode = "any",
         authors: Sequence[str] = (),
-        fuzzy_text: str | None = None,
+        text: str = "",
         year_from: int | None = None,
         year_to: int | None = None,
         limit: int = 50,
@@ -147,16 +149,18 @@ class PostgresStore(MirrorStore):
             return []
         clauses: list[str] = []
         args: list[Any] = []
-        if fuzzy_text is not None:
+        if mode == "similar":
             match, order = "title %% %s", "similarity(title, %s) DESC"
-            args = [fuzzy_text]
-            order_args = [fuzzy_text]
+            args = [text]
+            order_args = [text]
         else:
-            terms = [f"{_lexeme(w)}:AC" for w in words if _lexeme(w)]
-            terms += [f"{_lexeme(a)}:B" for a in authors if _lexeme(a)]
+            weights = "A" if mode == "all" else "AC"
+            terms = [f"{_lexeme(w)}:{weights}" for w in words if _lexeme(w)]
+            if mode == "any":
+                terms += [f"{_lexeme(a)}:B" for a in authors if _lexeme(a)]
             if not terms:
                 return []
-            query = " | ".join(terms)
+            query = (" & " if mode == "all" else " | ").join(terms)
             match, order = (
                 "tsv @@ to_tsquery('simple', %s)",
                 "ts_rank(tsv, to_tsquery('simple', %s)) DESC",

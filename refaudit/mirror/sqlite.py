@@ -25,6 +25,7 @@ from refaudit.mirror.store import (
     MirrorInfo,
     MirrorStore,
     RetractionRows,
+    SearchMode,
 )
 
 if TYPE_CHECKING:
@@ -43,7 +44,7 @@ CREATE INDEX IF NOT EXISTS {u}_doi ON {u} (doi) WHERE doi IS NOT NULL;
 CREATE INDEX IF NOT EXISTS {u}_arxiv ON {u} (arxiv_id) WHERE arxiv_id IS NOT NULL;
 CREATE INDEX IF NOT EXISTS {u}_pmid ON {u} (pmid) WHERE pmid IS NOT NULL;
 CREATE VIRTUAL TABLE IF NOT EXISTS {u}_fts USING fts5(
-    title, authors, abstract, content='{u}', content_rowid='id',
+    title, authors, abstract, content='{u}', content_rowid='id', prefix='4',
     tokenize='unicode61 remove_diacritics 2'
 );
 INSERT INTO {u}_fts({u}_fts, rank) VALUES ('rank', 'bm25(10.0, 2.0, 1.0)');
@@ -107,23 +108,29 @@ class SqliteStore(MirrorStore):
         upstream: str,
         words: Sequence[str],
         *,
+        mode: SearchMode = "any",
         authors: Sequence[str] = (),
-        fuzzy_text: str | None = None,
+        text: str = "",
         year_from: int | None = None,
         year_to: int | None = None,
         limit: int = 50,
     ) -> list[Candidate]:
         if upstream not in UPSTREAMS:
             return []
-        if fuzzy_text is not None:
+        if mode == "similar":
             # Word prefixes survive a slip late in a word ("Atention", "recognitoin").
             terms = [f'"{w[:4]}"*' for w in words if len(w) >= 5]
         else:
             terms = [f'"{w}"' for w in words]
         if not terms:
             return []
-        expression = "{title abstract} : (" + " OR ".join(terms) + ")"
-        if authors and fuzzy_text is None:
+        if mode == "all":
+            expression = "title : (" + " AND ".join(terms) + ")"
+        elif mode == "similar":
+            expression = "title : (" + " OR ".join(terms) + ")"
+        else:
+            expression = "{title abstract} : (" + " OR ".join(terms) + ")"
+        if authors and mode == "any":
             expression += " OR authors : (" + " OR ".join(f'"{a}"' for a in authors) + ")"
         clauses, args = [f"{upstream}_fts MATCH ?"], [expression]
         if year_from:

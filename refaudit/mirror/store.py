@@ -15,13 +15,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from refaudit.mirror.records import UPSTREAMS, MirrorRecord
 
 if TYPE_CHECKING:
     from refaudit.retractions.snapshot import LoadReport, RetractionRecord, SnapshotStatus
 
+SearchMode = Literal["all", "any", "similar"]
 #: Lookup fields every backend indexes.
 LOOKUP_FIELDS = ("key", "doi", "arxiv_id", "pmid")
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
@@ -117,13 +118,19 @@ class MirrorStore(abc.ABC):
         upstream: str,
         words: Sequence[str],
         *,
+        mode: SearchMode = "any",
         authors: Sequence[str] = (),
-        fuzzy_text: str | None = None,
+        text: str = "",
         year_from: int | None = None,
         year_to: int | None = None,
         limit: int = 50,
     ) -> list[Candidate]:
-        """Records sharing words with the query (or, with `fuzzy_text`, a similar title)."""
+        """Candidate records, best first, by `mode`.
+
+        "all": every word is in the title (cheap, and enough for a correctly cited
+        title); "any": titles or abstracts sharing words, or `authors` by family
+        name; "similar": titles like `text` despite misspelt words.
+        """
 
     @abc.abstractmethod
     def retractions(self) -> RetractionRows | None:

@@ -30,7 +30,7 @@ from refaudit.mirror.search import (
     likeness,
     mirror_query,
 )
-from refaudit.mirror.store import MirrorStore
+from refaudit.mirror.store import Candidate, MirrorStore, SearchMode
 from refaudit.models import Work
 from refaudit.sources import Sources, registry
 from refaudit.sources.base import SearchQuery, Source
@@ -132,15 +132,24 @@ class MirrorView(Source):
         wanted = mirror_query(query, with_authors=self._upstream in _BIBLIOGRAPHIC)
         if not self._searches or wanted is None:
             return []
-        years = {"year_from": query.year_from, "year_to": query.year_to}
-        found = self._store.candidates(
-            self._upstream, wanted.words, authors=wanted.authors, limit=CANDIDATES, **years
-        )
-        best = max((likeness(wanted, c.title) for c in found), default=0.0)
-        if best < CLOSE_TITLE and not wanted.free_text:
+        # Cheapest first: the title's words all present; then any of them (a changed or
+        # invented word); then similar titles (misspelt words). Each pass only when the
+        # ones before found no close title.
+        passes: list[SearchMode] = ["any"] if wanted.free_text else ["all", "any", "similar"]
+        found: list[Candidate] = []
+        for mode in passes:
             found += self._store.candidates(
-                self._upstream, wanted.words, fuzzy_text=wanted.text, limit=CANDIDATES, **years
+                self._upstream,
+                wanted.words,
+                mode=mode,
+                authors=wanted.authors,
+                text=wanted.text,
+                year_from=query.year_from,
+                year_to=query.year_to,
+                limit=CANDIDATES,
             )
+            if max((likeness(wanted, c.title) for c in found), default=0.0) >= CLOSE_TITLE:
+                break
         kept = best_candidates(wanted, found, query.limit)
         return [decode_work(self._upstream, c.body) for c in kept]
 
