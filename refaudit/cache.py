@@ -8,6 +8,10 @@ A cache file that cannot be used (corrupt, truncated, another program's
 database, read-only) never stops a run: `open_cache` and every read and write
 turn the failure into one `problem` naming the file and `refaudit cache clear`,
 and the run goes on without the cache.
+
+The same file keeps the request budgets of the key-gated sources (`quotas`, per
+source and key fingerprint), so runs on one day share one budget; `clear` never
+touches them.
 """
 
 from __future__ import annotations
@@ -34,6 +38,17 @@ CREATE TABLE IF NOT EXISTS responses (
     expires REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS responses_source ON responses(source);
+CREATE TABLE IF NOT EXISTS quotas (
+    source TEXT NOT NULL,
+    key_id TEXT NOT NULL,
+    quota INTEGER NOT NULL,
+    used INTEGER NOT NULL,
+    remaining INTEGER,
+    window_end REAL NOT NULL,
+    spent_until REAL,
+    updated REAL NOT NULL,
+    PRIMARY KEY (source, key_id)
+);
 """
 log = logging.getLogger(__name__)
 
@@ -66,6 +81,19 @@ class CachedResponse:
     text: str
     headers: dict[str, str]
     stored: float
+
+
+@dataclass
+class QuotaRow:
+    """A key's budget in its current window; `remaining` is None when refaudit counts itself."""
+
+    source: str
+    key_id: str
+    quota: int
+    used: int
+    remaining: int | None
+    window_end: float
+    spent_until: float | None
 
 
 @dataclass
@@ -198,6 +226,41 @@ class ResponseCache:
         removed = self._db.execute(f"DELETE FROM responses{where}", args).rowcount
         self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         return removed
+
+    def quota(self, source: str, key_id: str) -> QuotaRow | None:
+        """A key's stored budget (None when unknown, or once the cache has failed this run)."""
+        if self.problem is not None:
+            return None
+        try:
+            row = self._db.execute(
+                "SELECT quota, used, remaining, window_end, spent_until FROM quotas"
+                " WHERE source = ? AND key_id = ?",
+                (source, key_id),
+            ).fetchone()
+        except sqlite3.Error as error:
+            self._give_up(f"reading it failed: {error}")
+            return None
+        return QuotaRow(source, key_id, *row) if row else None
+
+    def save_quota(self, row: QuotaRow) -> None:
+        if self.problem is not None:
+            return
+        try:
+            self._db.execute(
+                "INSERT OR REPLACE INTO quotas VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    row.source,
+                    row.key_id,
+                    row.quota,
+                    row.used,
+                    row.remaining,
+                    row.window_end,
+                    row.spent_until,
+                    self._clock(),
+                ),
+            )
+        except sqlite3.Error as error:
+            self._give_up(f"writing to it failed: {error}")
 
     def close(self) -> None:
         self._db.close()

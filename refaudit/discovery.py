@@ -36,7 +36,7 @@ from refaudit.identifiers import (
 from refaudit.merge import merge_records, priority
 from refaudit.models import Notice, RunStats, SourceStatus, Work
 from refaudit.notices import WITHDRAWING_KINDS
-from refaudit.sources import registry
+from refaudit.sources import registry, unusable_reason
 
 if TYPE_CHECKING:
     import httpx
@@ -492,15 +492,15 @@ async def search_works(
     if limit < 1:
         raise InputError("--limit must be at least 1")
     for name in sources or []:
-        if name not in registry.SOURCE_NAMES:
-            raise InputError(
-                f"unknown source {name!r}", hint=f"known: {', '.join(registry.SOURCE_NAMES)}"
-            )
+        problem = unusable_reason(name, settings)
+        if problem:
+            raise InputError(problem[0], hint=problem[1])
     tracker = Ledger()
     async with _open(settings, transport, sources, stats, opened) as asked:
         searchers = [
             source
-            for source in asked.with_capability("search")
+            # Quota-bound sources (Scopus, IEEE Xplore) search only when named.
+            for source in asked.with_capability("search", budgeted=sources is not None)
             if sources is None or source.name in sources
         ]
         if not searchers:

@@ -8,6 +8,8 @@
         ├── SourceUnavailable    timeout, connection error, 5xx, circuit open
         ├── RateLimited          still 429 after retries; carries `retry_after`
         ├── OfflineMiss          --offline and the answer is not in the cache
+        ├── KeyRejected          the API refused the key: the source is off for the run
+        ├── QuotaSpent           the key's request budget is spent until a known time
         └── UnexpectedResponse   the body is not shaped as the API documents
 
 A `SourceError` never becomes "not found": the verification engine turns it into
@@ -84,6 +86,18 @@ class RateLimited(SourceError):
 
 class OfflineMiss(SourceError):
     """Offline mode and the cache holds no answer for this request."""
+
+
+class KeyRejected(SourceError):
+    """The API refused the configured key; asking again cannot help, so the run stops asking."""
+
+
+class QuotaSpent(SourceError):
+    """The key's quota is spent; nothing is sent to the source before `until` (epoch seconds)."""
+
+    def __init__(self, source: str, message: str, *, until: float, url: str | None = None) -> None:
+        super().__init__(source, message, url=url)
+        self.until = until
 
 
 class UnexpectedResponse(SourceError):

@@ -20,7 +20,7 @@ from refaudit.asking import Ledger, ask
 from refaudit.identifiers import arxiv_id_from_doi, is_datacite_arxiv_doi
 from refaudit.models import Reference, Work
 from refaudit.sources import Sources, registry
-from refaudit.sources.base import SearchQuery
+from refaudit.sources.base import SearchQuery, Source
 
 SEARCH_LIMIT = 5
 # References searched at once: enough that the slowest pools (Semantic Scholar, arXiv)
@@ -94,6 +94,7 @@ async def gather_evidence(
         await asyncio.gather(*(search_one(item) for item in identified))
 
     await asyncio.gather(identified_then_search(), *(search_one(item) for item in unidentified))
+    await _ask_budgeted(evidence, sources)
     for item in evidence:
         # Answers arrive in whatever order the network allows; verdicts must not depend on it.
         for records in (item.doi_records, item.arxiv_records, item.pmid_records, item.candidates):
@@ -115,6 +116,67 @@ def _decided_without_search(item: Evidence, sources: Sources) -> None:
     )
     for name in sources.enabled:
         item.not_asked(name, "decided", detail)
+
+
+async def _ask_budgeted(evidence: list[Evidence], sources: Sources) -> None:
+    """Ask the key-gated, quota-bound sources about what the free ones left open.
+
+    Each is asked about a reference only where it can change the verdict: a
+    free source failed on it (it would otherwise be unverified), the source
+    `decides` it (IEEE Xplore for IEEE and IET venues and DOIs), or no free
+    source is enabled at all. Cited DOIs are looked up in batches first; what
+    is still open is searched by title.
+    """
+    free = [n for n in sources.enabled if registry.entry(n).asked == "always"]
+    for entry in registry.SOURCES:
+        source = sources.get(entry.name)
+        if entry.asked != "undecided" or source is None:
+            continue
+        wanted = [
+            item
+            for item in evidence
+            if _still_open(item)
+            and (not free or source.decides(item.reference) or _free_source_failed(item))
+        ]
+        await _ask_source(entry.name, source, wanted)
+
+
+async def _ask_source(name: str, source: Source, wanted: list[Evidence]) -> None:
+    """Batched DOI look-ups for `wanted`, then one title search per reference still open."""
+    by_doi: dict[str, list[Evidence]] = {}
+    for item in wanted:
+        if item.reference.doi and "doi" in source.capabilities:
+            by_doi.setdefault(item.reference.doi.lower(), []).append(item)
+    if by_doi:
+        served = [item for items in by_doi.values() for item in items]
+        found = await ask(served, name, source.lookup_dois(list(by_doi)))
+        for doi, work in (found or {}).items():  # type: ignore[attr-defined]
+            for item in by_doi.get(doi, []):
+                item.doi_records.append(work)
+    gate = asyncio.Semaphore(CONCURRENT_REFERENCES)
+
+    async def search(item: Evidence) -> None:
+        async with gate:
+            queries = search_queries(item.reference)
+            if not queries or not _still_open(item):
+                return
+            works = await ask(item, name, source.search(queries[0]))
+            item.candidates.extend(works or [])  # type: ignore[arg-type]
+
+    await asyncio.gather(*(search(item) for item in wanted if item.reference.title))
+
+
+def _still_open(item: Evidence) -> bool:
+    """No record settles the reference's identity yet."""
+    reference = item.reference
+    records = item.id_records + item.candidates
+    if reference.title or reference.free_text:
+        return not any(_settles(reference, work) for work in records)
+    return bool(reference.doi or reference.arxiv_id or reference.pmid) and not item.id_records
+
+
+def _free_source_failed(item: Evidence) -> bool:
+    return any(registry.entry(name).asked == "always" for name in item.failures)
 
 
 async def complete_for_screening(wanted: list[tuple[Evidence, str]], sources: Sources) -> None:
@@ -234,7 +296,10 @@ def _authors_agree(reference: Reference, work: Work) -> bool | None:
     if not reference.authors or not work.authors:
         return None
     authors = match.compare_authors(
-        reference.authors, work.authors, cited_truncated=reference.authors_truncated
+        reference.authors,
+        work.authors,
+        cited_truncated=reference.authors_truncated,
+        found_partial=work.authors_partial,
     )
     return authors.kind != "different" and authors.first_author_ok
 

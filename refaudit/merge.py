@@ -22,6 +22,7 @@ FIELD_PRIORITY = registry.by_field_priority()
 #: takes the first value in source-priority order.
 _SPECIALLY_MERGED = frozenset(
     {"source", "source_id", "arxiv_version", "citation_count", "is_retracted", "notices"}
+    | {"authors", "authors_partial"}
     | {"score", "found_in"}
 )
 
@@ -44,6 +45,14 @@ def merge_records(records: Sequence[Work]) -> Work:
         value = next((getattr(w, name) for w in ordered if getattr(w, name)), None)
         if value is not None:
             setattr(merged, name, value)
+    # A whole author list beats a partial one (Scopus' first author only) from a surer source.
+    with_authors = [w for w in ordered if w.authors]
+    authors_record = next((w for w in with_authors if not w.authors_partial), None) or next(
+        iter(with_authors), None
+    )
+    if authors_record is not None:
+        merged.authors = authors_record.authors
+        merged.authors_partial = authors_record.authors_partial
     venue_record = next((w for w in ordered if w.venue), None)
     merged.venue_short = venue_record.venue_short if venue_record else merged.venue_short
     versions = [w.arxiv_version for w in ordered if w.arxiv_version]

@@ -120,6 +120,9 @@ class Work:
     raw_title: str | None = None
     subtitle: str | None = None
     authors: list[Person] = field(default_factory=list)
+    #: the source lists only some of the authors (Scopus' STANDARD view: the first), so a
+    #: cited author it does not list is unknown, not wrong
+    authors_partial: bool = False
     year: int | None = None
     date: str | None = None
     venue: str | None = None

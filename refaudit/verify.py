@@ -598,7 +598,10 @@ def _author_findings(reference: Reference, records: list[Work]) -> list[Finding]
     comparisons = [
         (
             match.compare_authors(
-                reference.authors, w.authors, cited_truncated=reference.authors_truncated
+                reference.authors,
+                w.authors,
+                cited_truncated=reference.authors_truncated,
+                found_partial=w.authors_partial,
             ),
             w,
         )

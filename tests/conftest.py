@@ -18,13 +18,11 @@ def anyio_backend() -> str:
 @pytest.fixture(autouse=True)
 def isolated_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Point caches at tmp_path and drop the user's own refaudit settings and keys."""
+    from refaudit.sources import registry
+
+    secrets = {v for e in registry.SOURCES for c in e.credentials for v in c.env}
     for name in list(os.environ):
-        if name.startswith("REFAUDIT_") or name in (
-            "S2_API_KEY",
-            "OPENALEX_API_KEY",
-            "NCBI_API_KEY",
-            "CROSSREF_PLUS_API_TOKEN",
-        ):
+        if name.startswith("REFAUDIT_") or name in secrets:
             monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("REFAUDIT_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("REFAUDIT_DATA_DIR", str(tmp_path / "data"))

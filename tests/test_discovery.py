@@ -413,8 +413,8 @@ async def test_search_with_every_source_down_is_unverified(settings: Settings) -
 
 @pytest.mark.anyio
 async def test_search_rejects_unknown_source_names(settings: Settings) -> None:
-    with pytest.raises(InputError, match="unknown source 'scopus'"):
-        await search_works("x", settings, sources=["scopus"], transport=world().transport())
+    with pytest.raises(InputError, match="unknown source 'webofscience'"):
+        await search_works("x", settings, sources=["webofscience"], transport=world().transport())
 
 
 # --- BibTeX ------------------------------------------------------------------------------

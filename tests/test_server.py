@@ -19,6 +19,7 @@ from refaudit.config import Settings, load_settings
 from refaudit.models import JSON_SCHEMA_VERSION
 from refaudit.retractions.snapshot import COLUMNS, download_snapshot
 from refaudit.server import build_server, is_loopback, transport_security
+from refaudit.sources import registry
 from tests.fakes import (
     FakeClock,
     FakeUpstreams,
@@ -295,7 +296,7 @@ async def test_sources_resource_lists_every_source_with_url_and_rate_limit() -> 
         contents = (await client.read_resource("refaudit://sources")).contents
 
     sources = {s["name"]: s for s in json.loads(contents[0].text)["sources"]}  # type: ignore[union-attr]
-    assert len(sources) == 7
+    assert list(sources) == list(registry.SOURCE_NAMES)
     assert sources["crossref"]["enabled"] is True
     assert sources["dblp"]["enabled"] is False
     assert sources["crossref"]["base_url"] == "https://api.crossref.org"

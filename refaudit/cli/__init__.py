@@ -22,6 +22,7 @@ from refaudit.cli import (
     parse,
     retractions,
     serve,
+    sources,
 )
 from refaudit.cli.common import use_plain_type_labels
 
@@ -36,7 +37,7 @@ app = typer.Typer(
     rich_markup_mode="rich",
 )
 
-for module in (check, batch, parse, discovery, novelty, retractions, cache, mirror, serve):
+for module in (check, batch, parse, discovery, novelty, retractions, cache, mirror, sources, serve):
     module.register(app)
 
 

@@ -412,11 +412,19 @@ def _settings(config: Path | None, **flags: Any) -> Any:
         "sources": source_names(flags.pop("sources")),
     }
     overrides.update(flags)
-    if config is not None and not config.is_file():
-        from refaudit.errors import ConfigError
+    from refaudit.errors import ConfigError
 
+    if config is not None and not config.is_file():
         raise ConfigError(f"{config}: configuration file not found")
-    return load_settings(config_path=config, overrides=overrides)
+    settings = load_settings(config_path=config, overrides=overrides)
+    from refaudit.sources import registry, unusable_reason
+
+    # Names are known by now (the mirror is not a registry source); a keyed one needs its key.
+    for name in overrides["sources"] or []:
+        problem = unusable_reason(name, settings) if name in registry.BY_NAME else None
+        if problem:
+            raise ConfigError(f"--sources: {problem[0]}", hint=problem[1])
+    return settings
 
 
 def _audit(files: list[Path], settings: Any, *, all_entries: bool, quiet: bool) -> Any:

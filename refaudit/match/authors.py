@@ -197,13 +197,20 @@ def _pair_authors(cited: list[_Name], found: list[_Name]) -> dict[int, tuple[int
 
 
 def compare_authors(
-    cited: list[Person], found: list[Person], *, cited_truncated: bool = False
+    cited: list[Person],
+    found: list[Person],
+    *,
+    cited_truncated: bool = False,
+    found_partial: bool = False,
 ) -> AuthorComparison:
     """Compare a cited author list with a found one.
 
     "different" means people were replaced, added, or (without "et al.")
     dropped; "minor" covers re-ordering, misspelt names and first-authors-only
     citations of very long lists; "unknown" when either list is empty.
+    `found_partial`: the record lists only some authors (Scopus names the first),
+    so cited authors it does not list are unknown rather than added, and only the
+    listed ones count in the score.
     """
     placeholder = any(_is_placeholder(person) for person in cited)
     if not cited or not found:
@@ -212,7 +219,9 @@ def compare_authors(
     cited_names, found_names = [_name(p) for p in cited], [_name(p) for p in found]
     pairs = _pair_authors(cited_names, found_names)
     matched_found = {j for j, _ in pairs.values()}
-    extra = tuple(cited_names[i].display for i in range(len(cited)) if i not in pairs)
+    extra = tuple(
+        cited_names[i].display for i in range(len(cited)) if i not in pairs and not found_partial
+    )
     missing = tuple(found_names[j].display for j in range(len(found)) if j not in matched_found)
     misspelled = tuple(
         (cited_names[i].display, found_names[j].display)
@@ -222,10 +231,17 @@ def compare_authors(
     found_order = [pairs[i][0] for i in sorted(pairs)]
     order_changed = found_order != sorted(found_order)
     first_author_ok = 0 in pairs and pairs[0][0] == 0
+    # A partial record names the first author: cited elsewhere in the list, it moved.
+    order_changed = order_changed or (found_partial and bool(pairs) and not first_author_ok)
     leading_authors = sorted(matched_found) == list(range(len(matched_found)))
 
     weight = sum(0.8 if strength == _MATCH_MISSPELT else 1.0 for _, strength in pairs.values())
-    denominator = len(cited) if cited_truncated else max(len(cited), len(found))
+    if found_partial:
+        denominator = len(found)
+    elif cited_truncated:
+        denominator = len(cited)
+    else:
+        denominator = max(len(cited), len(found))
     score = weight / denominator * (1.0 if first_author_ok else 0.9)
 
     if placeholder or extra:

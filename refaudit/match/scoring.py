@@ -40,7 +40,10 @@ def candidate_score(reference: Reference, work: Work) -> float:
         )
     if reference.authors and work.authors:
         authors = compare_authors(
-            reference.authors, work.authors, cited_truncated=reference.authors_truncated
+            reference.authors,
+            work.authors,
+            cited_truncated=reference.authors_truncated,
+            found_partial=work.authors_partial,
         )
         parts.append((WEIGHT_AUTHORS, authors.score))
     year = compare_years(reference.year, work.year)

@@ -111,7 +111,7 @@ def _add_resources(server: MCPServer[ServerState], state: ServerState) -> None:
         mime_type="application/json",
     )
     def sources() -> dict[str, Any]:
-        """Each source: enabled?, base URL, rate limits and the health this process has seen."""
+        """Each source: enabled or why not, key set, limits, quota and the health seen here."""
         return resources.sources_overview(state)
 
     @server.resource(

@@ -1,6 +1,7 @@
 """What the MCP server publishes besides tools: resources and the prompt.
 
-`refaudit://sources` (each source's settings and the health this process has seen),
+`refaudit://sources` (each source: enabled or why not, key set, limits, quota left, and
+the health this process has seen),
 `refaudit://policy` (verdicts, fail policy, finding codes), `refaudit://guide` (how
 an agent should use the tools together) and the `verify-before-citing` prompt.
 """
@@ -17,42 +18,29 @@ from refaudit.sources import registry
 
 
 def sources_overview(state: ServerState) -> dict[str, Any]:
-    """The `refaudit://sources` document."""
-    from refaudit.sources import load, rate_limits_for
+    """The `refaudit://sources` document: `refaudit sources` plus this process's health."""
+    from refaudit.sources.status import describe_sources
 
     settings = state.settings
-    entries = []
+    health = {}
     for name in registry.SOURCE_NAMES:
-        module = load(name)[1]
-        health = state.health.get(name, SourceHealth())
+        seen = state.health.get(name, SourceHealth())
         client = state.sources.clients.get(name) if state.sources else None
-        entries.append(
-            {
-                "name": name,
-                "enabled": name in settings.sources,
-                "base_url": settings.base_urls.get(name),
-                "api_key_configured": settings.api_key(name) is not None,
-                "rate_limits": {
-                    pool: {"rps": limit.rps, "burst": limit.burst, "concurrency": limit.concurrency}
-                    for pool, limit in rate_limits_for(module, settings).items()
-                },
-                "health": {
-                    "state": health.last_state,
-                    "reason": health.last_reason,
-                    "last_seen": health.last_seen,
-                    "requests": health.requests,
-                    "cache_hits": health.cache_hits,
-                    "rate_limited": health.rate_limited,
-                    "failures": health.failures,
-                    "circuit": client.health if client else None,
-                },
-            }
-        )
+        health[name] = {
+            "state": seen.last_state,
+            "reason": seen.last_reason,
+            "last_seen": seen.last_seen,
+            "requests": seen.requests,
+            "cache_hits": seen.cache_hits,
+            "rate_limited": seen.rate_limited,
+            "failures": seen.failures,
+            "circuit": client.health if client else None,
+        }
     return {
         "offline": settings.offline,
         "cache": settings.use_cache,
         "mailto_configured": settings.mailto is not None,
-        "sources": entries,
+        "sources": describe_sources(settings, health),
         "endpoints": {name: settings.base_urls.get(name) for name in OTHER_ENDPOINTS},
     }
 

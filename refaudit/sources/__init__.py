@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from refaudit.config import Settings
     from refaudit.sources.base import Source
     from refaudit.sources.client import RateLimit, SourceClient
+    from refaudit.sources.quota import Budget
 
 
 class Sources:
@@ -74,8 +75,14 @@ class Sources:
             self._cache_problem,
         )
 
-    def with_capability(self, capability: str) -> list[Source]:
-        return [s for s in self._sources.values() if capability in s.capabilities]
+    def with_capability(self, capability: str, *, budgeted: bool = False) -> list[Source]:
+        """The sources that can do `capability`; quota-bound ones only when `budgeted`."""
+        return [
+            s
+            for s in self._sources.values()
+            if capability in s.capabilities
+            and (budgeted or registry.entry(s.name).asked == "always")
+        ]
 
 
 def load(name: str) -> tuple[type[Source], ModuleType]:
@@ -120,6 +127,35 @@ def sharing(sources: Sources) -> Iterator[None]:
         _SHARED.reset(token)
 
 
+def usable(name: str, settings: Settings) -> bool:
+    """A registered source that has the key it needs."""
+    entry = registry.BY_NAME.get(name)
+    return entry is not None and (not entry.requires_key or bool(settings.api_key(name)))
+
+
+def unusable_reason(name: str, settings: Settings) -> tuple[str, str] | None:
+    """Why a source named by the user cannot be asked (message, hint), or None."""
+    entry = registry.BY_NAME.get(name)
+    if entry is None:
+        return f"unknown source {name!r}", f"known: {', '.join(registry.SOURCE_NAMES)}"
+    if not usable(name, settings):
+        return f"{name} needs an API key", f"get {entry.key_help}"
+    return None
+
+
+def budget_for(
+    name: str, module: ModuleType, settings: Settings, ledger: ResponseCache | None
+) -> Budget | None:
+    """The quota gate of a keyed source (None for the free ones)."""
+    from refaudit.sources.quota import Budget
+
+    entry = registry.entry(name)
+    key = settings.api_key(name)
+    if entry.quota is None or not key:
+        return None
+    return Budget(entry, key, ledger, module.classify)
+
+
 @asynccontextmanager
 async def open_sources(
     settings: Settings,
@@ -136,6 +172,10 @@ async def open_sources(
     limits, back-offs and the breaker's cooldown: tests pass a fake clock whose sleep
     only advances it. Inside `sharing(...)` the shared clients are handed out instead
     and stay open.
+
+    A source that needs a key is opened only when one is configured; its client
+    gets a `Budget` that keeps the key's quota in the cache database, which is
+    therefore opened even with `--no-cache` (the budget is not a cached answer).
     """
     from refaudit.cache import open_cache
     from refaudit.sources.client import RUN_STATS, SourceClient
@@ -148,10 +188,13 @@ async def open_sources(
         finally:
             RUN_STATS.reset(token)
         return
+    wanted = [n for n in (names or settings.sources) if usable(n, settings)]
+    budgeted = any(registry.entry(n).quota for n in wanted)
     cache, cache_problem = (
-        open_cache(settings.resolved_cache_dir()) if settings.use_cache else (None, None)
+        open_cache(settings.resolved_cache_dir())
+        if settings.use_cache or budgeted
+        else (None, None)
     )
-    wanted = [n for n in (names or settings.sources) if n in registry.BY_NAME]
     sources: dict[str, Source] = {}
     clients: dict[str, SourceClient] = {}
     timing: dict[str, Any] = {"clock": clock, "sleep": sleep}
@@ -165,9 +208,10 @@ async def open_sources(
                 settings=settings,
                 stats=stats,
                 limits=rate_limits_for(module, settings),
-                cache=cache,
+                cache=cache if settings.use_cache else None,
                 transport=transport,
                 **timing,
+                gate=budget_for(name, module, settings, cache),
             )
             clients[name] = client
             sources[name] = cls(client, settings)

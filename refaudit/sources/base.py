@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from refaudit.models import Work
+from refaudit.models import Reference, Work
 from refaudit.sources import registry
 
 
@@ -51,6 +51,10 @@ class Source:
     def capabilities(self) -> frozenset[str]:
         """What the registry says this source can do ("doi", "arxiv", "search", …)."""
         return registry.entry(self.name).capabilities
+
+    def decides(self, reference: Reference) -> bool:
+        """Whether a budgeted source is worth asking about a reference the others left open."""
+        return True
 
     async def lookup_dois(self, dois: list[str]) -> dict[str, Work]:
         """Canonical lower-case DOI → work, batched as the API allows."""

@@ -23,7 +23,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import quote, quote_plus, urlencode
 
 import httpx
@@ -45,7 +45,7 @@ from refaudit.version import installed_version
 
 log = logging.getLogger(__name__)
 
-SECRET_PARAMS = frozenset({"api_key", "mailto", "email", "tool", "key"})
+SECRET_PARAMS = frozenset({"api_key", "apikey", "insttoken", "mailto", "email", "tool", "key"})
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 MAX_RETRY_AFTER_S = 120.0
 # Pace a little under the published rate: network jitter bunches requests up on arrival.
@@ -64,6 +64,16 @@ shared_pacer: ContextVar[Callable[[str, float, int], Awaitable[None]] | None] = 
 )
 
 Params = Mapping[str, Any] | Sequence[tuple[str, Any]] | None
+
+
+class Gate(Protocol):
+    """Admission for a key-gated source (`quota.Budget`): may refuse to send, reads answers."""
+
+    def admit(self, url: str) -> None: ...
+
+    def answered(self, fetched: Fetched) -> None: ...
+
+
 Check = Callable[["Fetched"], None]
 #: The stats of the run a long-lived client is working for (set by `open_sources` when it
 #: hands out shared clients), so each run still counts its own requests and cache hits.
@@ -259,8 +269,10 @@ class SourceClient:
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         default_headers: Mapping[str, str] | None = None,
+        gate: Gate | None = None,
     ) -> None:
         self.name = name
+        self.gate = gate
         self.base_url = base_url.rstrip("/")
         self._settings = settings
         self._stats = stats
@@ -416,9 +428,13 @@ class SourceClient:
                 # Calls that fail together open the circuit for the ones still retrying.
                 self._check_breaker(url)
             try:
+                if self.gate is not None:
+                    self.gate.admit(url)
                 fetched = await self._send_once(
                     method, url, pairs, json_body, headers, pool, probe=probe
                 )
+                if self.gate is not None:
+                    self.gate.answered(fetched)
                 if fetched.status in RETRY_STATUSES:
                     raise _retryable_status(self.name, fetched)
                 if fetched.status not in accept:
@@ -565,6 +581,12 @@ _KEPT_HEADERS = frozenset(
         "x-concurrency-limit",
         "x-api-pool",
         "location",
+        # the key-gated sources' quota and error headers (never the key they echo)
+        "x-ratelimit-limit",
+        "x-ratelimit-remaining",
+        "x-ratelimit-reset",
+        "x-els-status",
+        "x-error-detail-header",
     }
 )
 
@@ -605,7 +627,7 @@ def _backoff(attempt: int) -> float:
     return min(30.0, 0.5 * 2**attempt) * (0.5 + random.random() / 2)
 
 
-def _retry_after(value: str | None) -> float | None:
+def retry_after_seconds(value: str | None) -> float | None:
     """Seconds to wait from a Retry-After header (seconds or an HTTP date); None if unreadable."""
     if not value:
         return None
@@ -628,7 +650,7 @@ def _retryable_status(source: str, fetched: Fetched) -> SourceError:
             source,
             "rate limited (HTTP 429)",
             url=fetched.url,
-            retry_after=_retry_after(fetched.headers.get("retry-after")),
+            retry_after=retry_after_seconds(fetched.headers.get("retry-after")),
         )
     return SourceUnavailable(source, f"HTTP {fetched.status}", url=fetched.url)
 

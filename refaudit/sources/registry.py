@@ -93,7 +93,8 @@ class SourceEntry:
     last_resort: bool = False
     #: a DOI registration agency: a DOI prefix belongs to exactly one of them
     registers_dois: bool = False
-    #: whose value wins when records disagree (lower wins; see merge.py)
+    #: whose value wins when records disagree (lower wins; see merge.py); registration
+    #: agencies and publishers first, then curated indexes, then aggregators
     field_priority: int = 99
     #: its type vocabulary tells journal articles from proceedings papers
     authoritative_type: bool = False
@@ -172,7 +173,7 @@ SOURCES: tuple[SourceEntry, ...] = (
         resolves={"doi": 0},
         search_stage=0,
         free_text_stage=1,
-        field_priority=5,
+        field_priority=50,
         citation_graph=1,
         screens_retractions=True,
         notice_provenance=1,
@@ -195,7 +196,7 @@ SOURCES: tuple[SourceEntry, ...] = (
             {"article", "conference", "chapter", "thesis", "report", "preprint", "dataset"}
         ),
         last_resort=True,
-        field_priority=6,
+        field_priority=60,
         citation_graph=0,
     ),
     SourceEntry(
@@ -208,7 +209,7 @@ SOURCES: tuple[SourceEntry, ...] = (
         capabilities=frozenset({"arxiv", "search", "topic"}),
         resolves={"arxiv": 0},
         search_stage=4,
-        field_priority=3,
+        field_priority=30,
         holds=frozenset({"preprint", "article", "conference", "report"}),
         first_year=1991,
         covers=frozenset({"preprint"}),
@@ -223,7 +224,7 @@ SOURCES: tuple[SourceEntry, ...] = (
         limits="480 requests per 5 minutes; 990 with a contact address (mailto)",
         capabilities=frozenset({"doi", "search"}),
         resolves={"arxiv-doi": 0, "doi": 1},
-        field_priority=1,
+        field_priority=10,
         authoritative_type=True,
         holds=frozenset({"dataset"}),
         covers=frozenset({"dataset"}),
@@ -241,7 +242,7 @@ SOURCES: tuple[SourceEntry, ...] = (
         resolves={"pmid": 0},
         search_stage=2,
         free_text_stage=2,
-        field_priority=2,
+        field_priority=20,
         authoritative_type=True,
         holds_arxiv_dois=False,
         notice_provenance=0,
@@ -258,9 +259,48 @@ SOURCES: tuple[SourceEntry, ...] = (
         capabilities=frozenset({"search"}),
         search_stage=2,
         free_text_stage=2,
-        field_priority=4,
+        field_priority=40,
         authoritative_type=True,
         field="computing",
+    ),
+    SourceEntry(
+        name="scopus",
+        title="Scopus",
+        target="refaudit.sources.scopus:ScopusSource",
+        base_url="https://api.elsevier.com",
+        simulator_path="/elsevier",
+        limits="9 requests/s; 20,000 requests a week per key",
+        capabilities=frozenset({"doi", "search", "integrity"}),
+        credentials=(
+            Credential("api_key", ("ELSEVIER_API_KEY", "ELSEVIER_KEY")),
+            Credential("insttoken", ("ELSEVIER_INSTTOKEN",)),
+        ),
+        requires_key=True,
+        key_help="a free key from https://dev.elsevier.com (set ELSEVIER_API_KEY)",
+        quota=Quota(20_000, "week", "first-request"),
+        asked="undecided",
+        holds=frozenset({"article", "conference", "chapter", "book"}),
+        field_priority=45,
+        holds_arxiv_dois=False,
+        notice_provenance=2,
+        retraction_flag=True,
+    ),
+    SourceEntry(
+        name="ieee",
+        title="IEEE Xplore",
+        target="refaudit.sources.ieee:IeeeXploreSource",
+        base_url="https://ieeexploreapi.ieee.org",
+        simulator_path="/ieee",
+        limits="10 calls/s; 200 calls a day per key (default plan)",
+        capabilities=frozenset({"doi", "search"}),
+        credentials=(Credential("api_key", ("IEEE_API_KEY",)),),
+        requires_key=True,
+        key_help="a free key from https://developer.ieee.org (set IEEE_API_KEY)",
+        quota=Quota(200, "day", "utc-midnight"),
+        asked="undecided",
+        holds=frozenset({"article", "conference", "chapter", "book"}),
+        field_priority=15,
+        holds_arxiv_dois=False,
     ),
 )
 
