@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from refaudit.sources import Sources
     from refaudit.sources.base import SearchQuery, Source
 
-Status = Literal["ok", "not_found", "unverified", "invalid"]
+Status = Literal["ok", "retracted", "not_found", "unverified", "invalid"]
 IdentifierKind = Literal["doi", "arxiv", "pmid", "s2", "openalex", "title"]
 
 #: Reciprocal-rank fusion offset: small, because each source returns only a few hits
@@ -567,9 +567,17 @@ async def bibtex_entries(
             entries.append(BibtexEntry(text, resolution.status, message=resolution.message))
             continue
         bibtex, source, note = next(fetched)
-        entry = BibtexEntry(text, "ok", bibtex, source=source, message=note, work=work)
+        status: Status = "retracted" if is_withdrawn(work) else "ok"
+        entry = BibtexEntry(text, status, bibtex, source=source, message=note, work=work)
         entries.append(rekey(entry, taken))
     return entries
+
+
+def is_withdrawn(work: Work) -> bool:
+    """A notice withdraws the work itself (retraction, withdrawal, removal), or a source says so."""
+    return work.is_retracted is True or any(
+        notice.kind in WITHDRAWING_KINDS for notice in own_notices(work)
+    )
 
 
 async def bibtex_for_works(
@@ -782,11 +790,15 @@ def bib_file_keys(text: str) -> set[str]:
     }
 
 
-def append_to_bib(path: Path, entries: Sequence[BibtexEntry], *, rename: bool) -> list[BibtexEntry]:
+def append_to_bib(
+    path: Path, entries: Sequence[BibtexEntry], *, rename: bool
+) -> tuple[list[BibtexEntry], list[tuple[BibtexEntry, str]]]:
     """Append the entries that have BibTeX to `path`, separated by blank lines.
 
-    Keys already defined in the file are refused unless `rename`, which gives the
-    new entries unique keys instead. Returns the entries as written.
+    An entry whose DOI the file already cites, or whose key the file already
+    uses for the same DOI, is not written again. Another work under a key the
+    file uses is refused unless `rename`, which gives it a unique key instead.
+    Returns the entries as written, and those left out with the reason.
 
     Raises:
         InputError: the file cannot be read or written, or keys clash without `rename`.
@@ -796,7 +808,20 @@ def append_to_bib(path: Path, entries: Sequence[BibtexEntry], *, rename: bool) -
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read: {exc}", file=str(path)) from exc
     present = bib_file_keys(existing)
-    writable = [entry for entry in entries if entry.bibtex]
+    cited = _cited_dois(existing, path)
+    writable: list[BibtexEntry] = []
+    skipped: list[tuple[BibtexEntry, str]] = []
+    for entry in entries:
+        if not entry.bibtex:
+            continue
+        doi = normalize_doi(entry.work.doi) if entry.work and entry.work.doi else None
+        same_key = entry.key and entry.key.lower() in present and doi and cited.get(doi)
+        if doi and doi in cited:
+            skipped.append((entry, f"already in {path} as {cited[doi]}"))
+        elif same_key:
+            skipped.append((entry, f"already in {path} as {entry.key}"))
+        else:
+            writable.append(entry)
     clashes = [entry.key for entry in writable if entry.key and entry.key.lower() in present]
     if clashes and not rename:
         raise InputError(
@@ -809,7 +834,7 @@ def append_to_bib(path: Path, entries: Sequence[BibtexEntry], *, rename: bool) -
         writable = [rekey(entry, taken) for entry in writable]
     blocks = [entry.bibtex.strip() for entry in writable if entry.bibtex]
     if not blocks:
-        return []
+        return [], skipped
     if not existing.strip() or existing.endswith("\n\n"):
         separator = ""
     else:
@@ -819,7 +844,21 @@ def append_to_bib(path: Path, entries: Sequence[BibtexEntry], *, rename: bool) -
             handle.write(separator + "\n\n".join(blocks) + "\n")
     except OSError as exc:
         raise InputError(f"cannot write: {exc}", file=str(path)) from exc
-    return writable
+    return writable, skipped
+
+
+def _cited_dois(text: str, path: Path) -> dict[str, str]:
+    """DOI → citation key of every entry in a .bib text."""
+    if not text.strip():
+        return {}
+    from refaudit.parsing import parse_bibtex
+
+    bibliography = parse_bibtex(text, file=str(path))
+    return {
+        normalize_doi(reference.doi) or reference.doi.lower(): reference.key
+        for reference in bibliography.references
+        if reference.doi
+    }
 
 
 # --- show ----------------------------------------------------------------------------------

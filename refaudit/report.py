@@ -140,7 +140,7 @@ class Report(_Model):
 # --- discovery and retraction tools (MCP) -------------------------------------
 
 SearchStatus = Literal["ok", "unverified"]
-LookupStatus = Literal["ok", "not_found", "unverified", "invalid"]
+LookupStatus = Literal["ok", "retracted", "not_found", "unverified", "invalid"]
 
 
 class SearchResults(_Model):

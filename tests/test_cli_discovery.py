@@ -107,7 +107,7 @@ def test_bibtex_reads_identifiers_from_a_file(upstreams: World, tmp_path: Path) 
     assert result.stdout.count("@article{") == 2
 
 
-def test_bibtex_appends_to_a_bib_file_and_refuses_taken_keys(
+def test_bibtex_appends_to_a_bib_file_and_never_a_second_copy(
     upstreams: World, tmp_path: Path
 ) -> None:
     bib = tmp_path / "refs.bib"
@@ -117,16 +117,28 @@ def test_bibtex_appends_to_a_bib_file_and_refuses_taken_keys(
     assert first.exit_code == 0, first.output
     assert first.stdout == ""
     assert "appended 1 entries" in first.stderr
+    once = bib.read_text(encoding="utf-8")
+    assert once.startswith("@article{keep, title = {Kept}}\n\n@article{lecun2015deep,\n")
 
-    again = runner.invoke(app, ["bibtex", DEEP_DOI, "-o", str(bib)])
-    assert again.exit_code == 2
-    assert "keys already in the file: lecun2015deep" in again.stderr
+    for extra in ([], ["--rename"]):
+        again = runner.invoke(app, ["bibtex", DEEP_DOI, "-o", str(bib), *extra])
+        assert again.exit_code == 0, again.output
+        assert "appended 0 entries" in again.stderr
+        assert "already in" in again.stderr and "as lecun2015deep" in again.stderr
+        assert bib.read_text(encoding="utf-8") == once
 
-    renamed = runner.invoke(app, ["bibtex", DEEP_DOI, "-o", str(bib), "--rename"])
-    assert renamed.exit_code == 0, renamed.output
-    text = bib.read_text(encoding="utf-8")
-    assert text.startswith("@article{keep, title = {Kept}}\n\n@article{lecun2015deep,\n")
-    assert "}\n\n@article{lecun2015deepa,\n" in text
+
+def test_bibtex_of_a_retracted_work_is_an_error_and_never_appended(
+    upstreams: World, tmp_path: Path
+) -> None:
+    from tests.test_discovery import crossref_update, deep_crossref
+
+    upstreams.crossref = [deep_crossref(updated_by=[crossref_update("retraction", "10.1000/ret")])]
+    bib = tmp_path / "refs.bib"
+    result = runner.invoke(app, ["bibtex", DEEP_DOI, "-o", str(bib)])
+    assert result.exit_code == 1
+    assert f"error: {DEEP_DOI} is retracted; not written" in result.stderr
+    assert not bib.exists() or "lecun" not in bib.read_text(encoding="utf-8")
 
 
 def test_show_json_has_merged_record_provenance_and_citations(upstreams: World) -> None:

@@ -521,6 +521,7 @@ async def test_bibtex_of_a_retracted_work_carries_a_warning(settings: Settings) 
     w.crossref = [deep_crossref(updated_by=[crossref_update("retraction", "10.1000/ret")])]
     [entry] = await bibtex_entries([DEEP_DOI], settings, transport=w.transport())
     assert "retraction" in entry.message
+    assert entry.status == "retracted", "an error, not a warning beside an ok"
 
 
 @pytest.mark.anyio
@@ -580,7 +581,7 @@ async def test_a_notice_record_is_named_as_the_notice_not_as_a_retracted_work(
     details = await paper_details(notice_doi, settings, transport=w.transport())
 
     assert entry.message.endswith(f"note: this is the retraction notice for {DEEP_DOI}")
-    assert "warning" not in entry.message
+    assert "warning" not in entry.message and entry.status == "ok"
     assert details.notices == []
     assert details.message == f"note: this is the retraction notice for {DEEP_DOI}"
 
@@ -604,8 +605,8 @@ def test_keys_use_the_titles_own_first_word(title: str, key: str) -> None:
 # --- appending to a .bib file ------------------------------------------------------------------
 
 
-def _entry(key: str, title: str) -> BibtexEntry:
-    work = Work(source="crossref", title=title, year=2015)
+def _entry(key: str, title: str, doi: str | None = None) -> BibtexEntry:
+    work = Work(source="crossref", title=title, year=2015, doi=doi)
     bibtex = f"@article{{{key},\n  title = {{{title}}},\n}}\n"
     return BibtexEntry(key, "ok", bibtex, key=key, source="crossref", work=work)
 
@@ -637,10 +638,31 @@ def test_append_with_rename_gives_clashing_entries_new_keys(tmp_path: Path) -> N
     path = tmp_path / "refs.bib"
     path.write_text("@string{jt = {J. Tests}}\n@article{2015deep, title = {Deep}}\n")
 
-    written = append_to_bib(path, [_entry("2015deep", "Deep")], rename=True)
+    written, skipped = append_to_bib(path, [_entry("2015deep", "Deep")], rename=True)
 
-    assert [e.key for e in written] == ["2015deepa"]
+    assert [e.key for e in written] == ["2015deepa"] and skipped == []
     assert "@article{2015deepa," in path.read_text()
+
+
+def test_append_never_writes_a_second_copy_of_a_cited_doi(tmp_path: Path) -> None:
+    path = tmp_path / "refs.bib"
+    original = (
+        "@article{lecun2015deep,\n  title = {Deep learning},\n"
+        "  doi = {https://doi.org/10.1038/NATURE14539},\n}\n"
+    )
+    path.write_text(original, encoding="utf-8")
+    again = _entry("lecun2015deepa", "Deep learning", doi="10.1038/nature14539")
+    same_key = _entry("lecun2015deep", "Deep learning", doi="10.1038/nature14539")
+    new = _entry("he2016deep", "Deep residual learning", doi="10.1109/cvpr.2016.90")
+
+    for rename in (False, True):
+        written, skipped = append_to_bib(path, [again, same_key], rename=rename)
+        assert written == []
+        assert [why for _, why in skipped] == [f"already in {path} as lecun2015deep"] * 2
+        assert path.read_text(encoding="utf-8") == original
+    written, _ = append_to_bib(path, [new, again], rename=False)
+    assert [e.key for e in written] == ["he2016deep"]
+    assert path.read_text(encoding="utf-8").count("10.1038") == 1
 
 
 # --- show ----------------------------------------------------------------------------------------

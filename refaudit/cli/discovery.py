@@ -114,7 +114,9 @@ def bibtex(
     """Print database-backed BibTeX for each identifier or title.
 
     Titles are searched first and only a work whose title agrees is used. Exit
-    status: 0 all found, 1 something not found, 3 sources failed, 2 bad input.
+    status: 0 all found, 1 something not found or retracted (never written), 3 sources
+    failed, 2 bad input. With -o, an entry whose DOI (or key and DOI) the file already
+    has is not appended again.
 
     Example: refaudit bibtex 10.1038/nature14539 arXiv:1706.03762 -o refs.bib
     """
@@ -134,13 +136,21 @@ def bibtex(
     console = stderr_console()
     found = [entry for entry in entries if entry.status == "ok"]
     if output is not None:
-        written = append_to_bib(output, found, rename=rename)
+        written, skipped = append_to_bib(output, found, rename=rename)
         keys = ", ".join(entry.key or "" for entry in written)
         console.print(f"appended {len(written)} entries to {output}: {keys}", highlight=False)
+        for entry, why in skipped:
+            console.print(f"[dim]not appended {entry.identifier}: {why}[/]", highlight=False)
     else:
         typer.echo("\n".join(entry.bibtex or "" for entry in found), nl=False)
     for entry in entries:
-        if entry.status != "ok":
+        if entry.status == "retracted":
+            console.print(
+                f"[red]error:[/] {entry.identifier} is retracted; not written"
+                f" ({entry.message}). Cite it only to discuss the retraction.",
+                highlight=False,
+            )
+        elif entry.status != "ok":
             console.print(
                 f"[red]{entry.status}:[/] {entry.identifier}: {entry.message}", highlight=False
             )
@@ -189,7 +199,7 @@ def show(
 def _exit_code(statuses: list[str]) -> ExitCode:
     if "invalid" in statuses:
         return ExitCode.USAGE
-    if "not_found" in statuses:
+    if "not_found" in statuses or "retracted" in statuses:
         return ExitCode.FLAGGED
     if "unverified" in statuses:
         return ExitCode.INCOMPLETE

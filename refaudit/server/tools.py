@@ -522,7 +522,12 @@ async def get_bibtex(
         entries.append(discovery.rekey(discovery.metadata_entry(work), taken))
     return BibtexResults(
         entries=[BibtexResult.model_validate(entry, from_attributes=True) for entry in entries],
-        bibtex="\n".join(entry.bibtex.strip() + "\n" for entry in entries if entry.bibtex),
+        # A retracted work is an error in its entry, never part of the BibTeX to paste.
+        bibtex="\n".join(
+            entry.bibtex.strip() + "\n"
+            for entry in entries
+            if entry.bibtex and entry.status != "retracted"
+        ),
     )
 
 
