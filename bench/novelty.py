@@ -45,21 +45,29 @@ def prediction(idea_id: str, report: object) -> dict[str, object]:
     }
 
 
-async def assess_all(ideas: list[dict[str, str]], settings: object) -> tuple[list[dict], object]:
+async def assess_all(
+    ideas: list[dict[str, str]], settings: object
+) -> tuple[list[dict], object, list[int]]:
+    """Assess every idea on one shared set of clients; (predictions, stats, requests per idea)."""
     from refaudit.models import RunStats
     from refaudit.novelty import assess_novelty
-    from refaudit.sources import open_sources
+    from refaudit.sources import open_sources, sharing
 
     stats = RunStats()
     gate = asyncio.Semaphore(CONCURRENCY)
+    costs: list[int] = []
+
+    async def one(idea: dict[str, str]) -> dict[str, object]:
+        own = RunStats()
+        async with gate:
+            report = await assess_novelty(idea["idea"], settings, stats=own)  # type: ignore[arg-type]
+        costs.append(sum(own.requests.values()))
+        return prediction(idea["id"], report)
+
     async with open_sources(settings, stats) as sources:  # type: ignore[arg-type]
-
-        async def one(idea: dict[str, str]) -> dict[str, object]:
-            async with gate:
-                report = await assess_novelty(idea["idea"], settings, sources=sources)  # type: ignore[arg-type]
-            return prediction(idea["id"], report)
-
-        return list(await asyncio.gather(*(one(idea) for idea in ideas))), stats
+        with sharing(sources):
+            predictions = await asyncio.gather(*(one(idea) for idea in ideas))
+    return list(predictions), stats, costs
 
 
 def norm(title: str | None) -> str:
@@ -103,9 +111,9 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as folder:
             settings = refaudit_settings(url, folder, args.config)
             started = time.monotonic()
-            predictions, cold = asyncio.run(assess_all(ideas, settings))
+            predictions, cold, costs = asyncio.run(assess_all(ideas, settings))
             elapsed = time.monotonic() - started
-            _, warm = asyncio.run(assess_all(ideas, settings))
+            _, warm, _ = asyncio.run(assess_all(ideas, settings))
     finally:
         process.terminate()
         process.wait(timeout=10)
@@ -122,7 +130,10 @@ def main() -> None:
     unassessed = sum(1 for p in predictions if p["status"] == "unverified")
     print(scores.stdout.strip())
     print(f"config: {args.config}, ideas: {len(ideas)}, wall: {elapsed:.1f} s")
-    print(f"requests cold: {cold_requests} ({cold_requests / len(ideas):.2f} per idea)")
+    print(
+        f"requests cold: {cold_requests} ({cold_requests / len(ideas):.2f} per idea,"
+        f" at most {max(costs)} for one idea)"
+    )
     print(f"requests warm: {warm_requests}")
     print(f"could not assess: {unassessed}")
     for label in ("prior_art", "novel"):
