@@ -15,7 +15,6 @@ field of the merged record comes from the most authoritative source that has it
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 import re
 from collections.abc import Collection, Sequence
@@ -443,17 +442,10 @@ def _open(
     transport: httpx.AsyncBaseTransport | None,
     names: list[str] | None = None,
     stats: RunStats | None = None,
-    opened: Sources | None = None,
 ) -> AbstractAsyncContextManager[Sources]:
-    """The sources, counting requests, cache hits and failures into `stats` when given.
-
-    Sources already `opened` by the caller (shared rate limits and breakers across
-    many calls) are used as they are and left open.
-    """
+    """The sources, counting requests, cache hits and failures into `stats` when given."""
     from refaudit.sources import open_sources
 
-    if opened is not None:
-        return contextlib.nullcontext(opened)
     return open_sources(settings, stats or RunStats(), transport=transport, names=names)
 
 
@@ -471,7 +463,6 @@ async def search_works(
     topic_terms: Sequence[str] = (),
     transport: httpx.AsyncBaseTransport | None = None,
     stats: RunStats | None = None,
-    opened: Sources | None = None,
 ) -> SearchOutcome:
     """Search every chosen source and return merged works, best first.
 
@@ -496,7 +487,7 @@ async def search_works(
         if problem:
             raise InputError(problem[0], hint=problem[1])
     tracker = Ledger()
-    async with _open(settings, transport, sources, stats, opened) as asked:
+    async with _open(settings, transport, sources, stats) as asked:
         searchers = [
             source
             # Quota-bound sources (Scopus, IEEE Xplore) search only when named.

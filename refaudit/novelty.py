@@ -39,8 +39,6 @@ from refaudit.sources import registry
 if TYPE_CHECKING:
     import httpx
 
-    from refaudit.sources import Sources
-
 Assessment = Literal["high", "moderate", "low", "critical"]
 Recommendation = Literal["proceed", "proceed_with_caution", "differentiate", "pivot"]
 Status = Literal["ok", "partial", "unverified"]
@@ -301,12 +299,11 @@ async def assess_novelty(
     limit: int = 20,
     transport: httpx.AsyncBaseTransport | None = None,
     stats: RunStats | None = None,
-    sources: Sources | None = None,
 ) -> NoveltyReport:
     """Search the literature for the idea and score how much of it is already covered.
 
-    `sources` already opened by the caller are shared (one rate limit and breaker for
-    many ideas); otherwise they are opened for this one assessment.
+    Many ideas share one set of source clients (one rate limit and breaker for all)
+    when assessed inside `refaudit.sources.sharing(...)`.
 
     Raises:
         InputError: an unusable idea, threshold or limit, or no enabled source can search.
@@ -333,7 +330,6 @@ async def assess_novelty(
         topic_terms=_and_terms(concepts, text, weights),
         transport=transport,
         stats=stats,
-        opened=sources,
     )
     not_asked = SourceStatus("not_asked", "not one of the sources novelty searches")
     report = NoveltyReport(

@@ -33,7 +33,6 @@ def upstreams(monkeypatch: pytest.MonkeyPatch) -> World:
         transport: httpx.AsyncBaseTransport | None,
         names: list[str] | None = None,
         stats: RunStats | None = None,
-        opened: Sources | None = None,
     ) -> AbstractAsyncContextManager[Sources]:
         settings.max_retries = 0
         return open_sources(

@@ -20,7 +20,7 @@ from refaudit.novelty import (
     assess_novelty,
     extract_concepts,
 )
-from refaudit.sources import open_sources
+from refaudit.sources import open_sources, sharing
 from tests.fakes import (
     FakeClock,
     FakeUpstreams,
@@ -75,9 +75,10 @@ async def assess(
     """Assess `idea` on the fake upstreams; rate limits pace a fake clock, so nothing waits."""
     clock = FakeClock()
     async with open_sources(
-        settings, stats or RunStats(), transport=fake.transport(), clock=clock, sleep=clock.sleep
+        settings, RunStats(), transport=fake.transport(), clock=clock, sleep=clock.sleep
     ) as sources:
-        return await assess_novelty(idea, settings, sources=sources, **options)
+        with sharing(sources):
+            return await assess_novelty(idea, settings, stats=stats, **options)
 
 
 def literature(crossref: list[dict[str, Any]], s2: list[dict[str, Any]]) -> FakeUpstreams:

@@ -123,12 +123,12 @@ async def _assess_file(
     from refaudit.errors import RefauditError
     from refaudit.models import RunStats
     from refaudit.novelty import assess_novelty
-    from refaudit.sources import open_sources
+    from refaudit.sources import open_sources, sharing
 
     items = _read_ideas(path)
     gate = asyncio.Semaphore(BATCH_CONCURRENCY)
 
-    async def one(idea_id: str, item: dict[str, Any] | str, sources: Any) -> dict[str, Any]:
+    async def one(idea_id: str, item: dict[str, Any] | str) -> dict[str, Any]:
         if isinstance(item, str):
             return {"id": idea_id, "status": "invalid", "message": item}
         try:
@@ -139,19 +139,19 @@ async def _assess_file(
                     context=item.get("context") or context,
                     threshold=threshold,
                     limit=limit,
-                    sources=sources,
                 )
         except RefauditError as exc:
             return {"id": idea_id, "status": "invalid", "message": exc.message}
         return {"id": idea_id, **report.model_dump()}
 
     async with open_sources(settings, RunStats()) as sources:
-        tasks = [asyncio.ensure_future(one(i, item, sources)) for i, item in items]
-        results = []
-        for task in tasks:
-            result = await task
-            results.append(result)
-            typer.echo(json.dumps(result, ensure_ascii=False))
+        with sharing(sources):
+            tasks = [asyncio.ensure_future(one(i, item)) for i, item in items]
+            results = []
+            for task in tasks:
+                result = await task
+                results.append(result)
+                typer.echo(json.dumps(result, ensure_ascii=False))
     if any(result["status"] == "invalid" for result in results):
         return ExitCode.USAGE
     if any(result["status"] == "unverified" for result in results):
