@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from refaudit.braces import bibtex_is_one_group
 from refaudit.findings import FIXABLE_CODES
 from refaudit.models import Finding, Person, Reference, Work
 from refaudit.sources import registry
@@ -216,13 +217,9 @@ def format_entry(entry_type: str, key: str, fields: dict[str, str]) -> str:
 
 def _delimited(value: str) -> str:
     """`{value}`; a value whose braces do not balance (`"preprint {v2"`) keeps its quotes."""
-    depth = 0
-    for char in value:
-        depth += {"{": 1, "}": -1}.get(char, 0)
-        if depth < 0:
-            break
-    if depth == 0:
-        return f"{{{value}}}"
+    braced = f"{{{value}}}"
+    if bibtex_is_one_group(braced):
+        return braced
     if '"' not in value:
         return f'"{value}"'
     return "{" + value.replace("{", r"\{").replace("}", r"\}") + "}"
