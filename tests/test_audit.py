@@ -89,11 +89,6 @@ BIB = r"""
 
 def _empty_searches(fake: FakeUpstreams) -> None:
     """Every search source answers, with nothing (a fabricated reference's experience)."""
-    fake.route(
-        "semanticscholar",
-        r"/graph/v1/paper/search/match",
-        lambda _r, _m: json_response({"error": "Title match not found"}, 404),
-    )
     fake.json("semanticscholar", r"/graph/v1/paper/search", {"total": 0, "offset": 0})
     fake.route(
         "semanticscholar",

@@ -123,7 +123,6 @@ class World:
         )
         self.fake.route("openalex", r"/works", self._openalex_list)
         self.fake.route("semanticscholar", r"/graph/v1/paper/batch", self._s2_batch, method="POST")
-        self.fake.route("semanticscholar", r"/graph/v1/paper/search/match", self._s2_match)
         self.fake.route("semanticscholar", r"/graph/v1/paper/search", self._s2_search)
         self.fake.route(
             "semanticscholar",
@@ -188,13 +187,6 @@ class World:
 
     def _s2_batch(self, request: httpx.Request, _m: re.Match[str]) -> Any:
         return json_response([self._s2_find(i) for i in json.loads(request.content)["ids"]])
-
-    def _s2_match(self, request: httpx.Request, _m: re.Match[str]) -> Any:
-        query = request.url.params["query"].lower()
-        hits = [p for p in self.s2 if re.sub(r"\W+", " ", p["title"].lower()).strip() == query]
-        if not hits:
-            return json_response({"error": "Title match not found"}, 404)
-        return {"data": [{**hits[0], "matchScore": 200.0}]}
 
     def _s2_search(self, request: httpx.Request, _m: re.Match[str]) -> Any:
         hits = [p for p in self.s2 if _words_match(request.url.params["query"], p["title"])]

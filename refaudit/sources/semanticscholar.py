@@ -5,9 +5,11 @@ Docs: https://api.semanticscholar.org/api-docs/graph
 What refaudit asks: every identifier lookup (DOI, arXiv id, PMID, S2 paperId)
 goes through one batched `POST /graph/v1/paper/batch {"ids": [...]}` with
 `fields=` (at most 500 ids per call; the answer is a list aligned with the
-ids, `null` for unknown ones). Title searches use `/paper/search/match`
-(a 404 "Title match not found" means no hit) and fall back to the ranked
-`/paper/search`. `references`/`citations` serve the `show` command.
+ids, `null` for unknown ones). Searches send one ranked `/paper/search`
+(title and first author's family name): it ranks an exact title first as
+`/paper/search/match` would, and still finds a title with a changed word, so
+one request at the 1 request/s pool does the work of two.
+`references`/`citations` serve the `show` command.
 
 Rate limit: about 1 request per second for unauthenticated callers, who share
 one pool with the whole world; an API key (`S2_API_KEY`, sent as
@@ -75,10 +77,6 @@ class SemanticScholarSource(Source):
         return await self._batch({paper_id: paper_id for paper_id in ids})
 
     async def search(self, query: SearchQuery) -> list[Work]:
-        if query.title:
-            matched = await self._match_title(query)
-            if matched:
-                return [matched]
         text = self.describe_search(query)
         if not text:
             return []
@@ -131,22 +129,6 @@ class SemanticScholarSource(Source):
                 NAME, f"batch answer is not a list of {len(ids)} entries", url=fetched.url
             )
         return body
-
-    async def _match_title(self, query: SearchQuery) -> Work | None:
-        params = {"query": _s2_words(query.title or ""), "fields": FIELDS}
-        fetched = await self.client.get(
-            f"{API}/paper/search/match", params, headers=self._headers, ttl="search"
-        )
-        if fetched.status == 404:
-            return None
-        body = fetched.json()
-        data = body.get("data") if isinstance(body, dict) else None
-        if not data:
-            return None
-        work = to_work(data[0])
-        score = data[0].get("matchScore")
-        work.score = float(score) if isinstance(score, (int, float)) else None
-        return work
 
     async def _relations(self, paper_id: str, kind: str, key: str, limit: int) -> list[Work]:
         fetched = await self.client.get(

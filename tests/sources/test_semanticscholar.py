@@ -89,23 +89,9 @@ async def test_api_key_is_sent_as_header() -> None:
 
 
 @pytest.mark.anyio
-async def test_title_search_uses_match_and_splits_hyphens() -> None:
+async def test_title_search_is_one_ranked_search_with_hyphens_split() -> None:
+    """One request at the 1 request/s pool: the ranked search, title plus first author."""
     fake = FakeUpstreams()
-    fake.fixture(NAME, r"/graph/v1/paper/search/match", "semanticscholar/match.json")
-
-    works = await source(fake).search(SearchQuery(title="Attention-is all you need!"))
-
-    assert [w.title for w in works] == ["Attention is All you Need"]
-    assert works[0].score == pytest.approx(174.20441)
-    assert works[0].venue == "Neural Information Processing Systems"
-    assert works[0].volume is None  # S2's "abs/1706.03762" is no journal volume
-    assert fake.requests[0].url.params["query"] == "attention is all you need"
-
-
-@pytest.mark.anyio
-async def test_no_title_match_falls_back_to_ranked_search() -> None:
-    fake = FakeUpstreams()
-    fake.json(NAME, r"/graph/v1/paper/search/match", {"error": "Title match not found"}, status=404)
     fake.fixture(NAME, r"/graph/v1/paper/search", "semanticscholar/search.json")
 
     works = await source(fake).search(
@@ -114,7 +100,8 @@ async def test_no_title_match_falls_back_to_ranked_search() -> None:
 
     assert [w.arxiv_id for w in works] == ["1810.04805", None]
     assert works[0].doi == "10.18653/v1/n19-1423"
-    search_request = fake.requests[1]
+    assert len(fake.requests) == 1
+    search_request = fake.requests[0]
     assert search_request.url.params["query"] == "bert pre training of deep transformers devlin"
     assert search_request.url.params["limit"] == "5"
 
