@@ -174,31 +174,26 @@ def nothing_to_check(reference: Reference) -> str | None:
 def still_needed(source: str, kind: Kind, answered: Collection[str]) -> str | None:
     """Why a source would add nothing after the sources that answered, or None.
 
-    A source that merely might hold the kind of work adds nothing once two sources
-    that index it have answered. Semantic Scholar's and arXiv's pools are the slowest
-    of all. A kind of work the
-    reference matcher (Crossref) covers, searched there and in a general index
-    (OpenAlex), is settled either way: both ranked searches tolerate a changed
-    word. A preprint searched in a general last resort (Semantic Scholar holds
-    arXiv's papers) need not be searched on arXiv as well.
+    Two searches settle a reference either way: a general index's (OpenAlex finds
+    the exact title) and a ranked search over an index covering the kind of work
+    (Crossref's matcher for journals and books, Semantic Scholar for anything),
+    which still finds a title with a changed or misspelt word. After both, or
+    after two sources that index the kind answered, a source that merely might
+    hold the work, or a slow field index (DBLP, arXiv), can no longer change the
+    verdict.
     """
     entry = _entry(source)
-    entries = [_entry(n) for n in answered]
+    entries = [_entry(n) for n in answered if n != source]
+    general = next((e for e in entries if _is_general(e) and not e.ranked), None)
+    ranked = next((e for e in entries if e.ranked and covers(e.name, kind)), None)
+    if general and ranked:
+        return f"{general.title} and {ranked.title} answered for a {_WORK_NAMES[kind.work]}"
     covering = [e.title for e in entries if covers(e.name, kind)]
     if not covers(source, kind) and len(covering) >= 2:
         return (
             f"{' and '.join(covering)}, which index {describe(kind)}, answered; "
             f"{entry.title} only might hold it"
         )
-    if not entry.last_resort:
-        return None
-    matcher = next((e for e in entries if e.matcher and covers(e.name, kind)), None)
-    general = next((e for e in entries if _is_general(e) and not e.last_resort), None)
-    if matcher and general:
-        return f"{matcher.title} and {general.title} answered for a {_WORK_NAMES[kind.work]}"
-    broad = next((e for e in entries if _is_general(e) and e.last_resort), None)
-    if broad and not _is_general(entry):
-        return f"{broad.title}, which holds {entry.title}'s papers, answered"
     return None
 
 
@@ -239,18 +234,21 @@ def search_order(reference: Reference, enabled: Collection[str]) -> list[str]:
 
     Sources that cannot hold the work are left out (see `cannot_index`). The
     reference matcher (Crossref) goes first for journal articles and citation
-    strings without a title; then the other sources that cover this kind of work,
-    then those that merely might hold it, in the registry's stage order; the
-    slowest pools (Semantic Scholar, arXiv) last.
+    strings without a title; then the sources that index this kind of work, the
+    slowest pools (Semantic Scholar, DBLP, arXiv) after the others; then those
+    that merely might hold it.
     """
     kind = kind_of(reference)
     stages = registry.stages("title" if reference.title else "free_text")
     names = [n for stage in stages for n in stage if n in enabled]
     names = [n for n in names if cannot_index(n, kind) is None]
-    regular = [n for n in names if not _entry(n).last_resort]
     matcher_first = kind.journal or not reference.title
-    regular.sort(key=lambda n: (not (matcher_first and _entry(n).matcher), not covers(n, kind)))
-    return regular + [n for n in names if _entry(n).last_resort]
+
+    def rank(name: str) -> tuple[bool, bool, bool]:
+        entry = _entry(name)
+        return (not (matcher_first and entry.matcher), not covers(name, kind), entry.last_resort)
+
+    return sorted(names, key=rank)  # stable: the registry's stage order within each group
 
 
 def preprint_search_needed(

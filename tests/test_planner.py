@@ -62,8 +62,9 @@ def test_journal_articles_go_to_the_reference_matcher_first_and_the_slow_pools_l
 
 def test_conference_papers_go_to_the_indexes_that_cover_them_first() -> None:
     order = planner.search_order(ref("inproceedings", "NeurIPS"), ALL)
-    assert order.index("dblp") < order.index("crossref") < order.index("semanticscholar")
     assert order[0] == "openalex"
+    # DBLP's pool is as slow as Semantic Scholar's: it comes after it.
+    assert order.index("semanticscholar") < order.index("dblp")
 
 
 def test_citation_strings_without_a_title_go_to_crossref_first() -> None:
@@ -76,6 +77,9 @@ def test_what_could_not_change_the_verdict_is_not_asked() -> None:
     assert planner.still_needed("semanticscholar", journal, ["crossref", "openalex"])
     assert planner.still_needed("semanticscholar", journal, ["openalex"]) is None
     neurips = planner.kind_of(ref("inproceedings", "NeurIPS"))
+    # OpenAlex finds exact titles, S2's ranked search changed ones: DBLP adds nothing.
+    assert planner.still_needed("dblp", neurips, ["openalex", "semanticscholar"])
+    assert planner.still_needed("dblp", neurips, ["openalex"]) is None
     # Crossref may hold a NeurIPS paper, but two indexes that cover them answered.
     assert planner.still_needed("crossref", neurips, ["openalex", "dblp"])
     # IEEE proceedings carry DOIs: Crossref covers CVPR as it covers journals.

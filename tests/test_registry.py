@@ -94,10 +94,9 @@ def test_url_and_key_overrides_come_from_the_registry() -> None:
 
 def test_the_evidence_order_is_unchanged_for_the_free_sources() -> None:
     titles = registry.stages("title")
-    assert titles[:2] == (("openalex",), ("crossref",))
-    assert set(titles[2]) == {"dblp", "pubmed"}
-    # The slowest pools are the last resorts: Semantic Scholar, then arXiv.
-    assert titles[3:] == (("semanticscholar",), ("arxiv",))
+    assert titles[:3] == (("openalex",), ("crossref",), ("pubmed",))
+    # The slowest pools are the last resorts: Semantic Scholar, DBLP, then arXiv.
+    assert titles[3:] == (("semanticscholar",), ("dblp",), ("arxiv",))
     assert registry.stages("free_text")[:2] == (("crossref",), ("openalex",))
     assert set(registry.resolvers("doi", 0)) == {"crossref", "openalex"}
     assert set(registry.resolvers("doi", 1)) == {"datacite", "semanticscholar"}

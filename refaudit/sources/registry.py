@@ -93,6 +93,9 @@ class SourceEntry:
     last_resort: bool = False
     #: a DOI registration agency: a DOI prefix belongs to exactly one of them
     registers_dois: bool = False
+    #: its search ranks by word overlap, so a title with a changed or misspelt word
+    #: still finds the work (Crossref's query.bibliographic, S2's ranked search)
+    ranked: bool = False
     #: whose value wins when records disagree (lower wins; see merge.py); registration
     #: agencies and publishers first, then curated indexes, then aggregators
     field_priority: int = 99
@@ -158,6 +161,7 @@ SOURCES: tuple[SourceEntry, ...] = (
         screens_retractions=True,
         mirrored=True,
         matcher=True,
+        ranked=True,
         covers=frozenset({"article", "book", "chapter", "thesis", "report"}),
         registers_dois=True,
     ),
@@ -196,6 +200,7 @@ SOURCES: tuple[SourceEntry, ...] = (
             {"article", "conference", "chapter", "thesis", "report", "preprint", "dataset"}
         ),
         last_resort=True,
+        ranked=True,
         field_priority=60,
         citation_graph=0,
     ),
@@ -208,7 +213,7 @@ SOURCES: tuple[SourceEntry, ...] = (
         limits="1 request every 3 s, one at a time",
         capabilities=frozenset({"arxiv", "search", "topic"}),
         resolves={"arxiv": 0},
-        search_stage=4,
+        search_stage=5,
         field_priority=30,
         holds=frozenset({"preprint", "article", "conference", "report"}),
         first_year=1991,
@@ -257,11 +262,12 @@ SOURCES: tuple[SourceEntry, ...] = (
         simulator_path="/dblp",
         limits="about 1 request/s (unpublished; 429 with Retry-After beyond)",
         capabilities=frozenset({"search"}),
-        search_stage=2,
-        free_text_stage=2,
+        search_stage=4,
+        free_text_stage=4,
         field_priority=40,
         authoritative_type=True,
         field="computing",
+        last_resort=True,
     ),
     SourceEntry(
         name="scopus",
