@@ -444,10 +444,18 @@ async def _search(item: Evidence, sources: Sources) -> None:
     order = planner.search_order(reference, searchable)
     budget = planner.SEARCH_BUDGET
     for query in search_queries(reference):
+        # Only searches count towards settling: an identifier look-up that found
+        # nothing says nothing about the title.
+        searched: list[str] = []
         for name in order:
             why = planner.preprint_search_needed(
                 reference, name, searchable
-            ) or planner.still_needed(name, kind, item.asked)
+            ) or planner.still_needed(
+                name,
+                kind,
+                searched,
+                identified=_identified(item),
+            )
             if why:
                 item.not_asked(name, "decided", why)
                 continue
@@ -457,11 +465,18 @@ async def _search(item: Evidence, sources: Sources) -> None:
                 return
             budget -= 1
             works = await ask(item, name, sources.get(name).search(query))  # type: ignore[union-attr]
+            if works is not None:
+                searched.append(name)
             item.candidates.extend(works or [])
             settled = next((w for w in item.candidates if _settles(reference, w)), None)
             if settled is not None:
                 _leave_unasked(item, sources, f"{settled.source} found the cited work")
                 return
+
+
+def _identified(item: Evidence) -> bool:
+    """A convincing record of the cited work is in hand (through an identifier or a search)."""
+    return any(is_convincing(item.reference, w) for w in item.id_records + item.candidates)
 
 
 def _leave_unasked(item: Evidence, sources: Sources, detail: str) -> None:

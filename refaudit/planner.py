@@ -130,7 +130,7 @@ def kind_of(reference: Reference) -> Kind:
         work = "chapter"
     elif entry_type in _THESIS_TYPES:
         work = "thesis"
-    elif reference.arxiv_id or preprint_venue or (entry_type in _PREPRINT_TYPES and not venue):
+    elif preprint_venue or (not venue and (reference.arxiv_id or entry_type in _PREPRINT_TYPES)):
         work = "preprint"
     elif entry_type == "inproceedings" or match.is_conference_venue(reference.venue):
         work = "conference"
@@ -171,29 +171,36 @@ def nothing_to_check(reference: Reference) -> str | None:
     return None
 
 
-def still_needed(source: str, kind: Kind, answered: Collection[str]) -> str | None:
-    """Why a source would add nothing after the sources that answered, or None.
+def still_needed(
+    source: str, kind: Kind, searched: Collection[str], *, identified: bool
+) -> str | None:
+    """Why searching `source` could no longer change the verdict, or None to search it.
 
-    Two searches settle a reference either way: a general index's (OpenAlex finds
-    the exact title) and a ranked search over an index covering the kind of work
-    (Crossref's matcher for journals and books, Semantic Scholar for anything),
-    which still finds a title with a changed or misspelt word. After both, or
-    after two sources that index the kind answered, a source that merely might
-    hold the work, or a slow field index (DBLP, arXiv), can no longer change the
-    verdict.
+    `searched`: the sources whose search answered; `identified`: a convincing
+    candidate is already in hand (its fields disagree, or it would have settled).
+
+    - A source that merely might hold this kind of work adds nothing once two
+      sources that index it have answered.
+    - Once the work is identified, a second record of it is all the comparison
+      needs: after a general index (OpenAlex, exact titles) and a ranked search
+      over an index covering the kind (Crossref's matcher for journals and books,
+      Semantic Scholar for anything; both still find a changed or misspelt word),
+      nothing else is asked.
+    - Until it is identified, every source that indexes the kind is asked: the
+      cited venue may be invented, and only they can say the work does not exist.
     """
     entry = _entry(source)
-    entries = [_entry(n) for n in answered if n != source]
-    general = next((e for e in entries if _is_general(e) and not e.ranked), None)
-    ranked = next((e for e in entries if e.ranked and covers(e.name, kind)), None)
-    if general and ranked:
-        return f"{general.title} and {ranked.title} answered for a {_WORK_NAMES[kind.work]}"
+    entries = [_entry(n) for n in searched if n != source]
     covering = [e.title for e in entries if covers(e.name, kind)]
     if not covers(source, kind) and len(covering) >= 2:
         return (
             f"{' and '.join(covering)}, which index {describe(kind)}, answered; "
             f"{entry.title} only might hold it"
         )
+    general = next((e for e in entries if _is_general(e) and not e.ranked), None)
+    ranked = next((e for e in entries if e.ranked and covers(e.name, kind)), None)
+    if identified and general and ranked:
+        return f"the work is identified; {general.title} and {ranked.title} gave its records"
     return None
 
 

@@ -74,20 +74,26 @@ def test_citation_strings_without_a_title_go_to_crossref_first() -> None:
 
 def test_what_could_not_change_the_verdict_is_not_asked() -> None:
     journal = planner.kind_of(ref("article", "Journal of Political Economy"))
-    assert planner.still_needed("semanticscholar", journal, ["crossref", "openalex"])
-    assert planner.still_needed("semanticscholar", journal, ["openalex"]) is None
+    # Identified: a second record from a ranked search is all the comparison needs.
+    assert planner.still_needed(
+        "semanticscholar", journal, ["crossref", "openalex"], identified=True
+    )
+    # Not identified: every index of the kind must answer before "not found".
+    assert (
+        planner.still_needed("semanticscholar", journal, ["crossref", "openalex"], identified=False)
+        is None
+    )
     neurips = planner.kind_of(ref("inproceedings", "NeurIPS"))
-    # OpenAlex finds exact titles, S2's ranked search changed ones: DBLP adds nothing.
-    assert planner.still_needed("dblp", neurips, ["openalex", "semanticscholar"])
-    assert planner.still_needed("dblp", neurips, ["openalex"]) is None
+    assert planner.still_needed("dblp", neurips, ["openalex", "semanticscholar"], identified=True)
+    assert (
+        planner.still_needed("dblp", neurips, ["openalex", "semanticscholar"], identified=False)
+        is None
+    )
     # Crossref may hold a NeurIPS paper, but two indexes that cover them answered.
-    assert planner.still_needed("crossref", neurips, ["openalex", "dblp"])
+    assert planner.still_needed("crossref", neurips, ["openalex", "dblp"], identified=False)
     # IEEE proceedings carry DOIs: Crossref covers CVPR as it covers journals.
     cvpr = planner.kind_of(ref("inproceedings", "CVPR"))
-    assert planner.still_needed("crossref", cvpr, ["openalex", "dblp"]) is None
-    # Semantic Scholar holds arXiv's papers: arXiv's 3-second pool adds nothing after it.
-    preprint = planner.kind_of(ref("misc", "arXiv preprint"))
-    assert planner.still_needed("arxiv", preprint, ["openalex", "semanticscholar"])
+    assert planner.still_needed("crossref", cvpr, ["openalex", "dblp"], identified=False) is None
 
 
 def test_silence_counts_only_from_sources_that_index_the_kind() -> None:
