@@ -996,3 +996,72 @@ def test_is_conference_venue(venue: str | None, conference: bool) -> None:
 def test_another_word_of_the_same_stem_is_a_changed_word_not_a_typo(cited: str, kind: str) -> None:
     found = "Learning Differential Equations that are Easy to Solve"
     assert compare_titles(cited, found).kind == kind
+
+
+@pytest.mark.parametrize(
+    ("cited", "found", "kind"),
+    [
+        # ISO 4, both directions, with series letters, without dots, with "Proc." and ordinals.
+        ("J. Phys. A", "Journal of Physics A: Mathematical and Theoretical", "abbreviation"),
+        ("Eur. Phys. J. C", "The European Physical Journal C", "abbreviation"),
+        ("Phys Rev E", "Physical Review E", "abbreviation"),
+        ("Physical Review Letters", "Phys. Rev. Lett.", "abbreviation"),
+        (
+            "Proc 38th Int Conf Mach Learn",
+            "International Conference on Machine Learning",
+            "abbreviation",
+        ),
+        (
+            "Ber. dtsch. chem. Ges.",
+            "Berichte der deutschen chemischen Gesellschaft",
+            "abbreviation",
+        ),
+        (
+            "Nucl. Instrum. Methods Phys. Res. B",
+            "Nuclear Instruments and Methods in Physics Research Section B: Beam Interactions",
+            "abbreviation",
+        ),
+        ("Phys. Rev. D", "Physical Review B", "different"),
+        ("Phys. Rev.", "Physical Review E", "different"),
+        ("J. Am. Chem. Soc.", "Journal of Organic Chemistry", "different"),
+        # Acronyms from the name's words: multi-letter pieces, skipped function words.
+        ("ICRA", "2015 IEEE International Conference on Robotics and Automation", "acronym"),
+        (
+            "Proc. EMDL",
+            "Proceedings of the 5th International Workshop on Embedded and Mobile Deep Learning",
+            "acronym",
+        ),
+        ("COLING", "International Conference on Computational Linguistics", "acronym"),
+        ("JACS", "Journal of the American Chemical Society", "acronym"),
+        ("ICML", "IEEE/CVF Conference on Computer Vision and Pattern Recognition", "different"),
+        ("ECCV", "IEEE International Conference on Computer Vision", "different"),
+        # Nothing confirms it, nothing contradicts it: a warning, never an error.
+        (
+            "J. R. Stat. Soc.",
+            "Journal of the Royal Statistical Society Series C (Applied Statistics)",
+            "unconfirmed",
+        ),
+        # OCR misreadings are slips.
+        ("Joumal of Physical Chemistry C", "The Journal of Physical Chemistry C", "same"),
+    ],
+)
+def test_venue_short_forms_follow_rules_not_a_list(cited: str, found: str, kind: str) -> None:
+    assert compare_venues(cited, found).kind == kind
+
+
+def test_any_alias_of_the_record_confirms_the_venue() -> None:
+    found = "Neural Information Processing Systems"
+    assert compare_venues("NeurIPS", "Some Other Name").kind == "different"
+    assert compare_venues("NeurIPS", "Some Other Name", found_aliases=[found]).kind == "acronym"
+
+
+@pytest.mark.parametrize(
+    ("cited", "kind"),
+    [
+        ("Crystal structurc of the Fab fragment of tbe human antibody", "typo"),
+        ("Crystal structure of the Fab fragment of the mouse antibody", "different"),
+    ],
+)
+def test_ocr_misread_letters_are_a_typo_not_another_word(cited: str, kind: str) -> None:
+    found = "Crystal structure of the Fab fragment of the human antibody"
+    assert compare_titles(cited, found).kind == kind

@@ -337,3 +337,61 @@ def test_benchmark_bibitems_titles_and_years_are_extracted() -> None:
 def test_accented_initials_are_initials_not_authors(text: str, families: list[str]) -> None:
     ref = parse_freetext(text, key="k")
     assert [person.family for person in ref.authors] == families
+
+
+def test_apa7_ellipsis_truncates_the_author_list() -> None:
+    """APA 7: the first nineteen names, an ellipsis, the last; the ellipsis is no name."""
+    names = ", ".join(f"Author{chr(65 + i)}, {chr(65 + i)}." for i in range(19))
+    ref = parse_freetext(
+        rf"{names}, . . . Zimmer, Z. (2020). A census of many hands. \emph{{Journal of Things}}, "
+        r"\emph{3}, 1--9.",
+        key="apa7",
+    )
+    assert ref.authors_truncated
+    assert len(ref.authors) == 20
+    assert (ref.authors[-1].family, ref.authors[-1].given) == ("Zimmer", "Z.")
+    assert ref.title == "A census of many hands"
+
+
+def test_vancouver_names_without_commas() -> None:
+    ref = parse_freetext(
+        "Ali MM Balash DG Kanich C Aviv AJ. Fighting phishing at scale. Proc USENIX Secur Symp. "
+        "2021;30:1-18.",
+        key="vnc",
+    )
+    assert [(p.family, p.given) for p in ref.authors] == [
+        ("Ali", "MM"),
+        ("Balash", "DG"),
+        ("Kanich", "C"),
+        ("Aviv", "AJ"),
+    ]
+    assert ref.title == "Fighting phishing at scale"
+    assert ref.venue == "Proc USENIX Secur Symp"
+
+
+def test_an_upper_case_title_is_not_read_as_more_names() -> None:
+    ref = parse_freetext(
+        "Voepel-Lewis T Reynolds P. THE EFFECT OF A SHUNT ON HALOTHANE UPTAKE. Anesthesiology. "
+        "1997;87:1040.",
+        key="caps",
+    )
+    assert [p.family for p in ref.authors] == ["Voepel-Lewis", "Reynolds"]
+    assert ref.title == "THE EFFECT OF A SHUNT ON HALOTHANE UPTAKE"
+
+
+def test_physics_style_without_title_keeps_authors_venue_and_locator() -> None:
+    ref = parse_freetext(
+        r"D. Kramer, M. L. Cossio, C. Downey, Rev. Chil. Pediatr. \textbf{87}, 69 (2016).",
+        key="aip",
+    )
+    assert ref.title is None
+    assert [p.family for p in ref.authors] == ["Kramer", "Cossio", "Downey"]
+    assert (ref.venue, ref.year, ref.volume, ref.pages) == ("Rev. Chil. Pediatr", 2016, "87", "69")
+
+
+def test_a_year_where_the_venue_would_be_is_no_venue() -> None:
+    ref = parse_freetext(
+        "J. Chen, Y. Lu, ``TransUNet: Transformers Make Strong Encoders,'', 2021", key="ieee"
+    )
+    assert ref.venue is None
+    assert ref.year == 2021

@@ -103,6 +103,7 @@ _URL = re.compile(r"https?://[^\s<>\"{}]+")
 _ISBN = re.compile(r"ISBN(?:-1[03])?:?\s*([\dXx][\d\s-]{8,16}[\dXx])")
 _INITIALS = re.compile(rf"^(?:[{_CAP}][a-z]?\.?[\s-]?){{1,4}}$|^[{_CAP}]{{1,3}}$")
 _ET_AL = re.compile(r"(?:,\s*|\s+)et\.?\s*al\.?\s*$", re.IGNORECASE)
+_ELLIPSIS = re.compile(r"(?:,\s*)?(?:…|\.\s?\.\s?\.)\s*(?:,\s*)?")
 _AND = re.compile(r"\s*(?:,\s*)?(?:\band\b|&)\s*")
 _LOCATOR = (
     # Physics styles: `Phys. Lett. B 716 (2012) 1`, the bracket holding the year.
@@ -462,6 +463,10 @@ def _read_authors(text: str, style: str) -> tuple[list[Person], bool]:
     text = re.sub(r"\s+", " ", text.replace(EMPH_OPEN, "").replace(EMPH_CLOSE, "")).strip(" ,;")
     truncated = bool(_ET_AL.search(text))
     text = _ET_AL.sub("", text).strip(" ,")
+    # APA 7 lists the first nineteen names, an ellipsis and the last: a cut, not a name.
+    if _ELLIPSIS.search(text):
+        truncated = True
+        text = _ELLIPSIS.sub(", ", text).strip(" ,")
     text = re.sub(r"(?<=[^\W\d_]{2})\.$", "", text)
     if not text or any(char.isdigit() for char in text):
         return [], truncated
