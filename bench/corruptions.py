@@ -4,7 +4,8 @@ The companion of bench/false_alarms.py: the same random, type-stratified works,
 each cited with one thing wrong the way hallucinated references are wrong (a
 year off by two or more, another work's authors, the last authors dropped, a
 title word swapped, a fabricated or chimeric title, another work's DOI or
-venue). Audited through the real pipeline against scholarsim; prints, per kind
+venue, another real venue of the same field in any citation style, another
+conference's acronym). Audited through the real pipeline against scholarsim; prints, per kind
 of corruption, how many were flagged and how many named the corrupted field.
 
     python bench/corruptions.py                   # ~1,000 corrupted citations, seed 3
@@ -16,11 +17,15 @@ import argparse
 import collections
 import copy
 import random
+import re
 from collections.abc import Callable
 
 from accuracy import FIELD_ALIASES, prediction
 from false_alarms import citable_works, render, sample
 from simulator import WORLD, audit_text
+from venue_styles import acronym, field_of
+
+from refaudit.match.abbreviations import same_iso4
 
 Corruption = Callable[[dict, dict, random.Random], list[str] | None]
 
@@ -37,6 +42,48 @@ def _wrong_venue(work: dict, other: dict, _rng: random.Random) -> list[str] | No
         return None
     work["venue"] = other["venue"]
     work.pop("venue_short", None)
+    return ["venue"]
+
+
+def _same_field_venue(work: dict, other: dict, rng: random.Random) -> list[str] | None:
+    """Another real venue of the same field and kind, written in any style (`other` is ignored)."""
+    if work["type"] not in ("journal-article", "proceedings-article") or not work.get("venue"):
+        return None
+    peers = [
+        w
+        for w in _PEERS.get((work["type"], field_of(work)), [])
+        if w.get("venue") and not _same_series(w, work)
+    ]
+    if not peers:
+        return None
+    peer = rng.choice(peers)
+    work["venue"], work["venue_short"] = peer["venue"], peer.get("venue_short")
+    return ["venue"]
+
+
+def _same_series(a: dict, b: dict) -> bool:
+    """Two editions or spellings of one venue ("9th … ICLR 2021", "11th … ICLR 2023")."""
+    if same_iso4(a["venue"], b["venue"]):
+        return True
+    if _edition_free(a["venue"]) == _edition_free(b["venue"]):
+        return True
+    return any(a.get(name) and a.get(name) == b.get(name) for name in ("s2_venue", "dblp_venue"))
+
+
+def _edition_free(venue: str) -> str:
+    return " ".join(re.sub(r"\d+(?:st|nd|rd|th)?|[^\w\s]", " ", venue.lower()).split())
+
+
+def _other_acronym(work: dict, other: dict, rng: random.Random) -> list[str] | None:
+    """A conference paper cited with another conference's acronym."""
+    if work["type"] != "proceedings-article" or not work.get("venue"):
+        return None
+    own = acronym(work)
+    choices = [a for a in _ACRONYMS if a != own and a.lower() != (own or "").lower()]
+    if not choices:
+        return None
+    short = rng.choice(choices)
+    work["venue"] = work["venue_short"] = short
     return ["venue"]
 
 
@@ -93,9 +140,15 @@ def _wrong_doi(work: dict, other: dict, _rng: random.Random) -> list[str] | None
     return ["doi"]
 
 
+# Filled by corrupted_entries: works by (type, field), and the conference acronyms in the world.
+_PEERS: dict[tuple[str, str], list[dict]] = {}
+_ACRONYMS: list[str] = []
+
 CORRUPTIONS: dict[str, Corruption] = {
     "wrong_year": _wrong_year,
     "wrong_venue": _wrong_venue,
+    "same_field_venue": _same_field_venue,
+    "other_acronym": _other_acronym,
     "swapped_authors": _swapped_authors,
     "partial_authors": _partial_authors,
     "near_miss_title": _near_miss,
@@ -109,6 +162,9 @@ def corrupted_entries(count: int, rng: random.Random) -> tuple[list[str], dict[s
     """BibTeX entries, and for each key its corruption and the fields it made wrong."""
     by_type = citable_works()
     pool = [work for works in by_type.values() for work in works]
+    for work in pool:
+        _PEERS.setdefault((work["type"], field_of(work)), []).append(work)
+    _ACRONYMS[:] = sorted({a for w in by_type.get("proceedings-article", []) if (a := acronym(w))})
     entries: list[str] = []
     labels: dict[str, tuple] = {}
     kinds = list(CORRUPTIONS)
@@ -119,7 +175,7 @@ def corrupted_entries(count: int, rng: random.Random) -> tuple[list[str], dict[s
         if fields is None:
             continue
         key = f"c{index}"
-        entry = render(work, key, random.Random(index))
+        entry, _ = render(work, key, random.Random(index))
         if kind == "wrong_doi" and "doi = " not in entry:
             entry = entry[: entry.rindex("}")] + f"  doi = {{{work['doi']}}},\n}}\n"
         entries.append(entry)
@@ -152,7 +208,10 @@ def main() -> None:
         found = {FIELD_ALIASES.get(f, f) for f in predicted["fields"]}  # type: ignore[union-attr]
         named[kind] += bool(fields) and set(fields) <= found
         if not predicted["flagged"]:
+            matched = result.matched  # type: ignore[attr-defined]
             print(f"missed {result.reference.key} ({kind}): {result.verdict.value}")  # type: ignore[attr-defined]
+            if "venue" in fields and matched is not None:
+                print(f"    cited venue {result.reference.venue!r} record {matched.venue!r}")  # type: ignore[attr-defined]
     print(f"\n{'corruption':18} {'refs':>5} {'flagged':>8} {'field named':>12}")
     for kind in CORRUPTIONS:
         if totals[kind]:
