@@ -440,3 +440,25 @@ def test_only_serve_imports_the_mcp_sdk(tmp_path: Path) -> None:
     )
 
     assert result.stdout.strip() == "[]"
+
+
+async def test_http_sessions_share_one_circuit_breaker(tmp_path: Path) -> None:
+    """Two clients of one server: the second never reaches a source the first found dead."""
+    fake = upstreams(WIDGETS)
+    fake.fail("crossref", "503", times=1_000)
+    (tmp_path / "refaudit.toml").write_text("max_retries = 0\n")
+    with served_over_http(fake) as upstream:
+        environment = server_environment(tmp_path, upstream) | {"REFAUDIT_SOURCES": "crossref"}
+        with spawned_http_server(tmp_path, environment) as url:
+            with anyio.fail_after(STARTUP_TIMEOUT_S):
+                async with Client(streamable_http_client(url)) as first:
+                    for _ in range(6):
+                        await first.call_tool("verify_reference", {"doi": WIDGETS_DOI})
+                asked = len(fake.requests_to("crossref"))
+                async with Client(streamable_http_client(url)) as second:
+                    result = await second.call_tool("verify_reference", {"doi": WIDGETS_DOI})
+
+    verdict = result.structured_content
+    assert verdict is not None and verdict["verdict"] == "unverified"
+    assert "circuit open" in verdict["reason"]
+    assert len(fake.requests_to("crossref")) == asked
