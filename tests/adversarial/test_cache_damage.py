@@ -104,3 +104,20 @@ def test_cache_info_on_a_damaged_file_names_it_and_the_fix(tmp_path: Path) -> No
     result = runner.invoke(app, ["cache", "info"])
     assert result.exit_code == 2
     assert FILE_NAME in result.output and "refaudit cache clear" in result.output
+
+
+@pytest.mark.anyio
+async def test_mcp_tools_answer_with_a_damaged_cache_and_say_why(tmp_path: Path) -> None:
+    from tests.test_server import BIBTEX, WIDGETS, connected, settings_for, structured, upstreams
+
+    directory = tmp_path / "cache"
+    directory.mkdir()
+    _garbage(directory / FILE_NAME)
+    async with connected(settings_for(), upstreams(WIDGETS)) as client:
+        audit = structured(await client.call_tool("verify_bibliography", {"bibtex": BIBTEX}))
+        found = structured(await client.call_tool("search_references", {"query": "widgets"}))
+
+    (problem,) = [p for p in audit["problems"] if p["code"] == "cache-unusable"]
+    assert problem["file"] == str(directory / FILE_NAME)
+    assert "refaudit cache clear" in problem["message"]
+    assert found
