@@ -187,7 +187,9 @@ def still_needed(
       Semantic Scholar for anything; both still find a changed or misspelt word),
       nothing else is asked.
     - Until it is identified, every source that indexes the kind is asked: the
-      cited venue may be invented, and only they can say the work does not exist.
+      cited venue may be invented, and only they can say the work does not exist;
+      except arXiv (3 s a request) once Semantic Scholar, which holds arXiv's
+      papers, has answered.
     """
     entry = _entry(source)
     entries = [_entry(n) for n in searched if n != source]
@@ -201,6 +203,9 @@ def still_needed(
     ranked = next((e for e in entries if e.ranked and covers(e.name, kind)), None)
     if identified and general and ranked:
         return f"the work is identified; {general.title} and {ranked.title} gave its records"
+    broad = next((e for e in entries if _is_general(e) and e.ranked and e.last_resort), None)
+    if broad and entry.covers is not None and entry.covers <= {"preprint"}:
+        return f"{broad.title}, which holds {entry.title}'s papers, answered"
     return None
 
 

@@ -94,6 +94,11 @@ def test_what_could_not_change_the_verdict_is_not_asked() -> None:
     # IEEE proceedings carry DOIs: Crossref covers CVPR as it covers journals.
     cvpr = planner.kind_of(ref("inproceedings", "CVPR"))
     assert planner.still_needed("crossref", cvpr, ["openalex", "dblp"], identified=False) is None
+    # Semantic Scholar holds arXiv's papers: arXiv's 3-second pool adds nothing after it.
+    preprint = planner.kind_of(ref("misc", "arXiv preprint"))
+    assert planner.still_needed(
+        "arxiv", preprint, ["openalex", "semanticscholar"], identified=False
+    )
 
 
 def test_silence_counts_only_from_sources_that_index_the_kind() -> None:
