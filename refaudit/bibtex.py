@@ -268,10 +268,31 @@ def corrected_entry(reference: Reference, work: Work, findings: list[Finding]) -
         else:
             fields.pop(name, None)
 
-    for identifier in ("doi", "eprint", "archiveprefix"):
-        if identifier in from_work and identifier not in fields:
-            fields[identifier] = from_work[identifier]
+    # Identifiers are added only where the check reported them missing (`doi-available`).
+    doi = addable_doi(reference, findings)
+    if doi and "doi" not in fields:
+        fields["doi"] = escape_latex(doi)
     return format_entry(entry_type, reference.key, fields)
+
+
+def addable_doi(reference: Reference, findings: list[Finding]) -> str | None:
+    """The DOI a `doi-available` finding offers, unless it is a preprint's for a published work.
+
+    An arXiv DOI (10.48550/arXiv.…) belongs to the preprint; an entry citing a
+    journal or proceedings is the published version, so it never gets one.
+    """
+    offered = next(
+        (f.found for f in findings if f.code == "doi-available" and not f.suppressed and f.found),
+        None,
+    )
+    if offered is None:
+        return None
+    fields = _lower_keys(reference.fields)
+    venue = " ".join(fields.get(name, "") for name in ("journal", "booktitle")).lower()
+    published = venue.strip() and not any(word in venue for word in ("arxiv", "corr"))
+    if offered.lower().startswith("10.48550/arxiv.") and published:
+        return None
+    return offered
 
 
 def _stated_year(finding: Finding) -> str | None:

@@ -20,7 +20,7 @@ import codecs
 import re
 from dataclasses import dataclass, field
 
-from refaudit.bibtex import corrected_entry
+from refaudit.bibtex import addable_doi, corrected_entry
 from refaudit.errors import InputError
 from refaudit.models import AuditReport, Result, Verdict
 from refaudit.parsing.lines import LineIndex
@@ -510,7 +510,7 @@ def _insertion(
 
 def _with_missing_doi(result: Result, original: str) -> tuple[str, str] | None:
     """Insert a `doi` line after the entry's last field, in the entry's own style."""
-    doi = result.matched.doi if result.matched else None
+    doi = addable_doi(result.reference, result.findings)
     layout = parse_layout(original)
     if not doi or result.reference.doi or layout is None:
         return None

@@ -212,7 +212,8 @@ def test_fix_diff_prints_a_unified_diff_and_writes_nothing(bib: Path) -> None:
     assert result.exit_code == 0
     assert "-\tyear = {2016}," in result.stdout
     assert "+\tyear = {2015}," in result.stdout
-    assert "+  doi       = {10.5555/3295222.3295349}," in result.stdout
+    assert "+\tdoi = {10.1038/nature14539}," in result.stdout, "reported by doi-available"
+    assert "10.5555/3295222.3295349" not in result.stdout, "no DOI that check did not report"
     assert bib.read_text() == BIB_TEXT
     assert not (bib.parent / "refs.bib.bak").exists()
 

@@ -138,7 +138,15 @@ def test_unconfirmed_entries_are_left_alone_and_listed() -> None:
 
 
 def test_add_ids_inserts_a_doi_line_into_verified_entries_only_where_missing() -> None:
-    outcome = apply_fixes(BIB_TEXT, sample_report(), add_ids=True)
+    assert (
+        "10.5555/3295222.3295349" not in apply_fixes(BIB_TEXT, sample_report(), add_ids=True).text
+    )
+    report = sample_report()
+    vaswani = next(r for r in report.results if r.reference.key == "vaswani2017attention")
+    vaswani.findings.append(
+        Finding("doi-available", "info", "DOI could be added", found="10.5555/3295222.3295349")
+    )
+    outcome = apply_fixes(BIB_TEXT, report, add_ids=True)
     assert "  year      = {2017},\n  doi       = {10.5555/3295222.3295349},\n}" in outcome.text
     assert outcome.text.count("doi = {10.1016/S0140-6736(97)11096-0}") == 1
     assert ("vaswani2017attention", "added-ids") in [(c.key, c.action) for c in outcome.changes]
@@ -199,14 +207,30 @@ def test_a_correction_rewrites_only_contradicted_fields_keeping_macros_quotes_an
         doi="10.1038/171737a0",
     )
     finding = Finding("year-mismatch", "error", "Year should be 1953", field="year")
-    outcome = apply_fixes(
+    only_year = apply_fixes(
         MACRO_BIB, AuditReport(results=[_mismatch("watson1953dna", work, [finding])])
+    )
+    assert [(c.key, c.fields) for c in only_year.changes] == [("watson1953dna", ("year",))]
+    assert "10.1038/171737a0" not in only_year.text, "no identifier check did not report"
+    offered = Finding("doi-available", "info", "DOI could be added", found="10.1038/171737a0")
+    outcome = apply_fixes(
+        MACRO_BIB, AuditReport(results=[_mismatch("watson1953dna", work, [finding, offered])])
     )
     assert outcome.text == MACRO_BIB.replace(
         "  year    = {1956},\n  volume  = {171},\n",
         "  year    = {1953},\n  volume  = {171},\n  doi     = {10.1038/171737a0},\n",
     )
     assert [(c.key, c.fields) for c in outcome.changes] == [("watson1953dna", ("doi", "year"))]
+
+
+def test_add_ids_never_gives_a_published_paper_its_preprint_doi() -> None:
+    report = sample_report()
+    vaswani = next(r for r in report.results if r.reference.key == "vaswani2017attention")
+    vaswani.findings.append(
+        Finding("doi-available", "info", "DOI could be added", found="10.48550/arXiv.1706.03762")
+    )
+    outcome = apply_fixes(BIB_TEXT, report, add_ids=True)
+    assert "10.48550" not in outcome.text, "cited in NeurIPS (booktitle = nips)"
 
 
 def test_a_type_correction_renames_the_venue_field_and_a_dropped_field_loses_its_line() -> None:
