@@ -24,7 +24,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from simulator import SHARED, start_simulator
+from simulator import SHARED, simulator_env, start_simulator
 
 ROOT = Path(__file__).resolve().parents[1]
 PUBLIC = SHARED / "bench" / "public"
@@ -220,7 +220,7 @@ def main() -> None:
     try:
         with tempfile.TemporaryDirectory() as work:
             env = {
-                "REFAUDIT_SIMULATOR_URL": base,
+                **simulator_env(base),
                 "REFAUDIT_MAILTO": "bench@example.org",
                 "REFAUDIT_CACHE_DIR": f"{work}/cache",
                 "REFAUDIT_DATA_DIR": f"{work}/with-snapshot",

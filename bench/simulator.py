@@ -13,6 +13,30 @@ from typing import Any
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 WORLD = SHARED / "bench" / "world.jsonl.gz"
 
+#: scholarsim serves each API below its root at /<source name>, except the hosts here,
+#: whose prefix keeps the real path after it (its README: "path prefix" mode).
+_HOST_PREFIXES = {
+    "api.semanticscholar.org": "/s2",
+    "api.elsevier.com": "/elsevier",
+    "api.labs.crossref.org": "/labs",
+}
+
+
+def simulator_env(url: str) -> dict[str, str]:
+    """`REFAUDIT_<SOURCE>_URL` for every upstream, pointed at scholarsim at `url`."""
+    from urllib.parse import urlsplit
+
+    from refaudit.sources import registry
+
+    root = url.rstrip("/")
+    env = {}
+    for entry in (*registry.SOURCES, *registry.ENDPOINTS):
+        parts = urlsplit(entry.base_url)
+        prefix = _HOST_PREFIXES.get(parts.hostname or "")
+        path = prefix + parts.path.rstrip("/") if prefix else f"/{entry.name}"
+        env[entry.url_env] = root + path
+    return env
+
 
 def start_simulator(config: str, log: Path | None = None) -> tuple[subprocess.Popen[str], str]:
     """Run scholarsim (config: a name in scholarsim/configs or a path); returns process and URL."""
@@ -43,7 +67,7 @@ def start_simulator(config: str, log: Path | None = None) -> tuple[subprocess.Po
 def refaudit_settings(url: str, folder: str, config: str) -> object:
     """refaudit's settings pointed at the simulator, with its cache and data in `folder`."""
     os.environ.update(
-        REFAUDIT_SIMULATOR_URL=url,
+        simulator_env(url),
         REFAUDIT_CACHE_DIR=folder,
         REFAUDIT_DATA_DIR=folder,
         REFAUDIT_MAILTO="bench@refaudit.invalid",

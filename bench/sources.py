@@ -1,7 +1,7 @@
 """Sources benchmark: what resolving a bibliography's identifiers costs, per upstream.
 
 Starts ../shared/scholarsim on the benchmark world, points refaudit at it with
-REFAUDIT_SIMULATOR_URL and a throw-away cache, pulls the DOIs and arXiv ids
+every source URL at it (`simulator_env`) and a throw-away cache, pulls the DOIs and arXiv ids
 out of a .bib file, and resolves them through every enabled source that can
 look that kind of id up, all sources at once (DataCite as the pipeline asks
 it: arXiv DOIs, then the DOIs Crossref and OpenAlex do not know). Prints, per
@@ -23,7 +23,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from simulator import SHARED, start_simulator
+from simulator import SHARED, simulator_env, start_simulator
 
 DEFAULT_BIB = SHARED / "bench" / "public" / "scale-1000.bib"
 _DOI_FIELD = re.compile(r"^\s*doi\s*=\s*[{\"](.+?)[}\"]\s*,?\s*$", re.IGNORECASE | re.MULTILINE)
@@ -138,7 +138,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="refaudit-bench-") as scratch:
         log = Path(scratch) / "requests.jsonl"
         process, url = start_simulator(args.config, log)
-        os.environ["REFAUDIT_SIMULATOR_URL"] = url
+        os.environ.update(simulator_env(url))
         os.environ["REFAUDIT_CACHE_DIR"] = str(Path(scratch) / "cache")
         try:
             cold = asyncio.run(resolve_all(dois, arxiv_ids))

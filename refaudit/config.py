@@ -30,11 +30,6 @@ DEFAULT_BASE_URLS: dict[str, str] = {
     item.name: item.base_url for item in (*registry.SOURCES, *registry.ENDPOINTS)
 }
 
-# Paths below a scholarsim root (`REFAUDIT_SIMULATOR_URL`), which serves every API under a prefix.
-SIMULATOR_PREFIXES: dict[str, str] = {
-    item.name: item.simulator_path for item in (*registry.SOURCES, *registry.ENDPOINTS)
-}
-
 DEFAULT_TTL_DAYS: dict[str, float] = {
     "lookup": 30.0,
     "search": 7.0,
@@ -435,12 +430,6 @@ def _apply_env(
     def origin(variable: str) -> str | None:
         return f".env ({variable})" if variable in from_dotenv else None
 
-    simulator = environ.get("REFAUDIT_SIMULATOR_URL")
-    if simulator:
-        root = simulator.rstrip("/")
-        for name, prefix in SIMULATOR_PREFIXES.items():
-            settings.base_urls[name] = root + prefix
-            _note_url_origin(settings, name, origin("REFAUDIT_SIMULATOR_URL"))
     for item in (*registry.SOURCES, *registry.ENDPOINTS):
         url = environ.get(item.url_env)
         if url:

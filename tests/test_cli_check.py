@@ -22,6 +22,7 @@ from typer.testing import CliRunner
 from refaudit import audit
 from refaudit.cli import app
 from refaudit.cli.check import fill_optional_value
+from refaudit.config import DEFAULT_BASE_URLS
 from refaudit.render.json import load_schema
 
 runner = CliRunner()
@@ -219,7 +220,10 @@ def test_fix_diff_prints_a_unified_diff_and_writes_nothing(bib: Path) -> None:
 
 
 def _subprocess(args: list[str], cwd: Path, code: str | None = None) -> subprocess.CompletedProcess:
-    env = {**os.environ, "CI": "true", "REFAUDIT_SIMULATOR_URL": "http://127.0.0.1:9"}
+    unreachable = {
+        f"REFAUDIT_{name.upper()}_URL": "http://127.0.0.1:9" for name in DEFAULT_BASE_URLS
+    }
+    env = {**os.environ, "CI": "true", **unreachable}
     env["PYTHONPATH"] = os.pathsep.join([str(REPO / "tests"), env.get("PYTHONPATH", "")])
     command = (
         [sys.executable, "-c", code, *args] if code else [sys.executable, "-m", "refaudit", *args]

@@ -82,7 +82,11 @@ def test_every_record_in_the_mirror_equals_the_live_answer(
     dois = [doi.lower() for doi in _ids(export / "crossref", "DOI")]
     work_ids = [url.rsplit("/", 1)[-1] for url in _ids(export / "openalex", "id")]
     settings = load_settings(
-        env={"REFAUDIT_SIMULATOR_URL": simulator, "REFAUDIT_CACHE_DIR": str(tmp_path / "c")}
+        env={
+            "REFAUDIT_CROSSREF_URL": f"{simulator}/crossref",
+            "REFAUDIT_OPENALEX_URL": f"{simulator}/openalex",
+            "REFAUDIT_CACHE_DIR": str(tmp_path / "c"),
+        }
     )
     store = open_store(location)
     views = MirrorSource(store).as_sources()

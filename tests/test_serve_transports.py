@@ -2,7 +2,7 @@
 
 The fake upstreams of `tests.fakes` cannot cross a process boundary by themselves, so a
 small HTTP server in the test process answers for them under scholarsim's path prefixes
-and the server is pointed at it with `REFAUDIT_SIMULATOR_URL`.
+and the server is pointed at it with `REFAUDIT_<SOURCE>_URL`.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from typer.testing import CliRunner
 
 from refaudit.cli import app
-from refaudit.config import DEFAULT_BASE_URLS, SIMULATOR_PREFIXES, load_settings
+from refaudit.config import DEFAULT_BASE_URLS, load_settings
 from tests.fakes import FakeUpstreams
 from tests.test_server import (
     EVERY_TOOL,
@@ -77,7 +77,7 @@ def server_environment(tmp_path: Path, upstream: str | None = None) -> dict[str,
     }
     if upstream is not None:
         environment |= {
-            "REFAUDIT_SIMULATOR_URL": upstream,
+            **{f"REFAUDIT_{name.upper()}_URL": f"{upstream}/{name}" for name in DEFAULT_BASE_URLS},
             "REFAUDIT_SOURCES": "crossref,openalex",
             "CROSSREF_PLUS_API_TOKEN": "plus-token-for-tests",
         }
@@ -93,8 +93,8 @@ async def install_snapshot_for(environment: dict[str, str]) -> None:
 
 @contextmanager
 def served_over_http(fake: FakeUpstreams) -> Iterator[str]:
-    """Answer for `fake` over real HTTP, each source under its scholarsim prefix."""
-    prefixes = sorted(SIMULATOR_PREFIXES.items(), key=lambda item: -len(item[1]))
+    """Answer for `fake` over real HTTP, each source under `/<name>`."""
+    prefixes = [(name, f"/{name}") for name in DEFAULT_BASE_URLS]
 
     class Bridge(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"

@@ -55,8 +55,6 @@ class SourceEntry:
     #: "package.module:ClassName" of the `Source` subclass
     target: str
     base_url: str
-    #: path below a scholarsim root (`REFAUDIT_SIMULATOR_URL`) serving this API
-    simulator_path: str
     #: published request limits, as people read them (pacing itself is in the module)
     limits: str
     #: what the source can do: doi, arxiv, pmid, s2, openalex (native ids), search,
@@ -132,7 +130,6 @@ class Endpoint:
 
     name: str
     base_url: str
-    simulator_path: str
 
     @property
     def url_env(self) -> str:
@@ -145,7 +142,6 @@ SOURCES: tuple[SourceEntry, ...] = (
         title="Crossref",
         target="refaudit.sources.crossref:CrossrefSource",
         base_url="https://api.crossref.org",
-        simulator_path="/crossref",
         limits=(
             "5 requests/s, 1 concurrent list query; polite pool (mailto) 10/s, lists 3/s; "
             "Plus token 50/s"
@@ -170,7 +166,6 @@ SOURCES: tuple[SourceEntry, ...] = (
         title="OpenAlex",
         target="refaudit.sources.openalex:OpenAlexSource",
         base_url="https://api.openalex.org",
-        simulator_path="/openalex",
         limits="10 requests/s; 100,000 calls a day",
         capabilities=frozenset({"doi", "pmid", "openalex", "search", "integrity", "topic"}),
         credentials=(Credential("api_key", ("OPENALEX_API_KEY",)),),
@@ -189,7 +184,6 @@ SOURCES: tuple[SourceEntry, ...] = (
         title="Semantic Scholar",
         target="refaudit.sources.semanticscholar:SemanticScholarSource",
         base_url="https://api.semanticscholar.org",
-        simulator_path="/s2",
         limits="1 request/s with a key; the keyless pool is shared by every caller",
         capabilities=frozenset({"doi", "arxiv", "pmid", "s2", "search", "topic"}),
         credentials=(Credential("api_key", ("S2_API_KEY",)),),
@@ -209,7 +203,6 @@ SOURCES: tuple[SourceEntry, ...] = (
         title="arXiv",
         target="refaudit.sources.arxiv:ArxivSource",
         base_url="https://export.arxiv.org",
-        simulator_path="/arxiv",
         limits="1 request every 3 s, one at a time",
         capabilities=frozenset({"arxiv", "search", "topic"}),
         resolves={"arxiv": 0},
@@ -225,7 +218,6 @@ SOURCES: tuple[SourceEntry, ...] = (
         title="DataCite",
         target="refaudit.sources.datacite:DataCiteSource",
         base_url="https://api.datacite.org",
-        simulator_path="/datacite",
         limits="480 requests per 5 minutes; 990 with a contact address (mailto)",
         capabilities=frozenset({"doi", "search"}),
         resolves={"arxiv-doi": 0, "doi": 1},
@@ -240,7 +232,6 @@ SOURCES: tuple[SourceEntry, ...] = (
         title="PubMed",
         target="refaudit.sources.pubmed:PubMedSource",
         base_url="https://eutils.ncbi.nlm.nih.gov/entrez/eutils",
-        simulator_path="/pubmed",
         limits="3 requests/s; 10 with NCBI_API_KEY",
         capabilities=frozenset({"pmid", "doi", "search", "integrity"}),
         credentials=(Credential("api_key", ("NCBI_API_KEY",)),),
@@ -259,7 +250,6 @@ SOURCES: tuple[SourceEntry, ...] = (
         title="DBLP",
         target="refaudit.sources.dblp:DblpSource",
         base_url="https://dblp.org",
-        simulator_path="/dblp",
         limits="about 1 request/s (unpublished; 429 with Retry-After beyond)",
         capabilities=frozenset({"search"}),
         search_stage=4,
@@ -274,7 +264,6 @@ SOURCES: tuple[SourceEntry, ...] = (
         title="Scopus",
         target="refaudit.sources.scopus:ScopusSource",
         base_url="https://api.elsevier.com",
-        simulator_path="/elsevier",
         limits="9 requests/s; 20,000 requests a week per key",
         capabilities=frozenset({"doi", "search", "integrity"}),
         credentials=(
@@ -296,7 +285,6 @@ SOURCES: tuple[SourceEntry, ...] = (
         title="IEEE Xplore",
         target="refaudit.sources.ieee:IeeeXploreSource",
         base_url="https://ieeexploreapi.ieee.org",
-        simulator_path="/ieee",
         limits="10 calls/s; 200 calls a day per key (default plan)",
         capabilities=frozenset({"doi", "search"}),
         credentials=(Credential("api_key", ("IEEE_API_KEY",)),),
@@ -311,12 +299,8 @@ SOURCES: tuple[SourceEntry, ...] = (
 )
 
 ENDPOINTS: tuple[Endpoint, ...] = (
-    Endpoint("doi", "https://doi.org", "/doi"),
-    Endpoint(
-        "retractionwatch",
-        "https://api.labs.crossref.org/data/retractionwatch",
-        "/labs/data/retractionwatch",
-    ),
+    Endpoint("doi", "https://doi.org"),
+    Endpoint("retractionwatch", "https://api.labs.crossref.org/data/retractionwatch"),
 )
 
 #: The local mirror (`refaudit mirror`): the `mirrored` sources' records and the
@@ -328,7 +312,6 @@ MIRROR = SourceEntry(
     title="Local mirror",
     target="refaudit.sources.mirror:MirrorSource",
     base_url="",
-    simulator_path="",
     limits="none: local",
     capabilities=frozenset({"doi", "arxiv", "pmid", "openalex", "search", "integrity"}),
 )

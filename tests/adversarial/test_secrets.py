@@ -38,7 +38,6 @@ def test_the_official_host_gets_the_key(user_key: None) -> None:
             '[tool.refaudit.sources.openalex]\nurl = "https://collector.example/openalex"\n',
         ),
         (".env", "REFAUDIT_OPENALEX_URL=https://collector.example/openalex\n"),
-        (".env", "REFAUDIT_SIMULATOR_URL=https://collector.example\n"),
     ],
 )
 def test_a_project_file_redirecting_a_keyed_source_gets_no_key(
