@@ -6,9 +6,9 @@ maintaining them row by row), then swaps the schemas by renaming them in one
 transaction: readers see the old mirror or the new one, never half of either,
 and an interrupted build only leaves a staging schema the next build drops.
 
-Search uses a stored `tsvector` (title weight A, authors B, abstract C) with a
-GIN index for candidates, and `pg_trgm` similarity on the normalised title (GIN
-trigram index) for the typo-tolerant pass. Read replicas serve many workers:
+Search uses a stored `tsvector` (title weight A, authors B) with a GIN index for
+candidates, and `pg_trgm` similarity on the normalised title (GIN trigram index,
+`title % query`) for the typo-tolerant pass. Read replicas serve many workers:
 point each worker's `--mirror` at a replica.
 """
 
@@ -62,7 +62,6 @@ CREATE TABLE {s}.{u} (
     tsv tsvector GENERATED ALWAYS AS (
         setweight(to_tsvector('simple', coalesce(title, '')), 'A')
         || setweight(to_tsvector('simple', coalesce(authors, '')), 'B')
-        || setweight(to_tsvector('simple', coalesce(abstract, '')), 'C')
     ) STORED
 )
 """
@@ -154,8 +153,7 @@ class PostgresStore(MirrorStore):
             args = [text]
             order_args = [text]
         else:
-            weights = "A" if mode == "all" else "AC"
-            terms = [f"{_lexeme(w)}:{weights}" for w in words if _lexeme(w)]
+            terms = [f"{_lexeme(w)}:A" for w in words if _lexeme(w)]
             if mode == "any":
                 terms += [f"{_lexeme(a)}:B" for a in authors if _lexeme(a)]
             if not terms:
