@@ -115,3 +115,20 @@ def test_an_unreachable_server_is_one_clear_line(tmp_path: Path) -> None:
     assert result.exit_code == 2
     assert "cannot connect to postgresql://postgres@/postgres" in result.output
     assert "Traceback" not in result.output
+
+
+def test_upserts_replace_by_key_and_are_searchable_at_once(built: str) -> None:
+    from refaudit.mirror.records import MirrorRecord
+    from tests.fakes import crossref_work
+
+    store = open_store(built)
+    fresh = crossref_work("10.5555/new.1", "Sparse mixtures of experts revisited", year=2026)
+    renamed = crossref_work(RESNET_DOI, "Deep residual learning, second edition", year=2016)
+    written = store.upsert([MirrorRecord.from_json("crossref", w) for w in (fresh, renamed)])
+    assert written == 2 and store.info().records["crossref"] == 11
+    crossref = MirrorSource(store).as_sources().get("crossref")
+    hits = asyncio.run(crossref.search(SearchQuery(title="Sparse mixtures of experts")))  # type: ignore[union-attr]
+    assert hits and hits[0].doi == "10.5555/new.1"
+    found = asyncio.run(crossref.lookup_dois([RESNET_DOI]))  # type: ignore[union-attr]
+    assert found[RESNET_DOI].title == "Deep residual learning, second edition"
+    store.close()

@@ -326,12 +326,14 @@ def _set_meta(db: psycopg.Connection[Any], schema: str, values: dict[str, str]) 
 
 
 def _refresh_counts(db: psycopg.Connection[Any], schema: str) -> None:
+    from psycopg.rows import tuple_row
+
     values: dict[str, str] = {}
-    for upstream in UPSTREAMS:
-        count, newest = db.execute(
-            f"SELECT count(*), max(updated) FROM {schema}.{upstream}"
-        ).fetchone() or (0, None)
-        values |= {f"records_{upstream}": str(count), f"newest_{upstream}": newest or ""}
+    with db.cursor(row_factory=tuple_row) as cursor:
+        for upstream in UPSTREAMS:
+            cursor.execute(f"SELECT count(*), max(updated) FROM {schema}.{upstream}")
+            count, newest = cursor.fetchone() or (0, None)
+            values |= {f"records_{upstream}": str(count), f"newest_{upstream}": newest or ""}
     _set_meta(db, schema, values)
 
 
