@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
-from refaudit.config import SOURCE_NAMES
 from refaudit.evidence import (
     Evidence,
     complete_for_screening,
@@ -21,7 +20,7 @@ from refaudit.evidence import (
     needs_search,
 )
 from refaudit.models import Reference, SourceStatus
-from refaudit.sources import Sources
+from refaudit.sources import Sources, registry
 
 MIRROR = "mirror"
 
@@ -113,7 +112,11 @@ def _combine(first: Evidence, second: Evidence) -> Evidence:
     second.doi_failed |= first.doi_failed
     second.arxiv_failed |= first.arxiv_failed
     second.searched = first.searched or second.searched
-    for records in (second.doi_records, second.arxiv_records, second.candidates):
-        records.sort(key=lambda work: SOURCE_NAMES.index(work.source))
-    second.pmid_records.sort(key=lambda work: SOURCE_NAMES.index(work.source))
+    for records in (
+        second.doi_records,
+        second.arxiv_records,
+        second.pmid_records,
+        second.candidates,
+    ):
+        records.sort(key=lambda work: registry.order(work.source))
     return second
