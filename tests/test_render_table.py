@@ -153,3 +153,25 @@ def test_a_run_that_checked_nothing_does_not_look_clean() -> None:
     text = table_text(RenderContext(), report)
     assert "nothing fails among the references checked" in text
     assert "nothing fails (--fail-on" not in text
+
+
+def test_parse_and_retraction_listings_fit_80_columns_without_splitting_identifiers(
+    tmp_path, monkeypatch
+) -> None:
+    from typer.testing import CliRunner
+
+    from refaudit.cli import app
+
+    bib = tmp_path / "refs.bib"
+    bib.write_text(
+        "@inproceedings{ronneberger2015unet,\n  title = {U-Net: Convolutional Networks for"
+        " Biomedical Image Segmentation},\n  author = {Ronneberger, Olaf and Fischer, Philipp},\n"
+        "  booktitle = {MICCAI},\n  year = {2015},\n  doi = {10.1007/978-3-319-24574-4_28},\n}\n"
+        "@misc{site,\n  title = {A web page with a long address},\n"
+        "  url = {https://example.org/a/very/long/path/that/would/never/fit/in/eighty/columns},\n}\n",
+        encoding="utf-8",
+    )
+    text = CliRunner().invoke(app, ["parse", str(bib)], env={"COLUMNS": "80"}).stdout
+    lines = text.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    assert any("doi:10.1007/978-3-319-24574-4_28" in line for line in lines)

@@ -158,3 +158,52 @@ def source_names(value: str | list[str] | None) -> list[str] | None:
             hint=f"known: {', '.join(known)}",
         )
     return names
+
+
+def fitted_table(
+    title: str,
+    columns: list[tuple[str, str]],
+    rows: list[list[str]],
+    width: int,
+    *,
+    drop_order: tuple[str, ...] = (),
+) -> Any:
+    """A table that fits `width` without splitting identifiers.
+
+    `columns` are (name, kind): "id" columns (DOIs, URLs, dates, keys) are never
+    wrapped, "text" columns wrap at spaces. While the unwrapped columns and a
+    readable text column do not fit, columns in `drop_order` are left out (the
+    JSON output keeps everything).
+    """
+    from rich.table import Table
+
+    def need(names: list[str]) -> int:
+        total = 0
+        for index, (name, kind) in enumerate(columns):
+            if name not in names:
+                continue
+            total += max(len(name), _longest(rows, index) if kind == "id" else 16) + 3
+        return total + 1
+
+    shown = [name for name, _ in columns]
+    for name in drop_order:
+        if need(shown) <= width:
+            break
+        shown.remove(name)
+    crowded = need(shown) > width
+    table = Table(title=title, title_justify="left")
+    kept = [index for index, (name, _) in enumerate(columns) if name in shown]
+    for index in kept:
+        name, kind = columns[index]
+        if kind == "id" and not (crowded and _longest(rows, index) > 40):
+            table.add_column(name, no_wrap=True)
+        else:
+            # Still too wide: only text, and identifiers longer than 40 characters, fold.
+            table.add_column(name, ratio=1, overflow="fold")
+    for row in rows:
+        table.add_row(*(row[index] for index in kept))
+    return table
+
+
+def _longest(rows: list[list[str]], index: int) -> int:
+    return max((len(line) for row in rows for line in row[index].splitlines()), default=0)

@@ -67,13 +67,10 @@ def _print_problems(bibliography: Any) -> None:
 
 
 def _print_table(bibliography: Any) -> None:
-    from rich.table import Table
+    from refaudit.cli.common import fitted_table
 
-    table = Table(title=f"{len(bibliography.references)} references", title_justify="left")
-    for column in ("key", "type", "line", "year", "first author"):
-        table.add_column(column, overflow="fold")
-    table.add_column("title", ratio=1, overflow="fold")
-    table.add_column("ids", overflow="fold")
+    rows = []
+    wide = stdout_console().width >= 160
     for reference in bibliography.references:
         first_author = reference.authors[0].full_family if reference.authors else ""
         if reference.authors and (len(reference.authors) > 1 or reference.authors_truncated):
@@ -90,14 +87,33 @@ def _print_table(bibliography: Any) -> None:
             if value
         ]
         if not ids and reference.url:
-            ids.append(reference.url)
-        table.add_row(
-            reference.key,
-            reference.entry_type,
-            str(reference.line or ""),
-            str(reference.year or ""),
-            first_author,
-            reference.title or (reference.free_text or "")[:80],
-            " ".join(ids),
+            # A URL is never cut: on a narrow terminal it is only marked (JSON has it).
+            ids.append(reference.url if wide else "url")
+        rows.append(
+            [
+                reference.key,
+                reference.entry_type,
+                str(reference.line or ""),
+                str(reference.year or ""),
+                first_author,
+                reference.title or (reference.free_text or "")[:80],
+                "\n".join(ids),
+            ]
         )
+    columns = [
+        ("key", "id"),
+        ("type", "id"),
+        ("line", "id"),
+        ("year", "id"),
+        ("first author", "text"),
+        ("title", "text"),
+        ("ids", "id"),
+    ]
+    table = fitted_table(
+        f"{len(bibliography.references)} references",
+        columns,
+        rows,
+        stdout_console().width,
+        drop_order=("line", "type", "first author", "year"),
+    )
     stdout_console().print(table)

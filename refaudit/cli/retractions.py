@@ -344,13 +344,10 @@ def _records_output(records: list[Any], output: OutputFormat, title: str) -> Non
     if output is OutputFormat.JSON:
         _emit_credited_json({"records": _plain(records)})
         return
-    from rich.table import Table
+    from refaudit.cli.common import fitted_table
 
-    table = Table(title=f"{title} ({len(records)})")
-    for column in ("date", "kind", "original DOI", "title", "journal", "notice DOI", "record"):
-        table.add_column(column, overflow="fold")
-    for record in records:
-        table.add_row(
+    rows = [
+        [
             record.notice_date or "",
             record.kind.value.replace("_", " "),
             record.original_doi or "",
@@ -358,7 +355,25 @@ def _records_output(records: list[Any], output: OutputFormat, title: str) -> Non
             record.journal or "",
             record.notice_doi or "",
             record.record_id,
-        )
+        ]
+        for record in records
+    ]
+    columns = [
+        ("date", "id"),
+        ("kind", "id"),
+        ("original DOI", "id"),
+        ("title", "text"),
+        ("journal", "text"),
+        ("notice DOI", "id"),
+        ("record", "id"),
+    ]
+    table = fitted_table(
+        f"{title} ({len(records)})",
+        columns,
+        rows,
+        stdout_console().width,
+        drop_order=("record", "journal", "notice DOI", "kind"),
+    )
     _print_table(table)
 
 
