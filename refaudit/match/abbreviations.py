@@ -33,8 +33,8 @@ _ORDINAL_WORDS = frozenset(
 # Words an acronym may skip for free: function words and words naming the kind of venue.
 _ACRONYM_OPTIONAL = frozenset(
     "a an the of on in and for at to with from proceedings proceeding proc annual "
-    "international conference symposium workshop meeting journal transactions letters "
-    "ieee acm cvf joint".split()
+    "international conference symposium workshop workshops companion findings meeting "
+    "journal transactions letters ieee acm cvf joint".split()
 )
 # An acronym that leaves more content words of the name unused than this is only a
 # loose fit: "NAACL" skips "Chapter", "KDD" skips "Mining"; more skips and almost

@@ -75,6 +75,8 @@ _SERIES = (
     "openreview",
     "openreview net",
     "pmlr",
+    "ceur workshop proceedings",
+    "ceur ws",
     "proceedings of machine learning research",
     "springer",
     "elsevier",
