@@ -133,7 +133,12 @@ def normalize_text(text: str) -> str:
     """
     if not text:
         return ""
-    text = html.unescape(text)
+    # Some records escape twice ("&amp;#39;"); unescape until nothing changes.
+    for _ in range(3):
+        unescaped = html.unescape(text)
+        if unescaped == text:
+            break
+        text = unescaped
     text = _MATH_ELEMENT.sub(" ", text)
     text = MARKUP_TAG.sub("", text)
     text = _LATEX_SYMBOL_ACCENT.sub(r"\1", text)
