@@ -77,7 +77,8 @@ _VANCOUVER_NAME = (
 # Names are separated by commas, or (in some reference managers' output) by spaces only;
 # then each family name must be written in capitalised letters, so that an upper-case
 # title ("THE EFFECT OF …") is not read as more names.
-_SPACED_NAME = rf"[{_CAP}][^\W\d_]*[a-zß-ÿ][^\W\d_'’\-]*(?:[\-'’][^\W\d_]+)*\s[{_CAP}]{{1,3}}"
+_SPACED_FAMILY_WORD = rf"[{_CAP}][^\W\d_]*[a-zß-ÿ][^\W\d_'’\-]*(?:[\-'’][^\W\d_]+)*"
+_SPACED_NAME = rf"{_SPACED_FAMILY_WORD}(?:\s{_SPACED_FAMILY_WORD})?\s[{_CAP}]{{1,3}}"
 _VANCOUVER = re.compile(
     rf"^(?P<authors>{_VANCOUVER_NAME}(?:(?:\s+{_SPACED_NAME})+|(?:,\s*{_VANCOUVER_NAME})*)"
     rf"(?:,?\s*et\s+al)?)\.?\s+(?P<rest>\S.+)$"
