@@ -442,6 +442,9 @@ async def _search(item: Evidence, sources: Sources) -> None:
         elif name not in searchable:
             item.not_asked(name, "decided", "it cannot search; no identifier to look up")
     order = planner.search_order(reference, searchable)
+    for name in searchable:
+        if name not in order:
+            item.not_asked(name, "decided", "its search is not used for this kind of citation")
     budget = planner.SEARCH_BUDGET
     for query in search_queries(reference):
         # Only searches count towards settling: an identifier look-up that found

@@ -186,8 +186,11 @@ def still_needed(
       over an index covering the kind (Crossref's matcher for journals and books,
       Semantic Scholar for anything; both still find a changed or misspelt word),
       nothing else is asked.
-    - Until it is identified, every source that indexes the kind is asked: the
-      cited venue may be invented, and only they can say the work does not exist;
+    - A journal article, book or report outside computing is settled by Crossref's
+      matcher and OpenAlex: such works are registered with DOIs.
+    - Otherwise, until it is identified, every source that indexes the kind is
+      asked: the cited venue may be invented (a conference paper cited as a
+      journal), and only they can say the work does not exist;
       except arXiv (3 s a request) once Semantic Scholar, which holds arXiv's
       papers, has answered.
     """
@@ -203,6 +206,11 @@ def still_needed(
     ranked = next((e for e in entries if e.ranked and covers(e.name, kind)), None)
     if identified and general and ranked:
         return f"the work is identified; {general.title} and {ranked.title} gave its records"
+    if general and ranked and ranked.matcher and "computing" not in kind.fields:
+        # Journals and books outside computing are registered with DOIs: the matcher's
+        # registry and a general index have both searched it. (Computing papers are
+        # often conference papers without DOIs, whatever venue the citation claims.)
+        return f"{ranked.title}, which registers {describe(kind)}, and {general.title} answered"
     broad = next((e for e in entries if _is_general(e) and e.ranked and e.last_resort), None)
     if broad and entry.covers is not None and entry.covers <= {"preprint"}:
         return f"{broad.title}, which holds {entry.title}'s papers, answered"
