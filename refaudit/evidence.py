@@ -443,7 +443,7 @@ async def _search(item: Evidence, sources: Sources) -> None:
             item.not_asked(name, "decided", "it cannot search; no identifier to look up")
     order = planner.search_order(reference, searchable)
     for name in searchable:
-        if name not in order:
+        if name not in order and name not in item.statuses:
             item.not_asked(name, "decided", "its search is not used for this kind of citation")
     budget = planner.SEARCH_BUDGET
     for query in search_queries(reference):
