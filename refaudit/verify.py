@@ -455,6 +455,9 @@ def _as_written(reference: Reference, records: list[Work]) -> Reference:
         if not cited_title.startswith(f"{title} "):
             continue
         rest = _drop_leading_words(reference.title, title)
+        if rest == reference.title:
+            # No space where the title ends ("directions.Inf. Fusion"): the words left over.
+            rest = cited_title[len(title) :].strip()
         for venue in filter(None, (f"{rest} {reference.venue or ''}".strip(), rest)):
             if _names_venue(venue, work):
                 return replace(reference, title=work.title, venue=venue)

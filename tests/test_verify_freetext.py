@@ -65,3 +65,20 @@ def test_a_title_with_a_full_stop_inside_is_read_as_the_record_writes_it(
 def test_a_citation_that_really_differs_is_still_flagged(text: str) -> None:
     verdict, errors = _verdict(text, PACIFIC)
     assert verdict == Verdict.MISMATCH and errors
+
+
+def test_a_journal_run_into_the_title_without_a_space_is_the_journal() -> None:
+    work = Work(
+        source="crossref",
+        doi="10.1016/j.inffus.2024.102301",
+        title="Explainable Artificial Intelligence 2.0: A manifesto of open challenges",
+        authors=[Person("Longo", "Luca"), Person("Cabitza", "Federico")],
+        year=2024,
+        venue="Information Fusion",
+    )
+    verdict, errors = _verdict(
+        "Longo L, Cabitza F. Explainable Artificial Intelligence 2.0: A manifesto of open "
+        "challenges.Inf. Fusion. 2024",
+        work,
+    )
+    assert (verdict, errors) == (Verdict.VERIFIED, set())
