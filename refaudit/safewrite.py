@@ -19,6 +19,10 @@ from pathlib import Path
 
 from refaudit.errors import InputError
 
+#: The process umask, read once at import (reading it means setting it, which is not thread-safe).
+_UMASK = os.umask(0)
+os.umask(_UMASK)
+
 #: Numbered backups kept beside a rewritten file before refaudit refuses to add another.
 MAX_BACKUPS = 1000
 
@@ -87,8 +91,7 @@ def write_atomically(path: Path, data: bytes, *, mode_from: Path | None = None) 
             stream.write(data)
             stream.flush()
             os.fsync(stream.fileno())
-        if mode_from is not None:
-            os.chmod(temporary, mode_from.stat().st_mode & 0o7777)
+        os.chmod(temporary, _mode_for(path, mode_from))
         os.replace(temporary, path)
     except OSError as error:
         Path(temporary).unlink(missing_ok=True)
@@ -114,6 +117,7 @@ def rewrite_in_place(state: FileState, data: bytes) -> Path:
     try:
         # O_EXCL: a backup appearing between the name check and here is never replaced.
         descriptor = os.open(backup, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        os.chmod(backup, _mode_for(state.path, state.path))
     except OSError as error:
         raise _write_error(backup, error) from None
     try:
@@ -142,6 +146,18 @@ def next_backup_path(path: Path) -> Path:
         file=str(path),
         hint="delete old .bak files, or write the result elsewhere with -o",
     )
+
+
+def _mode_for(path: Path, mode_from: Path | None) -> int:
+    """The permissions a written file gets: those of `mode_from` (or of the file it
+    replaces), else what the user's umask gives a new file, never mkstemp's 0600."""
+    for existing in (mode_from, path):
+        if existing is not None:
+            try:
+                return existing.stat().st_mode & 0o7777
+            except OSError:
+                continue
+    return 0o666 & ~_UMASK
 
 
 def _write_error(path: Path, error: OSError) -> InputError:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from refaudit import audit
+from refaudit import audit, safewrite
 from refaudit.cli import app
 from refaudit.errors import InputError
 from refaudit.fix import apply_fixes, verify_fix
@@ -246,6 +246,21 @@ def test_backups_are_numbered_and_an_existing_one_is_never_truncated(
     assert (tmp_path / "refs.bib.bak.1").read_text() == "an older refaudit backup\n"
     assert (tmp_path / "refs.bib.bak.2").read_text() == QUOTED_BRACES
     assert "refs.bib.bak.2" in result.output
+
+
+def test_written_files_keep_the_permissions_a_user_expects(
+    tmp_path: Path, fake_audit: dict[str, object]
+) -> None:
+    path = tmp_path / "refs.bib"
+    path.write_text(QUOTED_BRACES)
+    path.chmod(0o664)
+    assert fix(str(path), "--in-place").exit_code == 0
+    assert path.stat().st_mode & 0o777 == 0o664
+    assert (tmp_path / "refs.bib.bak").stat().st_mode & 0o777 == 0o664
+    fixed = tmp_path / "fixed.bib"
+    assert fix(str(path), "-o", str(fixed)).exit_code == 0
+    # A new file gets what the umask gives, as any editor would write it, not mkstemp's 0600.
+    assert fixed.stat().st_mode & 0o777 == 0o666 & ~safewrite._UMASK
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root ignores folder permissions")
