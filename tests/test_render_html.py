@@ -245,3 +245,10 @@ def test_the_report_renders_in_chromium_without_errors_and_the_filters_work(
     assert seen["not found"] == ["ref-smith2021quantum"]
     assert seen["groups"] == ["group-failing"]
     assert set(seen["errors"]) == {"ref-smith2021quantum", "ref-wakefield1998", "ref-lecun2015deep"}
+
+
+def test_an_outage_is_named_once_per_card_not_spelled_out() -> None:
+    page = html_report()
+    card = page[page.index("id='ref-offline2020'") :]
+    card = card[: card.index("</article>")]
+    assert "unverified (sources down: crossref, openalex)" in card

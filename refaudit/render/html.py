@@ -198,7 +198,8 @@ def _card(result: ReferenceResult) -> str:
         for part in (reference.title or reference.free_text, reference.venue, reference.year)
         if part
     )
-    findings = "".join(_finding(f) for f in result.findings)
+    failed = sorted(name for name, st in result.sources.items() if st.state == "failed")
+    findings = "".join(_finding(f, failed) for f in result.findings)
     links = _links(result.matched, result.integrity, reference.doi)
     bibtex = ""
     corrected = _corrected_bibtex(result)
@@ -231,7 +232,7 @@ def _corrected_bibtex(result: ReferenceResult) -> str | None:
     return corrected_entry(result.reference, result.matched, list(result.findings))
 
 
-def _finding(finding: ReportedFinding) -> str:
+def _finding(finding: ReportedFinding, failed: list[str]) -> str:
     marks = []
     if finding.failing:
         marks.append("<span class=fails>fails</span>")
@@ -240,6 +241,10 @@ def _finding(finding: ReportedFinding) -> str:
     if finding.suppressed:
         marks.append(f"<span class=tag>suppressed: {_e(finding.suppressed)}</span>")
     evidence = " ".join(p for p in (finding.source, finding.record) if p)
+    message = finding.message
+    if finding.code == "unverified" and failed:
+        # The summary names each failing source once; the card says which ones.
+        message = f"unverified (sources down: {', '.join(failed)})"
     compare = ""
     if finding.cited is not None:
         cited, found = _word_diff(finding.cited or "", finding.found or "")
@@ -250,7 +255,7 @@ def _finding(finding: ReportedFinding) -> str:
     return (
         f"<li class='finding s-{finding.severity}'>"
         f"<span class='sev s-{finding.severity}'>{finding.severity}</span> "
-        f"<code>{_e(finding.code)}</code> {_e(finding.message)} {' '.join(marks)}"
+        f"<code>{_e(finding.code)}</code> {_e(message)} {' '.join(marks)}"
         f"{f'<span class=evidence>{_e(evidence)}</span>' if evidence else ''}{compare}</li>"
     )
 
