@@ -23,6 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import httpx
 from accuracy import PUBLIC, prediction, score
 from simulator import SHARED, refaudit_settings, start_simulator
 
@@ -45,13 +46,38 @@ def _logged(log: Path) -> list[dict]:
     return [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
 
 
-def _audit(name: str, settings: object, sources: list[str] | None) -> tuple[list, dict]:
+class Recording(httpx.AsyncHTTPTransport):
+    """The real transport, noting when each request left and its answer came back."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.exchanges: list[dict] = []
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        sent = time.monotonic()
+        response = await super().handle_async_request(request)
+        self.exchanges.append(
+            {
+                "host_path": request.url.path,
+                "sent": sent,
+                "answered": time.monotonic(),
+                "status": response.status_code,
+                "detail": response.headers.get("x-error-detail-header"),
+            }
+        )
+        return response
+
+
+def _audit(
+    name: str, settings: object, sources: list[str] | None, transport: Recording | None = None
+) -> tuple[list, dict]:
     from refaudit.audit import audit_paths
 
     if sources is not None:
         settings.sources = sources  # type: ignore[attr-defined]
     started = time.monotonic()
-    report = asyncio.run(audit_paths([PUBLIC / SETS[name]], settings, all_entries=True))  # type: ignore[arg-type]
+    run = audit_paths([PUBLIC / SETS[name]], settings, all_entries=True, transport=transport)  # type: ignore[arg-type]
+    report = asyncio.run(run)
     return report.results, {
         "seconds": round(time.monotonic() - started, 1),
         "requests": dict(report.stats.requests),
@@ -114,10 +140,18 @@ def budget(config: str, quota: int) -> dict:
             for run in (1, 2):
                 before = len(_logged(log))
                 settings = _settings(url, folder, config, keys=True)
-                results, cost = _audit("keyed-ieee", settings, ["ieee"])
+                recording = Recording()
+                results, cost = _audit("keyed-ieee", settings, ["ieee"], recording)
                 sent = [e for e in _logged(log)[before:] if e["source"] == "ieee"]
-                refused = [i for i, e in enumerate(sent) if e.get("limited") == "quota"]
-                after_first_refusal = len(sent) - refused[0] - 1 if refused else 0
+                refused = [e for e in sent if e.get("limited") == "quota"]
+                # Timed on refaudit's side: requests that left after the first over-quota answer.
+                over = [x for x in recording.exchanges if x["detail"] == "Account Over Rate Limit"]
+                first_refusal = min((x["answered"] for x in over), default=None)
+                after_first_refusal = sum(
+                    1
+                    for x in recording.exchanges
+                    if first_refusal is not None and x["sent"] > first_refusal
+                )
                 verdicts = collections.Counter(r.verdict.value for r in results)
                 reasons = collections.Counter(
                     status.reason

@@ -147,12 +147,17 @@ async def _ask_source(name: str, source: Source, wanted: list[Evidence]) -> None
     for item in wanted:
         if item.reference.doi and "doi" in source.capabilities:
             by_doi.setdefault(item.reference.doi.lower(), []).append(item)
-    if by_doi:
-        served = [item for items in by_doi.values() for item in items]
-        found = await ask(served, name, source.lookup_dois(list(by_doi)))
-        for doi, work in (found or {}).items():  # type: ignore[attr-defined]
+    dois = list(by_doi)
+    size = source.doi_batch_size or len(dois) or 1
+
+    async def lookup(batch: list[str]) -> None:
+        served = [item for doi in batch for item in by_doi[doi]]
+        found = await ask(served, name, source.lookup_dois(batch))
+        for doi, work in (found or {}).items():
             for item in by_doi.get(doi, []):
                 item.doi_records.append(work)
+
+    await asyncio.gather(*(lookup(dois[i : i + size]) for i in range(0, len(dois), size)))
     gate = asyncio.Semaphore(CONCURRENT_REFERENCES)
 
     async def search(item: Evidence) -> None:

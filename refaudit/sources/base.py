@@ -46,6 +46,9 @@ class Source:
     """Base class: capabilities a source does not override answer with nothing."""
 
     name: str = ""
+    #: DOIs one request answers: a budgeted run asks batch by batch, so a quota spent
+    #: halfway costs only the batches not yet answered (None: the source's own batching)
+    doi_batch_size: int | None = None
 
     @property
     def capabilities(self) -> frozenset[str]:

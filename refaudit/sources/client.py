@@ -69,6 +69,8 @@ Params = Mapping[str, Any] | Sequence[tuple[str, Any]] | None
 class Gate(Protocol):
     """Admission for a key-gated source (`quota.Budget`): may refuse to send, reads answers."""
 
+    def check(self, url: str) -> None: ...
+
     def admit(self, url: str) -> None: ...
 
     def answered(self, fetched: Fetched) -> None: ...
@@ -429,7 +431,7 @@ class SourceClient:
                 self._check_breaker(url)
             try:
                 if self.gate is not None:
-                    self.gate.admit(url)
+                    self.gate.check(url)  # refused at once: no wait for a rate-limit token
                 fetched = await self._send_once(
                     method, url, pairs, json_body, headers, pool, probe=probe
                 )
@@ -502,6 +504,9 @@ class SourceClient:
             if self._breaker_stops(probe):
                 # The circuit opened while this call waited for its turn.
                 raise self._circuit_open(url)
+            if self.gate is not None:
+                # Asked at the last moment: a quota spent while this call queued stops it.
+                self.gate.admit(url)
             self._tally("requests")
             response = await self._http.request(
                 method, url, params=pairs or None, json=json_body, headers=headers

@@ -41,7 +41,7 @@ from refaudit.text import strip_markup
 
 NAME = "ieee"
 PATH = "/api/v1/search/articles"
-RATE_LIMIT = RateLimit(rps=10, burst=1, concurrency=2)
+RATE_LIMIT = RateLimit(rps=10, burst=1, concurrency=5)
 DOI_PREFIXES = ("10.1109/", "10.23919/", "10.1049/")
 #: a cited year may be a preprint's or the proceedings' year: search one year either side
 YEAR_SLACK = 1
@@ -62,6 +62,7 @@ class IeeeXploreSource(Source):
     """DOI lookups and title searches in IEEE Xplore, within the key's daily quota."""
 
     name = NAME
+    doi_batch_size = 1
 
     def __init__(self, client: SourceClient, settings: Settings) -> None:
         self._client = client

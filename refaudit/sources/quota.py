@@ -106,8 +106,8 @@ class Budget:
         self._row = row
         return row
 
-    def admit(self, url: str) -> None:
-        """Raise instead of sending: the key was refused in this run, or the quota is spent."""
+    def check(self, url: str) -> QuotaRow:
+        """Raise when nothing may be sent: the key was refused this run, or the quota is spent."""
         if self.rejected is not None:
             raise KeyRejected(self.entry.name, self.rejected.reason, url=url)
         row = self.state()
@@ -122,7 +122,11 @@ class Budget:
                 until=row.spent_until,
                 url=url,
             )
-        # Book the request before it is sent, so concurrent calls cannot overdraw the budget.
+        return row
+
+    def admit(self, url: str) -> None:
+        """`check`, then book the request (just before it is sent: calls cannot overdraw)."""
+        row = self.check(url)
         row.used += 1
         if row.remaining is not None:
             row.remaining -= 1

@@ -51,7 +51,7 @@ NAME = "scopus"
 PATH = "/content/search/scopus"
 #: entries per answer in the STANDARD and COMPLETE views without a cursor
 BATCH_SIZE = 25
-RATE_LIMIT = RateLimit(rps=9, burst=1, concurrency=3)
+RATE_LIMIT = RateLimit(rps=9, burst=1, concurrency=5)
 #: title words ORed when the phrase found nothing (the rarest decide the ranking)
 MAX_OR_WORDS = 12
 #: a cited year may be a preprint's or the proceedings' year: search one year either side
@@ -88,6 +88,7 @@ class ScopusSource(Source):
     """DOI lookups and title searches in Scopus, within the key's weekly quota."""
 
     name = NAME
+    doi_batch_size = BATCH_SIZE
 
     def __init__(self, client: SourceClient, settings: Settings) -> None:
         self._client = client
