@@ -595,7 +595,10 @@ def _full_title(work: Work) -> str:
 
 
 def _author_findings(reference: Reference, records: list[Work]) -> list[Finding]:
-    with_authors = [w for w in records if w.authors]
+    listed = [w for w in records if w.authors]
+    # A partial list (Scopus' first author) can neither confirm nor fault co-authors:
+    # it is compared only when no record lists them all.
+    with_authors = [w for w in listed if not w.authors_partial] or listed
     if not reference.authors or not with_authors:
         return []
     comparisons = [

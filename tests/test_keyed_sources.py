@@ -229,3 +229,47 @@ async def test_without_keys_nothing_is_sent_to_either_service(tmp_path: Path) ->
 
     assert fake.count("ieee") == fake.count("scopus") == 0
     assert "ieee" not in report.results[0].sources
+
+
+def test_a_partial_author_list_never_hides_a_complete_one_that_differs() -> None:
+    """Two of three authors cited without "et al.": Crossref's whole list says so."""
+    from refaudit.evidence import Evidence
+    from refaudit.models import Work
+    from refaudit.verify import decide
+
+    people = [Person("Becker", "M."), Person("Tilki", "D."), Person("Stief", "C. G.")]
+    title = "Urine-based markers of angiogenesis in bladder cancer"
+    reference = Reference(key="b", title=title, authors=people[:2], year=2009, doi="10.1/b")
+    common = {"title": title, "year": 2009, "doi": "10.1/b"}
+    evidence = Evidence(reference)
+    evidence.doi_records = [
+        Work(source="crossref", authors=people, **common),
+        Work(source="scopus", authors=people[:1], authors_partial=True, **common),
+    ]
+
+    result = decide(evidence, enabled_sources=["crossref", "scopus"])
+
+    (authors,) = [f for f in result.findings if f.field == "authors"]
+    assert (authors.code, authors.source) == ("author-mismatch", "crossref")
+
+
+@pytest.mark.anyio
+async def test_scopus_checks_what_a_failing_free_source_could_not(tmp_path: Path) -> None:
+    fake = scopus_serving(1)
+    fake.fail("crossref", "503", times=50)
+    reference = Reference(
+        key="becker2009",
+        entry_type="article",
+        title="Urine-based markers of angiogenesis in bladder cancer",
+        authors=[Person("Becker", "M.")],
+        year=2009,
+        venue="Der Urologe. Ausg. A",
+        doi="10.1007/s00120-009-1989-1",
+    )
+
+    with_scopus = await audit(fake, settings(tmp_path, ["crossref", "scopus"]), [reference])
+    without = await audit(fake, settings(tmp_path / "b", ["crossref"]), [reference])
+
+    assert with_scopus.results[0].verdict is Verdict.VERIFIED
+    assert with_scopus.results[0].sources["scopus"].state == "answered"
+    assert without.results[0].verdict is Verdict.UNVERIFIED

@@ -127,8 +127,8 @@ class ScopusSource(Source):
         return await self._search(f"TITLE({ored}){years}", limit, ttl="search")
 
     def decides(self, reference: Reference) -> bool:
-        """Batched DOI look-ups cost little: worth asking about any cited DOI."""
-        return bool(reference.doi)
+        """Scopus holds nothing the free indexes lack: asked when they fail, or alone."""
+        return False
 
     async def _search(self, query: str, count: int, *, ttl: str) -> list[Work]:
         try:
