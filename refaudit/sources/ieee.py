@@ -36,7 +36,7 @@ from refaudit.sources.base import SearchQuery, Source
 from refaudit.sources.client import Fetched, RateLimit, SourceClient, retry_after_seconds
 from refaudit.sources.mapping import as_int, query_words, unique
 from refaudit.sources.quota import window_end
-from refaudit.sources.registry import entry
+from refaudit.sources.registry import entry, having
 from refaudit.text import strip_markup
 
 NAME = "ieee"
@@ -67,6 +67,13 @@ class IeeeXploreSource(Source):
     def __init__(self, client: SourceClient, settings: Settings) -> None:
         self._client = client
         self._key = settings.api_key(NAME) or ""
+        # The free indexes' ranked searches already find misspelt titles; IEEE's OR of
+        # title words is worth one of its 200 daily calls only when no free index searches.
+        self._loose_fallback = not any(
+            name in having("search") and entry(name).quota is None
+            for name in settings.sources
+            if name != NAME
+        )
 
     async def lookup_dois(self, dois: list[str]) -> dict[str, Work]:
         found: dict[str, Work] = {}
@@ -85,7 +92,7 @@ class IeeeXploreSource(Source):
             params |= {"start_year": query.year - YEAR_SLACK, "end_year": query.year + YEAR_SLACK}
         hits = await self._ask({**params, "article_title": " ".join(words)}, ttl="search")
         distinct = list(dict.fromkeys(query_words(query.title, drop_stopwords=True)))
-        if hits or len(distinct) < 3:
+        if hits or len(distinct) < 3 or not self._loose_fallback:
             return hits
         longest = sorted(distinct, key=len, reverse=True)[:MAX_OR_WORDS]
         text = " OR ".join(f'"Document Title":{word}' for word in longest)

@@ -126,6 +126,24 @@ async def test_title_search_asks_words_within_a_year_window_then_ored_document_t
 
 
 @pytest.mark.anyio
+async def test_beside_the_free_indexes_a_title_ieee_lacks_costs_one_call_not_two(
+    tmp_path: Path,
+) -> None:
+    fake = FakeUpstreams()
+    fake.route(NAME, PATH, lambda _r, _m: httpx.Response(200, json=EMPTY))
+    query = SearchQuery(title="Verifiabilty and Predictability: Interpreting Utilities", year=2021)
+    config = Settings(
+        sources=["crossref", "openalex", NAME], api_keys={NAME: KEY}, cache_dir=tmp_path
+    )
+
+    async with open_sources(config, RunStats(), transport=fake.transport()) as opened:
+        works = await opened.get(NAME).search(query)  # type: ignore[union-attr]
+
+    assert works == []
+    assert ["article_title" in r.url.params for r in fake.requests] == [True]
+
+
+@pytest.mark.anyio
 async def test_account_inactive_turns_the_source_off_for_the_run(tmp_path: Path) -> None:
     fake = FakeUpstreams()
     fake.route(NAME, PATH, lambda _r, _m: mashery("Account Inactive"))
