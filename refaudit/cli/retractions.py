@@ -82,13 +82,13 @@ def update(
     allow_fewer_rows: bool = typer.Option(
         False,
         "--allow-fewer-rows",
-        help="Install the download even when it holds far fewer notices than the snapshot.",
+        help="Install the download even when it is far smaller than the installed snapshot.",
     ),
 ) -> None:
     """Download the Retraction Watch CSV and install it as the local snapshot.
 
     A failed download, a file that is not the Retraction Watch CSV, one cut short
-    (shorter than announced, or far fewer notices than the installed snapshot)
+    (shorter than announced, far fewer notices or bytes than the installed snapshot)
     leaves the previous snapshot in place and says why.
 
     Example: refaudit retractions update

@@ -386,6 +386,10 @@ _MAX_SKIPPED = 10
 # A download is refused when it holds fewer rows than this share of the installed
 # snapshot: Retraction Watch only grows, a cut-off file shrinks.
 MIN_ROW_SHARE = 0.9
+# ... and fewer bytes than this share of the CSV the installed snapshot was loaded from: rows
+# that keep their Record ID but lost their fields (a broken export) pass the row count. Looser
+# than the row share, so a change of quoting or line endings upstream is not refused.
+MIN_BYTE_SHARE = 0.75
 _SHOWN = 20
 
 
@@ -454,6 +458,7 @@ def load_csv(
             "downloaded_at": (downloaded_at or datetime.now(UTC)).isoformat(),
             "source_url": source_url,
             "rows": str(report.rows),
+            "csv_bytes": str(csv_path.stat().st_size),
             "repaired_rows": str(report.repaired_rows),
             "repaired_records": ",".join(report.repaired_records[:_SHOWN]),
             "skipped_rows": str(len(report.skipped)),
@@ -641,8 +646,9 @@ async def download_snapshot(
     """Download, validate and install a new snapshot; the old one stays on any failure.
 
     Besides the CSV's own checks (header, columns, at least one row), a download is
-    refused when it is shorter than its Content-Length or holds fewer than
-    MIN_ROW_SHARE of the installed snapshot's rows (unless `allow_fewer_rows`).
+    refused when it is shorter than its Content-Length, or, unless `allow_fewer_rows`,
+    holds fewer than MIN_ROW_SHARE of the installed snapshot's rows or fewer than
+    MIN_BYTE_SHARE of the bytes of the CSV it was loaded from.
 
     Raises SourceUnavailable (network, HTTP error) or UnexpectedResponse (not the CSV).
     """
@@ -659,14 +665,8 @@ async def download_snapshot(
             received = await _download(settings, source_url, params, csv_path, transport, progress)
         staged = Path(work) / FILENAME
         loaded = load_csv(csv_path, staged, source_url=source_url)
-        installed = _installed_rows(target)
-        if installed and not allow_fewer_rows and loaded.rows < installed * MIN_ROW_SHARE:
-            raise UnexpectedResponse(
-                NAME,
-                f"the download holds {loaded.rows:,} notices, far fewer than the "
-                f"{installed:,} of the installed snapshot; it looks cut short",
-                url=source_url,
-            )
+        if not allow_fewer_rows:
+            _refuse_shrinking(target, loaded.rows, csv_path.stat().st_size, source_url)
         with staged.open("rb") as written:
             os.fsync(written.fileno())
         os.replace(staged, target)
@@ -682,19 +682,42 @@ async def download_snapshot(
     )
 
 
-def _installed_rows(path: Path) -> int | None:
-    """How many notices the installed snapshot holds (None without a readable one)."""
+def _refuse_shrinking(installed: Path, rows: int, size: int, source_url: str) -> None:
+    """Raise when the download is far smaller than the installed snapshot (it only grows)."""
+    meta = _installed_meta(installed)
+    had_rows, had_bytes = _count(meta.get("rows")), _count(meta.get("csv_bytes"))
+    if had_rows and rows < had_rows * MIN_ROW_SHARE:
+        raise UnexpectedResponse(
+            NAME,
+            f"the download holds {rows:,} notices, far fewer than the "
+            f"{had_rows:,} of the installed snapshot; it looks cut short",
+            url=source_url,
+        )
+    if had_bytes and size < had_bytes * MIN_BYTE_SHARE:
+        raise UnexpectedResponse(
+            NAME,
+            f"the download is {size:,} bytes, far smaller than the {had_bytes:,} bytes "
+            "the installed snapshot was loaded from; it looks damaged",
+            url=source_url,
+        )
+
+
+def _installed_meta(path: Path) -> dict[str, str]:
+    """The installed snapshot's meta table (empty without a readable one)."""
     if not path.is_file():
-        return None
+        return {}
     try:
         db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
         try:
-            row = db.execute("SELECT value FROM meta WHERE key = 'rows'").fetchone()
+            return {str(key): str(value) for key, value in db.execute("SELECT * FROM meta")}
         finally:
             db.close()
     except sqlite3.Error:
-        return None
-    return int(row[0]) if row and str(row[0]).isdigit() else None
+        return {}
+
+
+def _count(value: str | None) -> int | None:
+    return int(value) if value and value.isdigit() else None
 
 
 def _local_file(source: str) -> Path | None:

@@ -17,14 +17,18 @@ SAMPLE = Path(__file__).parents[1] / "fixtures" / "retractionwatch" / "sample.cs
 pytestmark = pytest.mark.anyio
 
 
-def csv_with(rows: int) -> bytes:
-    """A Retraction Watch CSV of `rows` rows: the sample's rows, renumbered, over and over."""
+def csv_with(rows: int, *, hollow: bool = False) -> bytes:
+    """A Retraction Watch CSV of `rows` rows: the sample's rows, renumbered, over and over.
+
+    `hollow` keeps each row's Record ID and columns but empties every other field, as a
+    broken export would.
+    """
     header, *sample = list(csv.reader(io.StringIO(SAMPLE.read_bytes().decode("cp1252"))))
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(header)
     for n in range(rows):
-        row = list(sample[n % len(sample)])
+        row = [""] * len(header) if hollow else list(sample[n % len(sample)])
         row[0] = str(100_000 + n)
         writer.writerow(row)
     return out.getvalue().encode("utf-8")
@@ -77,3 +81,26 @@ async def test_a_body_shorter_than_its_content_length_is_refused() -> None:
     with pytest.raises(UnexpectedResponse, match="cut short"):
         await download_snapshot(settings, transport=serving(full[:-300], length=len(full)))
     assert installed_rows(settings) == 50
+
+
+async def test_a_download_far_smaller_than_the_installed_csv_is_refused() -> None:
+    settings = load_settings()
+    await download_snapshot(settings, transport=serving(csv_with(400)))
+    hollow = csv_with(400, hollow=True)
+    with pytest.raises(UnexpectedResponse, match="far smaller than the"):
+        await download_snapshot(settings, transport=serving(hollow, length=len(hollow)))
+    snapshot = Snapshot.open(settings)
+    assert snapshot is not None
+    try:
+        assert snapshot.status().rows == 400
+        assert snapshot.record("10.1056/NEJMc2021225"), "the installed notices are still there"
+    finally:
+        snapshot.close()
+
+
+async def test_a_header_without_rows_is_refused_even_on_purpose() -> None:
+    settings = load_settings()
+    await download_snapshot(settings, transport=serving(csv_with(30)))
+    with pytest.raises(UnexpectedResponse, match="no rows"):
+        await download_snapshot(settings, transport=serving(csv_with(0)), allow_fewer_rows=True)
+    assert installed_rows(settings) == 30
