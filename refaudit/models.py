@@ -17,7 +17,7 @@ from typing import Any, Literal
 from refaudit.findings import FINDING_CODES, Severity
 from refaudit.notices import WITHDRAWING_KINDS, NoticeKind
 
-JSON_SCHEMA_VERSION = "1.4"
+JSON_SCHEMA_VERSION = "1.5"
 
 SEVERITY_RANK: dict[str, int] = {"info": 0, "warning": 1, "error": 2}
 
@@ -375,7 +375,6 @@ class AuditReport:
         for result in self.results:
             counts[result.verdict.value] += 1
         counts["retracted"] = sum(1 for result in self.results if result.retracted)
-        counts["flagged"] = sum(1 for result in self.results if result.flagged)
         return counts
 
 

@@ -67,9 +67,10 @@ class ReferenceResult(_Model):
     confidence: float
     """0–1, how sure the identification is"""
     flagged: bool
-    """not found, or an unsuppressed error finding (HALLMARK's notion)"""
+    """fails the configured policy (`fail_on` and the baseline): what makes `refaudit check`
+    exit 1 for this reference"""
     failing: bool
-    """fails the run under `fail_on` and the baseline"""
+    """the same as `flagged` (kept for reports before 1.5)"""
     worst_severity: Severity | None = None
     retracted: bool
     """a notice that withdraws the work applies (retraction, withdrawal, removal, …)"""
@@ -106,8 +107,9 @@ class Summary(_Model):
     retracted: int
     """references whose work a notice withdraws"""
     flagged: int
+    """references that fail the run under the policy (results with `flagged` true)"""
     failing: int
-    """references that fail the run under the policy"""
+    """the same as `flagged` (kept for reports before 1.5)"""
     problems: int
     """input problems met while parsing"""
 

@@ -36,7 +36,7 @@ def test_report_carries_schema_version_summary_and_evidence() -> None:
     data = rendered(sample_report())
     assert data["schema_version"] == JSON_SCHEMA_VERSION
     assert data["summary"]["not_found"] == 1
-    assert data["summary"]["failing"] == 2
+    assert data["summary"]["failing"] == data["summary"]["flagged"] == 2
     lecun = next(r for r in data["results"] if r["key"] == "lecun2015deep")
     year = next(f for f in lecun["findings"] if f["code"] == "year-mismatch")
     assert (year["cited"], year["found"], year["source"], year["record"]) == (
@@ -51,7 +51,8 @@ def test_report_carries_schema_version_summary_and_evidence() -> None:
 def test_failing_and_baselined_flags_follow_the_policy_and_the_baseline() -> None:
     report = sample_report()
     data = rendered(report, RenderContext(baseline=build_baseline(report)))
-    assert data["summary"]["failing"] == 0
+    assert data["summary"]["failing"] == data["summary"]["flagged"] == 0
+    assert not any(r["flagged"] for r in data["results"])
     assert all(
         f["baselined"] for r in data["results"] for f in r["findings"] if not f["suppressed"]
     )

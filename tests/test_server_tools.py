@@ -60,24 +60,44 @@ async def test_verify_references_takes_objects_and_free_text_in_one_call() -> No
     assert report["summary"]["total"] == 3
 
 
-async def test_flagged_and_failing_follow_the_configured_fail_policy() -> None:
-    references = [{"doi": WIDGETS_DOI, "year": 2017}]
-    strict = settings_for(fail_on=["error"])
-    lenient = settings_for(fail_on=["not_found"])
-    async with connected(strict, upstreams(WIDGETS)) as client:
-        under_default = structured(
-            await client.call_tool("verify_references", {"references": references})
-        )
-    async with connected(lenient, upstreams(WIDGETS)) as client:
-        under_not_found = structured(
-            await client.call_tool("verify_references", {"references": references})
-        )
+async def _flagged_by_every_tool(fail_on: list[str], work: dict[str, Any], **cited: Any) -> set:
+    """`flagged` (and the summary count) from the three verification tools, one citation."""
+    bibtex = "@article{cited,\n" + "".join(f"  {k} = {{{v}}},\n" for k, v in cited.items()) + "}\n"
+    async with connected(settings_for(fail_on=fail_on), upstreams(work)) as client:
+        one = structured(await client.call_tool("verify_reference", cited))
+        many = structured(await client.call_tool("verify_references", {"references": [cited]}))
+        bib = structured(await client.call_tool("verify_bibliography", {"bibtex": bibtex}))
+    assert many["fail_on"] == bib["fail_on"] == fail_on
+    for report in (many, bib):
+        assert report["summary"]["flagged"] == report["summary"]["failing"]
+        assert report["summary"]["flagged"] == sum(r["flagged"] for r in report["results"])
+    results = [one, many["results"][0], bib["results"][0]]
+    assert all(r["flagged"] == r["failing"] for r in results)
+    return {(r["verdict"], r["flagged"]) for r in results}
 
-    assert under_default["results"][0]["failing"] is True
-    assert under_default["summary"]["failing"] == 1
-    assert under_not_found["results"][0]["failing"] is False
-    assert under_not_found["summary"]["failing"] == 0
-    assert under_not_found["fail_on"] == ["not_found"]
+
+async def test_an_error_finding_the_fail_policy_leaves_out_is_not_flagged() -> None:
+    wrong_year = {"doi": WIDGETS_DOI, "title": WIDGETS["title"][0], "year": 2017}
+
+    assert await _flagged_by_every_tool(["not_found", "retracted"], WIDGETS, **wrong_year) == {
+        ("mismatch", False)
+    }
+
+
+async def test_an_error_finding_the_fail_policy_names_is_flagged() -> None:
+    wrong_year = {"doi": WIDGETS_DOI, "title": WIDGETS["title"][0], "year": 2017}
+
+    assert await _flagged_by_every_tool(["error"], WIDGETS, **wrong_year) == {("mismatch", True)}
+
+
+async def test_a_retracted_work_is_flagged_only_when_the_policy_fails_on_retracted() -> None:
+    cited = {"doi": RETRACTED_DOI, "title": RETRACTED["title"][0], "year": 1998}
+
+    flagged = await _flagged_by_every_tool(["retracted"], RETRACTED, **cited)
+    tolerated = await _flagged_by_every_tool(["not_found"], RETRACTED, **cited)
+
+    assert {is_flagged for _verdict, is_flagged in flagged} == {True}
+    assert {is_flagged for _verdict, is_flagged in tolerated} == {False}
 
 
 @pytest.mark.parametrize(

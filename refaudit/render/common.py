@@ -218,12 +218,13 @@ def mirror_line(report: AuditReport) -> str | None:
 def report_summary(report: AuditReport, context: RenderContext) -> dict[str, Any]:
     """The counts every format prints, plus how many references fail the run."""
     counts = report.counts()
+    failing = sum(1 for result in report.results if context.fails(result))
     return {
         "total": len(report.results),
         **{k: counts[k] for k in ("verified", "mismatch", "not_found", "unverified", "skipped")},
         "retracted": counts["retracted"],
-        "flagged": counts["flagged"],
-        "failing": sum(1 for result in report.results if context.fails(result)),
+        "flagged": failing,
+        "failing": failing,
         "problems": len(report.problems),
     }
 

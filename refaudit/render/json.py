@@ -47,14 +47,15 @@ def report_model(
 def result_model(result: Result, context: RenderContext) -> ReferenceResult:
     """One verdict with its evidence; findings as every renderer lists them."""
     reference = result.reference
+    fails = context.fails(result)
     return ReferenceResult(
         key=reference.key,
         file=reference.file,
         line=reference.line,
         verdict=result.verdict,
         confidence=result.confidence,
-        flagged=result.flagged,
-        failing=context.fails(result),
+        flagged=fails,
+        failing=fails,
         worst_severity=result.worst_severity,
         retracted=result.retracted,
         reason=result.reason,

@@ -68,7 +68,8 @@ def policy_overview(settings: Settings) -> dict[str, Any]:
             "warning": "probably a mistake worth fixing",
             "info": "cosmetic or informative (a better form, a newer version)",
         },
-        "flagged": "a reference is flagged when it is not_found or has an unsuppressed error",
+        "flagged": "a reference is flagged when it fails the fail_on policy below, exactly "
+        "when `refaudit check` with the same configuration would exit 1 for it",
         "fail_on": {
             word: FAIL_ON_CHOICES.get(word) or f"findings with code {word.replace('_', '-')}"
             for word in settings.fail_on
@@ -130,8 +131,10 @@ DataCite, PubMed, DBLP) and the Retraction Watch data. It never guesses a field.
    - not_found: every source answered and none knows the work. Do not cite it.
    - unverified: a source failed. This is UNKNOWN, not missing: say it could not be
      checked, and try again later. Never report it as fabricated.
-   - `failing` says whether the server's fail policy counts the reference as a failure
-     (what `refaudit check` would exit non-zero for).
+   - flagged: true means the reference fails the server's fail policy (`fail_on`, see
+     refaudit://policy), exactly what makes `refaudit check` exit 1 under the same
+     configuration. Read the verdict and findings for why; flagged: false with a
+     mismatch means the policy tolerates those findings, not that they are absent.
 3. retracted: true means a retraction, withdrawal or removal applies. Do not cite the work
    as support. An expression of concern or a correction is worth mentioning.
 

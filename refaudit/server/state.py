@@ -85,5 +85,5 @@ class ServerState:
 
 
 def render_context(settings: Settings) -> RenderContext:
-    """Tools judge `failing` by the server's fail policy, as `refaudit check` does."""
+    """Tools judge `flagged` by the server's fail policy, as `refaudit check` does."""
     return RenderContext(fail_on=list(settings.fail_on))

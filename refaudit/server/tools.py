@@ -320,7 +320,7 @@ async def verify_references(
 ) -> Report:
     """Check many citations in one call, without writing BibTeX first.
 
-    One verdict per citation, in order, plus a summary (counts, flagged and failing keys).
+    One verdict per citation, in order, plus a summary (counts; `flagged` follows the fail policy).
     Objects are keyed by their `key` or ref1, ref2, …; free-text strings by position.
     """
     state = server_state(ctx)
@@ -364,7 +364,7 @@ async def verify_bibliography(
     """Check every entry of a bibliography; per-entry verdicts plus a summary.
 
     Pass BibTeX text, or a path the server is allowed to read. The summary counts
-    verdicts, lists the flagged keys and the problems met while parsing.
+    verdicts and the references the fail policy flags, and lists the problems met while parsing.
     """
     from refaudit.audit import read_bibliography
 
