@@ -97,6 +97,7 @@ _CORPUS_ID = re.compile(r"corpusid:\s*(\d+)", re.IGNORECASE)
 _OPENALEX_ID = re.compile(r"(?:https?://)?(?:openalex\.org/)?(W\d+)", re.IGNORECASE)
 _PREFIXED = re.compile(r"(doi|arxiv|pmid|corpusid)\s*:", re.IGNORECASE)
 _BIBTEX_HEAD = re.compile(r"^\s*@\s*(\w+)\s*\{\s*([^,\s]*)\s*,")
+_PREPRINT_RECORD_TYPES = frozenset({"preprint", "posted-content"})
 _BIB_KEYS = re.compile(r"@\s*(\w+)\s*[{(]\s*([^,\s{}()]+)\s*,")
 _NON_ENTRIES = frozenset({"string", "preamble", "comment"})
 #: Agency BibTeX fields holding identifiers or URLs, which must reach LaTeX verbatim.
@@ -316,6 +317,43 @@ class _Resolution:
     @property
     def work(self) -> Work | None:
         return merge_records(list(self.records.values())) if self.records else None
+
+    @property
+    def published_work(self) -> Work | None:
+        """The work as published, when its records include the published version.
+
+        A conference paper with an arXiv preprint resolves (by OpenAlex or Semantic
+        Scholar id, by title) to records of both, and the preprint's (arXiv, DataCite) outrank the
+        aggregators' field by field: merged, the entry would be the preprint's. The
+        preprint's records only fill in fields the published ones lack (its arXiv id).
+        """
+        published = [work for work in self.records.values() if not _is_preprint_record(work)]
+        preprints = [work for work in self.records.values() if _is_preprint_record(work)]
+        if not published or not preprints:
+            return self.work
+        merged = merge_records([_without_arxiv_doi(work) for work in published])
+        if not merged.arxiv_id:
+            merged.arxiv_id = next((w.arxiv_id for w in preprints if w.arxiv_id), None)
+        merged.found_in = [*merged.found_in, *(w.source for w in preprints)]
+        pooled = merge_records(list(self.records.values()))
+        merged.notices, merged.is_retracted = pooled.notices, pooled.is_retracted
+        return merged
+
+
+def _is_preprint_record(work: Work) -> bool:
+    """A record of the preprint: typed so, on a preprint server, or only arXiv's DOI."""
+    from refaudit.match import is_preprint_venue
+
+    return (
+        (work.type or "").lower() in _PREPRINT_RECORD_TYPES
+        or is_preprint_venue(work.venue)
+        or (not work.venue and is_datacite_arxiv_doi(work.doi or ""))
+    )
+
+
+def _without_arxiv_doi(work: Work) -> Work:
+    """An aggregator's published record may carry the preprint's DataCite DOI; drop it."""
+    return dataclasses.replace(work, doi=None) if is_datacite_arxiv_doi(work.doi or "") else work
 
 
 async def _resolve(text: str, opened: Sources, tracker: Ledger) -> _Resolution:
@@ -544,16 +582,18 @@ async def bibtex_entries(
         )
         texts = await asyncio.gather(
             *(
-                _fetch_bibtex(resolution.work, opened, tracker)
-                for resolution, tracker in zip(resolutions, trackers, strict=True)
-                if resolution.work is not None
+                _fetch_bibtex(_entry_work(text, resolution), opened, tracker)
+                for text, resolution, tracker in zip(
+                    identifiers, resolutions, trackers, strict=True
+                )
+                if resolution.records
             )
         )
     fetched = iter(texts)
     taken: set[str] = set()
     entries: list[BibtexEntry] = []
     for text, resolution in zip(identifiers, resolutions, strict=True):
-        work = resolution.work
+        work = _entry_work(text, resolution)
         if work is None:
             entries.append(BibtexEntry(text, resolution.status, message=resolution.message))
             continue
@@ -562,6 +602,15 @@ async def bibtex_entries(
         entry = BibtexEntry(text, status, bibtex, source=source, message=note, work=work)
         entries.append(rekey(entry, taken))
     return entries
+
+
+def _entry_work(text: str, resolution: _Resolution) -> Work | None:
+    """The published version's record, unless `text` names the preprint (arXiv id or DOI)."""
+    identifier = parse_identifier(text)
+    names_preprint = identifier is not None and (
+        identifier.kind == "arxiv" or is_datacite_arxiv_doi(identifier.value)
+    )
+    return resolution.work if names_preprint else resolution.published_work
 
 
 def is_withdrawn(work: Work) -> bool:

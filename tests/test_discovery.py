@@ -70,9 +70,11 @@ def s2_paper(
     authors: tuple[str, ...] = ("Yann LeCun",),
     citations: int = 3,
     venue: str = "Journal of Tests",
+    corpus_id: int = 1,
+    types: tuple[str, ...] = ("JournalArticle",),
 ) -> dict[str, Any]:
     """A Semantic Scholar paper object with the fields refaudit requests."""
-    external = {"DOI": doi, "ArXiv": arxiv, "CorpusId": 1}
+    external = {"DOI": doi, "ArXiv": arxiv, "CorpusId": corpus_id}
     return {
         "paperId": paper_id,
         "externalIds": {k: v for k, v in external.items() if v},
@@ -84,7 +86,7 @@ def s2_paper(
         "publicationDate": None,
         "journal": None,
         "citationCount": citations,
-        "publicationTypes": ["JournalArticle"],
+        "publicationTypes": list(types),
         "isOpenAccess": False,
         "authors": [{"authorId": str(i), "name": name} for i, name in enumerate(authors)],
     }
@@ -180,6 +182,9 @@ class World:
                     return paper
             elif paper_id.startswith("ARXIV:"):
                 if external.get("ArXiv") == paper_id[6:]:
+                    return paper
+            elif paper_id.lower().startswith("corpusid:"):
+                if str(external.get("CorpusId")) == paper_id.partition(":")[2]:
                     return paper
             elif paper["paperId"] == paper_id:
                 return paper
@@ -437,6 +442,69 @@ async def test_arxiv_id_gets_datacites_bibtex_for_its_arxiv_doi(settings: Settin
     assert (entry.status, entry.source, entry.key) == ("ok", "datacite", "vaswani2017attention")
     assert entry.bibtex is not None and entry.bibtex.startswith("@misc{vaswani2017attention,")
     assert not any("10.48550" in str(r.url) for r in w.fake.requests_to("crossref"))
+
+
+NEURIPS_2017 = "Advances in Neural Information Processing Systems 30"
+
+
+def attention_published(w: World) -> World:
+    """Add the NeurIPS 2017 records of "Attention Is All You Need", whose preprint is on arXiv.
+
+    Shaped as the real answers are: both aggregators' records of the conference paper
+    carry the preprint's DataCite DOI (S2 beside the arXiv id and CorpusId), while their
+    venue is the proceedings.
+    """
+    authors = ["Ashish Vaswani", "Noam Shazeer"]
+    w.openalex.append(
+        openalex_work(
+            "W2963403868",
+            "Attention Is All You Need",
+            doi=ARXIV_DOI,
+            authors=authors,
+            year=2017,
+            venue=NEURIPS_2017,
+            biblio={"volume": "30", "issue": None, "first_page": "5998", "last_page": "6008"},
+        )
+    )
+    w.s2.append(
+        s2_paper(
+            "204e3073870fae3d05bcbc2f6a8e263d9b72e776",
+            "Attention is All you Need",
+            doi=ARXIV_DOI,
+            arxiv="1706.03762",
+            year=2017,
+            authors=tuple(authors),
+            venue=NEURIPS_2017,
+            corpus_id=13756489,
+            types=("JournalArticle", "Conference"),
+        )
+    )
+    return w
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("identifier", ["W2963403868", "CorpusId:13756489"])
+async def test_ids_of_a_published_paper_give_the_published_entry_not_the_preprint(
+    settings: Settings, identifier: str
+) -> None:
+    w = attention_published(world())
+    [entry] = await bibtex_entries([identifier], settings, transport=w.transport())
+
+    assert (entry.status, entry.source) == ("ok", "record")
+    assert entry.bibtex is not None
+    assert entry.bibtex.startswith("@inproceedings{vaswani2017attention,")
+    assert f"booktitle = {{{NEURIPS_2017}}}" in entry.bibtex
+    assert "eprint = {1706.03762}" in entry.bibtex
+    assert "10.48550" not in entry.bibtex.lower()  # the preprint's DOI is not the paper's
+
+
+@pytest.mark.anyio
+async def test_an_arxiv_id_still_gets_the_preprint_it_names(settings: Settings) -> None:
+    w = attention_published(world())
+    [entry] = await bibtex_entries(["arXiv:1706.03762"], settings, transport=w.transport())
+
+    assert entry.source == "datacite"
+    assert entry.bibtex is not None and entry.bibtex.startswith("@misc{vaswani2017attention,")
 
 
 @pytest.mark.anyio
