@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
     from refaudit.evidence import Evidence
     from refaudit.mirror.store import MirrorStore, RetractionRows
-    from refaudit.retractions.snapshot import Snapshot
+    from refaudit.retractions.store import Snapshot
 
 Progress = Callable[[int, int], None]
 """Called as progress(done, total) while references are checked."""
@@ -124,7 +124,7 @@ async def _screen(
     the snapshot `refaudit retractions update` installed is used.
     """
     from refaudit.retractions.screen import screen_results
-    from refaudit.retractions.snapshot import Snapshot
+    from refaudit.retractions.store import Snapshot
 
     records = [_records_of(result, item) for result, item in zip(results, evidence, strict=True)]
     snapshot = (mirror.retractions() if mirror is not None else None) or Snapshot.open(settings)

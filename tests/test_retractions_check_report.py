@@ -17,7 +17,8 @@ from typer.testing import CliRunner
 from refaudit.cli import app
 from refaudit.config import load_settings
 from refaudit.render.json import load_schema
-from refaudit.retractions.snapshot import load_csv, snapshot_path
+from refaudit.retractions.csvload import load_csv
+from refaudit.retractions.store import snapshot_path
 
 SAMPLE = Path(__file__).parent / "fixtures" / "retractionwatch" / "sample.csv"
 BIB = r"""@article{wakefield1998,

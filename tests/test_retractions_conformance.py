@@ -18,7 +18,8 @@ from refaudit.identifiers import find_dois
 from refaudit.models import NoticeKind, Work
 from refaudit.notices import WITHDRAWING_KINDS
 from refaudit.retractions import CREDIT, collect_notices, findings_for
-from refaudit.retractions.snapshot import Snapshot, load_csv
+from refaudit.retractions.csvload import load_csv
+from refaudit.retractions.store import Snapshot
 from refaudit.sources import crossref
 
 pytestmark = pytest.mark.shared

@@ -10,7 +10,8 @@ from fakes import FakeUpstreams, crossref_update, crossref_work, openalex_work
 from refaudit.config import Settings, load_settings
 from refaudit.models import NoticeKind
 from refaudit.retractions import check_dois, get_notice
-from refaudit.retractions.snapshot import load_csv, snapshot_path
+from refaudit.retractions.csvload import load_csv
+from refaudit.retractions.store import snapshot_path
 
 SAMPLE = Path(__file__).parent / "fixtures" / "retractionwatch" / "sample.csv"
 WAKEFIELD = "10.1016/S0140-6736(97)11096-0"

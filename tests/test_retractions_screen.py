@@ -12,7 +12,8 @@ from fakes import crossref_update, crossref_work, openalex_work
 from refaudit.config import load_settings
 from refaudit.models import Notice, NoticeKind, Reference, Result, Verdict, Work
 from refaudit.retractions import CREDIT, collect_notices, merge_notices, screen_results
-from refaudit.retractions.snapshot import Snapshot, load_csv
+from refaudit.retractions.csvload import load_csv
+from refaudit.retractions.store import Snapshot
 from refaudit.sources import crossref, openalex, pubmed
 
 FIXTURES = Path(__file__).parent / "fixtures"

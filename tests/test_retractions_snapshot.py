@@ -13,16 +13,9 @@ from conftest import shared_path
 from refaudit.config import load_settings
 from refaudit.errors import SourceUnavailable, UnexpectedResponse
 from refaudit.models import NoticeKind
-from refaudit.retractions.snapshot import (
-    COLUMNS,
-    Snapshot,
-    download_snapshot,
-    load_csv,
-    raw_csv_url,
-    rw_date,
-    rw_kind,
-    rw_pmid,
-)
+from refaudit.retractions.csvload import COLUMNS, load_csv, rw_date, rw_kind, rw_pmid
+from refaudit.retractions.download import download_snapshot, raw_csv_url
+from refaudit.retractions.store import Snapshot
 
 SAMPLE = Path(__file__).parent / "fixtures" / "retractionwatch" / "sample.csv"
 LABS = "https://api.labs.crossref.org/data/retractionwatch"

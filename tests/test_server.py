@@ -17,7 +17,8 @@ from mcp.types import CallToolResult
 
 from refaudit.config import Settings, load_settings
 from refaudit.models import JSON_SCHEMA_VERSION
-from refaudit.retractions.snapshot import COLUMNS, download_snapshot
+from refaudit.retractions.csvload import COLUMNS
+from refaudit.retractions.download import download_snapshot
 from refaudit.server import build_server, is_loopback, transport_security
 from refaudit.sources import registry
 from tests.fakes import (

@@ -50,7 +50,7 @@ def _emit_json(data: Any) -> None:
 
 def _emit_credited_json(data: dict[str, Any]) -> None:
     """JSON carrying Retraction Watch data, with the credit its CC BY licence asks for."""
-    from refaudit.retractions.snapshot import CREDIT
+    from refaudit.retractions.store import CREDIT
 
     _emit_json({**data, "credit": CREDIT})
 
@@ -64,7 +64,7 @@ def _print_table(table: Any, *, credit: bool = True) -> None:
 
 
 def _print_credit() -> None:
-    from refaudit.retractions.snapshot import CREDIT
+    from refaudit.retractions.store import CREDIT
 
     stdout_console().print(f"[dim]{CREDIT}[/]", highlight=False)
 

@@ -34,13 +34,13 @@ from refaudit.mirror.store import (
     RetractionRows,
     SearchMode,
 )
-from refaudit.retractions.snapshot import Snapshot
+from refaudit.retractions.store import Snapshot
 
 if TYPE_CHECKING:
     import psycopg
 
     from refaudit.models import RetractionRecord
-    from refaudit.retractions.snapshot import LoadReport
+    from refaudit.retractions.csvload import LoadReport
 
 SCHEMA = "refaudit_mirror"
 _COLUMNS = (
@@ -240,7 +240,7 @@ class PostgresBuilder(MirrorBuilder):
     def add_retractions(self, csv_path: Path, *, source_url: str) -> LoadReport:
         import tempfile
 
-        from refaudit.retractions.snapshot import load_csv
+        from refaudit.retractions.csvload import load_csv
 
         with tempfile.TemporaryDirectory(prefix="refaudit-rw-") as folder:
             staged = Path(folder) / "rw.sqlite3"
@@ -391,7 +391,7 @@ class _PostgresRetractions(Snapshot, RetractionRows):
     def _select(
         self, where: str, args: tuple[object, ...], *, limit: int | None = None
     ) -> list[RetractionRecord]:
-        from refaudit.retractions.snapshot import _record_from_row
+        from refaudit.retractions.store import _record_from_row
 
         sql = (
             f"SELECT * FROM {SCHEMA}.notices WHERE {where.replace('?', '%s')}"

@@ -3,7 +3,7 @@
 Each upstream has a table (`crossref`, `openalex`) with the trimmed record and
 indexed DOI / arXiv id / PMID, and an external-content FTS5 table over its
 normalised title, authors and abstract. The Retraction Watch rows live in the
-tables `refaudit.retractions.snapshot` writes (`notices`, `authors`, `meta`),
+tables `refaudit.retractions.csvload` writes (`notices`, `authors`, `meta`),
 so the same file also opens as a snapshot. A build writes a new file next to
 the current one and renames it over it when complete; readers open read-only.
 """
@@ -29,7 +29,9 @@ from refaudit.mirror.store import (
 )
 
 if TYPE_CHECKING:
-    from refaudit.retractions.snapshot import LoadReport, RetractionRecord, SnapshotStatus
+    from refaudit.models import RetractionRecord
+    from refaudit.retractions.csvload import LoadReport
+    from refaudit.retractions.store import SnapshotStatus
 
 _COLUMNS = "key, doi, arxiv_id, pmid, year, title, authors, abstract, body, updated"
 _TABLE = """
@@ -207,7 +209,7 @@ class SqliteBuilder(MirrorBuilder):
         self._retractions: LoadReport | None = None
 
     def add_retractions(self, csv_path: Path, *, source_url: str) -> LoadReport:
-        from refaudit.retractions.snapshot import load_csv
+        from refaudit.retractions.csvload import load_csv
 
         if self._db is not None:
             raise MirrorError("retractions must be loaded before the first record")
@@ -318,7 +320,7 @@ class _SnapshotRows(RetractionRows):
     """The mirror file's Retraction Watch tables, read through the snapshot's own queries."""
 
     def __init__(self, path: Path) -> None:
-        from refaudit.retractions.snapshot import Snapshot
+        from refaudit.retractions.store import Snapshot
 
         self._snapshot = Snapshot(path)
 

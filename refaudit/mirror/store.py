@@ -20,7 +20,9 @@ from typing import TYPE_CHECKING, Any, Literal
 from refaudit.mirror.records import UPSTREAMS, MirrorRecord
 
 if TYPE_CHECKING:
-    from refaudit.retractions.snapshot import LoadReport, RetractionRecord, SnapshotStatus
+    from refaudit.models import RetractionRecord
+    from refaudit.retractions.csvload import LoadReport
+    from refaudit.retractions.store import SnapshotStatus
 
 SearchMode = Literal["all", "any", "similar"]
 #: Lookup fields every backend indexes.

@@ -102,7 +102,8 @@ async def _update_retractions(
     report: UpdateReport,
     transport: httpx.AsyncBaseTransport | None,
 ) -> None:
-    from refaudit.retractions.snapshot import download_snapshot, snapshot_path
+    from refaudit.retractions.download import download_snapshot
+    from refaudit.retractions.store import snapshot_path
 
     try:
         await download_snapshot(settings, transport=transport)

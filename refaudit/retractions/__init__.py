@@ -6,6 +6,8 @@ commands and the MCP server call the lookup functions. See docs/retractions.md.
 
 from __future__ import annotations
 
+from refaudit.models import RetractionRecord
+from refaudit.retractions.download import UpdateReport, download_snapshot
 from refaudit.retractions.lookup import (
     DoiScreening,
     NoticeLookup,
@@ -22,14 +24,7 @@ from refaudit.retractions.screen import (
     screen_results,
     severity_for,
 )
-from refaudit.retractions.snapshot import (
-    CREDIT,
-    RetractionRecord,
-    Snapshot,
-    SnapshotStatus,
-    UpdateReport,
-    download_snapshot,
-)
+from refaudit.retractions.store import CREDIT, Snapshot, SnapshotStatus
 
 __all__ = [
     "CREDIT",

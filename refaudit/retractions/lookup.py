@@ -15,10 +15,10 @@ from refaudit.asking import Ledger, ask
 from refaudit.config import Settings
 from refaudit.errors import RefauditError, SourceError
 from refaudit.identifiers import normalize_doi
-from refaudit.models import Notice, NoticeKind, RunStats, SourceStatus, Work
+from refaudit.models import Notice, NoticeKind, RetractionRecord, RunStats, SourceStatus, Work
 from refaudit.notices import WITHDRAWING_KINDS
 from refaudit.retractions.screen import collect_notices, merge_notices
-from refaudit.retractions.snapshot import NAME, RetractionRecord, Snapshot
+from refaudit.retractions.store import NAME, Snapshot
 from refaudit.sources import registry
 
 if TYPE_CHECKING:

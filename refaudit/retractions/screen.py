@@ -14,13 +14,13 @@ from typing import TYPE_CHECKING
 
 from refaudit.config import Settings
 from refaudit.identifiers import normalize_doi
-from refaudit.models import Finding, Notice, NoticeKind, Result, Work
+from refaudit.models import Finding, Notice, NoticeKind, Result, RetractionRecord, Work
 from refaudit.notices import NOTICE_FINDING_CODES, NOTICE_HEADLINES, WITHDRAWING_KINDS
-from refaudit.retractions.snapshot import CREDIT, RetractionRecord
+from refaudit.retractions.store import CREDIT
 from refaudit.sources import registry
 
 if TYPE_CHECKING:
-    from refaudit.retractions.snapshot import Snapshot
+    from refaudit.retractions.store import Snapshot
 
 # Whose account of a notice wins field by field: the publisher's own, then Retraction Watch.
 # Then the sources that report notices without naming where they come from.

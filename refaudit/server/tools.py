@@ -39,7 +39,7 @@ from refaudit.report import (
     RetractionList,
     SearchResults,
 )
-from refaudit.retractions.snapshot import CREDIT
+from refaudit.retractions.store import CREDIT
 from refaudit.server.state import ServerState, render_context
 from refaudit.sources import registry, sharing
 

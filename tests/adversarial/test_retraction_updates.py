@@ -11,7 +11,8 @@ import pytest
 
 from refaudit.config import load_settings
 from refaudit.errors import UnexpectedResponse
-from refaudit.retractions.snapshot import Snapshot, download_snapshot
+from refaudit.retractions.download import download_snapshot
+from refaudit.retractions.store import Snapshot
 
 SAMPLE = Path(__file__).parents[1] / "fixtures" / "retractionwatch" / "sample.csv"
 pytestmark = pytest.mark.anyio
