@@ -17,7 +17,7 @@ from typing import Any, Literal
 from refaudit.findings import FINDING_CODES, Severity
 from refaudit.notices import WITHDRAWING_KINDS, NoticeKind
 
-JSON_SCHEMA_VERSION = "1.5"
+JSON_SCHEMA_VERSION = "2.0"
 
 SEVERITY_RANK: dict[str, int] = {"info": 0, "warning": 1, "error": 2}
 

@@ -70,7 +70,7 @@ class ReferenceResult(_Model):
     """fails the configured policy (`fail_on` and the baseline): what makes `refaudit check`
     exit 1 for this reference"""
     failing: bool
-    """the same as `flagged` (kept for reports before 1.5)"""
+    """the same as `flagged` (kept for reports before 2.0)"""
     worst_severity: Severity | None = None
     retracted: bool
     """a notice that withdraws the work applies (retraction, withdrawal, removal, …)"""
@@ -109,7 +109,7 @@ class Summary(_Model):
     flagged: int
     """references that fail the run under the policy (results with `flagged` true)"""
     failing: int
-    """the same as `flagged` (kept for reports before 1.5)"""
+    """the same as `flagged` (kept for reports before 2.0)"""
     problems: int
     """input problems met while parsing"""
 
