@@ -97,6 +97,40 @@ def test_missing_input_is_exit_2_with_a_one_line_message(bib: Path) -> None:
     assert "Traceback" not in result.output
 
 
+@pytest.mark.parametrize(
+    ("args", "message", "hint"),
+    [
+        (("check", "--bogus"), "error: No such option: --bogus", "refaudit check --help"),
+        (("check",), "error: Missing argument 'files'.", "refaudit check --help"),
+        (("nosuch",), "error: No such command 'nosuch'.", "refaudit --help"),
+        (("check", "--format"), "error: Option '--format' requires an argument.", None),
+    ],
+)
+def test_click_usage_errors_take_refaudits_one_line_style(
+    args: tuple[str, ...], message: str, hint: str | None
+) -> None:
+    result = run(*args)
+    assert result.exit_code == 2
+    assert result.output.startswith(message)
+    if hint:
+        assert f"hint: see '{hint}'" in result.output
+    assert "╭" not in result.output and "Usage:" not in result.output
+
+
+def test_usage_errors_match_refaudits_own_errors(bib: Path) -> None:
+    click_error = run("check", str(bib), "--no-such-flag").output.splitlines()
+    own_error = run("check", str(bib), "--format", "nope").output.splitlines()
+    assert [line.split(":")[0] for line in click_error] == ["error", "hint"]
+    assert [line.split(":")[0] for line in own_error] == ["error", "hint"]
+
+
+def test_help_and_no_arguments_still_print_the_help() -> None:
+    assert run("check", "--help").exit_code == 0
+    bare = run()
+    assert bare.exit_code == 2
+    assert "Usage: refaudit" in bare.output and "check" in bare.output
+
+
 def test_require_verified_exits_3_when_too_much_is_unverified(bib: Path) -> None:
     default = run("check", str(bib), "--fail-on", "none")
     assert default.exit_code == 3, "one unverified reference of five is more than 10 %"

@@ -24,12 +24,13 @@ from refaudit.cli import (
     serve,
     sources,
 )
-from refaudit.cli.common import use_plain_type_labels
+from refaudit.cli.common import RefauditGroup, use_plain_type_labels
 
 use_plain_type_labels()
 
 app = typer.Typer(
     name="refaudit",
+    cls=RefauditGroup,
     help="Audit bibliographies: find fabricated, mis-cited and retracted references.",
     no_args_is_help=True,
     add_completion=False,

@@ -9,10 +9,11 @@ import enum
 import functools
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 import typer
+from typer.core import TyperGroup
 
 from refaudit.errors import RefauditError
 
@@ -42,8 +43,8 @@ def stdout_console() -> Any:
     return Console(no_color=bool(os.environ.get("NO_COLOR")) or None, soft_wrap=True)
 
 
-def fail(message: str, *, hint: str | None = None, code: ExitCode = ExitCode.USAGE) -> None:
-    """Print a one-line error (and hint) to stderr and exit; never a traceback."""
+def print_error(message: str, *, hint: str | None = None) -> None:
+    """The one style every error takes on stderr: `error: …` and an optional `hint: …`."""
     from rich.markup import escape
 
     console = stderr_console()
@@ -51,7 +52,65 @@ def fail(message: str, *, hint: str | None = None, code: ExitCode = ExitCode.USA
     console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, markup=True)
     if hint:
         console.print(f"[dim]hint:[/] {escape(hint)}", highlight=False)
+
+
+def fail(message: str, *, hint: str | None = None, code: ExitCode = ExitCode.USAGE) -> None:
+    """Print a one-line error (and hint) to stderr and exit; never a traceback."""
+    print_error(message, hint=hint)
     raise typer.Exit(int(code))
+
+
+def _click_exception(name: str) -> type[Exception]:
+    """One of click's exception classes, whether Typer uses click or its vendored copy.
+
+    Typer re-exports `BadParameter` but not its bases, so the bases are found through it.
+    """
+    return next(cls for cls in typer.BadParameter.__mro__ if cls.__name__ == name)
+
+
+_UsageError = _click_exception("UsageError")
+_ClickException = _click_exception("ClickException")
+
+
+class RefauditGroup(TyperGroup):
+    """The root command group: click's usage errors in refaudit's one-line style.
+
+    Typer would draw a boxed panel under a usage block; refaudit's own errors are one
+    `error:` line with a hint, so a CI log reads the same whichever layer refused.
+    """
+
+    def main(  # type: ignore[override]
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        try:
+            outcome = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except _UsageError as error:
+            if type(error).__name__ == "NoArgsIsHelpError":  # `refaudit` alone: the help
+                error.show()  # type: ignore[attr-defined]
+            else:
+                print_error(error.format_message(), hint=_help_hint(error))  # type: ignore[attr-defined]
+            sys.exit(ExitCode.USAGE)
+        except _ClickException as error:
+            print_error(error.format_message())  # type: ignore[attr-defined]
+            sys.exit(error.exit_code)  # type: ignore[attr-defined]
+        except typer.Abort:
+            print("interrupted", file=sys.stderr)
+            sys.exit(130)
+        sys.exit(outcome if isinstance(outcome, int) else ExitCode.CLEAN)
+
+
+def _help_hint(error: Exception) -> str | None:
+    ctx = getattr(error, "ctx", None)
+    if ctx is None or ctx.command.get_help_option(ctx) is None:
+        return None
+    return f"see '{ctx.command_path} --help'"
 
 
 def handle_errors(function: F) -> F:
