@@ -10,7 +10,7 @@ import httpx
 import pytest
 from typer.testing import CliRunner
 
-import refaudit.discovery
+import refaudit.discovery.opening
 from refaudit.cli import app
 from refaudit.config import Settings
 from refaudit.models import RunStats
@@ -39,7 +39,7 @@ def upstreams(monkeypatch: pytest.MonkeyPatch) -> World:
             settings, stats or RunStats(), transport=fake_world.transport(), names=names
         )
 
-    monkeypatch.setattr(refaudit.discovery, "_open", fake_open)
+    monkeypatch.setattr(refaudit.discovery.opening, "open_discovery_sources", fake_open)
     return fake_world
 
 

@@ -1,0 +1,169 @@
+"""BibTeX for works: the agency's own entry when it has one, else one written from the record.
+
+Keys follow refaudit's `{family}{year}{firstword}` convention and are unique across
+one answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from refaudit.asking import Ledger, ask
+from refaudit.config import Settings
+from refaudit.discovery import opening
+from refaudit.discovery.agency import BIBTEX_HEAD, BibtexProvider, agency_for, one_field_per_line
+from refaudit.discovery.identifiers import parse_identifier
+from refaudit.discovery.integrity import integrity_note, is_withdrawn
+from refaudit.discovery.resolve import Resolution, Status, resolve
+from refaudit.identifiers import is_datacite_arxiv_doi
+from refaudit.models import RunStats, Work
+
+if TYPE_CHECKING:
+    import httpx
+
+    from refaudit.sources import Sources
+
+
+@dataclass
+class BibtexEntry:
+    """BibTeX for one requested identifier, or why there is none."""
+
+    identifier: str
+    status: Status
+    bibtex: str | None = None
+    key: str | None = None
+    source: str | None = None
+    message: str = ""
+    work: Work | None = None
+
+
+async def bibtex_entries(
+    identifiers: list[str],
+    settings: Settings,
+    *,
+    transport: httpx.AsyncBaseTransport | None = None,
+    stats: RunStats | None = None,
+) -> list[BibtexEntry]:
+    """BibTeX for each identifier or title, from the databases, keys unique across the list.
+
+    Crossref DOIs use Crossref's own BibTeX (content negotiation), DataCite DOIs
+    (arXiv's 10.48550 included) DataCite's; anything else is written from the
+    merged record. Keys follow refaudit's `{family}{year}{firstword}` convention.
+    """
+    trackers = [Ledger() for _ in identifiers]
+    async with opening.open_discovery_sources(settings, transport, stats=stats) as opened:
+        resolutions = await asyncio.gather(
+            *(
+                resolve(text, opened, tracker)
+                for text, tracker in zip(identifiers, trackers, strict=True)
+            )
+        )
+        texts = await asyncio.gather(
+            *(
+                _fetch_bibtex(_entry_work(text, resolution), opened, tracker)
+                for text, resolution, tracker in zip(
+                    identifiers, resolutions, trackers, strict=True
+                )
+                if resolution.records
+            )
+        )
+    fetched = iter(texts)
+    taken: set[str] = set()
+    entries: list[BibtexEntry] = []
+    for text, resolution in zip(identifiers, resolutions, strict=True):
+        work = _entry_work(text, resolution)
+        if work is None:
+            entries.append(BibtexEntry(text, resolution.status, message=resolution.message))
+            continue
+        bibtex, source, note = next(fetched)
+        status: Status = "retracted" if is_withdrawn(work) else "ok"
+        entry = BibtexEntry(text, status, bibtex, source=source, message=note, work=work)
+        entries.append(rekey(entry, taken))
+    return entries
+
+
+def _entry_work(text: str, resolution: Resolution) -> Work | None:
+    """The published version's record, unless `text` names the preprint (arXiv id or DOI)."""
+    identifier = parse_identifier(text)
+    names_preprint = identifier is not None and (
+        identifier.kind == "arxiv" or is_datacite_arxiv_doi(identifier.value)
+    )
+    return resolution.work if names_preprint else resolution.published_work
+
+
+async def bibtex_for_works(
+    works: Sequence[Work],
+    settings: Settings,
+    *,
+    transport: httpx.AsyncBaseTransport | None = None,
+    stats: RunStats | None = None,
+) -> list[BibtexEntry]:
+    """BibTeX for already merged records (search hits), keys unique across the list."""
+    tracker = Ledger()
+    async with opening.open_discovery_sources(settings, transport, stats=stats) as opened:
+        texts = await asyncio.gather(*(_fetch_bibtex(work, opened, tracker) for work in works))
+    taken: set[str] = set()
+    entries = []
+    for work, (bibtex, source, note) in zip(works, texts, strict=True):
+        entry = BibtexEntry(_label(work), "ok", bibtex, source=source, message=note, work=work)
+        entries.append(rekey(entry, taken))
+    return entries
+
+
+def _label(work: Work) -> str:
+    """What an entry built from a record (not from a user's text) is listed as."""
+    return work.doi or (f"arXiv:{work.arxiv_id}" if work.arxiv_id else work.title or "")
+
+
+async def _fetch_bibtex(
+    work: Work | None, opened: Sources, tracker: Ledger
+) -> tuple[str, str, str]:
+    """(BibTeX, origin, note): the agency's own entry, else one written from the record."""
+    from refaudit.bibtex import work_to_entry
+
+    assert work is not None
+    agency = agency_for(work)
+    source = opened.get(agency) if agency else None
+    note = ""
+    if agency and work.doi and isinstance(source, BibtexProvider):
+        text = await ask(tracker, agency, source.fetch_bibtex(work.doi))
+        if text and BIBTEX_HEAD.match(text):
+            return one_field_per_line(text), agency, integrity_note(work)
+        status = tracker.statuses.get(agency)
+        failure = status.reason if status and status.state == "failed" else "no BibTeX returned"
+        note = f"{agency} BibTeX unavailable ({failure}); "
+    built_from = ", ".join(work.found_in)
+    note += f"built from the merged record ({built_from})"
+    integrity = integrity_note(work)
+    return work_to_entry(work), "record", f"{note}. {integrity}" if integrity else note
+
+
+def metadata_entry(work: Work) -> BibtexEntry:
+    """BibTeX written from metadata the caller already holds (no source is asked)."""
+    from refaudit.bibtex import work_to_entry
+
+    return BibtexEntry(
+        _label(work),
+        "ok",
+        work_to_entry(work),
+        source="metadata",
+        message="written from the metadata given, not checked against a source",
+        work=work,
+    )
+
+
+def rekey(entry: BibtexEntry, taken: set[str]) -> BibtexEntry:
+    """Give `entry` refaudit's key for its work, unique against `taken` (which it joins)."""
+    from refaudit.bibtex import make_key
+
+    if entry.bibtex is None or entry.work is None:
+        return entry
+    lowered = {key.lower() for key in taken}
+    key = make_key(entry.work, lowered)
+    taken.add(key)
+    bibtex = BIBTEX_HEAD.sub(lambda m: f"@{m.group(1)}{{{key},", entry.bibtex, count=1)
+    return dataclasses.replace(entry, bibtex=bibtex, key=key)
