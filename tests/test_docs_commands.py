@@ -152,11 +152,8 @@ def test_install_lines_name_the_python_requirement_and_the_distribution() -> Non
     assert "Python ≥ 3.11" in readme and project["requires-python"] == ">=3.11"
 
 
-def test_the_pre_commit_example_pins_the_release_of_this_version() -> None:
-    version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
-    ci = (ROOT / "docs" / "ci.md").read_text(encoding="utf-8")
-    pins = re.findall(r"^\s*rev:\s*(\S+)", ci, re.MULTILINE)
-    assert pins == [f"v{version}"]
+def test_every_install_line_and_the_pre_commit_example_pin_one_revision() -> None:
+    assert len(_pinned_revisions()) == 1
 
 
 def _all_commands() -> list[list[str]]:
@@ -196,3 +193,35 @@ def test_one_spelling_for_the_sources_option() -> None:
 
     walk(typer.main.get_command(app))
     assert spellings == {"--sources"}
+
+
+PINNED_REVISION = re.compile(r"refaudit/refaudit@([\w.\-]+)|^\s*rev:\s*([\w.\-]+)", re.MULTILINE)
+
+
+def _pinned_revisions() -> set[str]:
+    found: set[str] = set()
+    for doc in DOCS:
+        for match in PINNED_REVISION.finditer(doc.read_text(encoding="utf-8")):
+            found.add(match.group(1) or match.group(2))
+    return found
+
+
+def _git(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, check=False)
+
+
+def test_every_revision_the_docs_pin_exists_in_the_repository() -> None:
+    """An install line or pre-commit `rev` naming a tag nobody pushed fails for every user."""
+    if shutil.which("git") is None or _git("rev-parse", "--git-dir").returncode != 0:
+        pytest.skip("not a git checkout")
+    if _git("rev-parse", "--is-shallow-repository").stdout.strip() == "true":
+        pytest.skip("a shallow clone does not hold the pinned commits")
+    revisions = _pinned_revisions()
+    assert revisions, "the docs pin no revision: the pattern no longer matches them"
+    missing = {
+        rev for rev in revisions if _git("rev-parse", "--verify", f"{rev}^{{commit}}").returncode
+    }
+    assert not missing, f"pinned in the docs but not in the repository: {sorted(missing)}"
+    for rev in revisions:
+        hooks = _git("show", f"{rev}:.pre-commit-hooks.yaml")
+        assert hooks.returncode == 0 and "id: refaudit" in hooks.stdout
