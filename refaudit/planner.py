@@ -186,8 +186,10 @@ def still_needed(
       over an index covering the kind (Crossref's matcher for journals and books,
       Semantic Scholar for anything; both still find a changed or misspelt word),
       nothing else is asked.
-    - A journal article, book or report outside computing is settled by Crossref's
-      matcher and OpenAlex: such works are registered with DOIs.
+    - A journal article, book or chapter outside computing is settled by Crossref's
+      matcher and OpenAlex: such works are registered with DOIs. Theses and
+      reports are not (Crossref does not cover them), so the sources that hold
+      them are asked before their absence is believed.
     - Otherwise, until it is identified, every source that indexes the kind is
       asked: the cited venue may be invented (a conference paper cited as a
       journal), and only they can say the work does not exist;

@@ -109,6 +109,27 @@ def test_what_could_not_change_the_verdict_is_not_asked() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    "reference",
+    [
+        ref("phdthesis"),
+        ref("mastersthesis", year=2016),
+        ref("techreport", "Forest Research Institute"),
+    ],
+)
+def test_theses_and_reports_absent_from_the_doi_registry_are_searched_further(
+    reference: Reference,
+) -> None:
+    # Most theses and reports have no DOI: Crossref's silence about one, with
+    # OpenAlex's, does not settle it; Semantic Scholar, which holds them, is asked.
+    kind = planner.kind_of(reference)
+    assert not planner.covers("crossref", kind)
+    assert (
+        planner.still_needed("semanticscholar", kind, ["crossref", "openalex"], identified=False)
+        is None
+    )
+
+
 def test_silence_counts_only_from_sources_that_index_the_kind() -> None:
     neurips = planner.kind_of(ref("inproceedings", "NeurIPS"))
     assert not planner.covers("crossref", neurips) and not planner.covers("arxiv", neurips)

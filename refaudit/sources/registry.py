@@ -85,7 +85,9 @@ class SourceEntry:
     field: str | None = None
     #: nothing it holds is older than this year
     first_year: int | None = None
-    #: kinds it indexes so fully that its silence means absence; None = all it holds
+    #: kinds it indexes so fully that its silence means absence; None = all it holds.
+    #: A DOI agency covers only the kinds registered with DOIs as a rule: Crossref
+    #: holds some theses and reports, but most live in repositories without one.
     covers: frozenset[str] | None = None
     #: its pool is among the slowest: searched only after every other source, in stage order
     last_resort: bool = False
@@ -158,7 +160,7 @@ SOURCES: tuple[SourceEntry, ...] = (
         mirrored=True,
         matcher=True,
         ranked=True,
-        covers=frozenset({"article", "book", "chapter", "thesis", "report"}),
+        covers=frozenset({"article", "book", "chapter"}),
         registers_dois=True,
     ),
     SourceEntry(
