@@ -2,28 +2,34 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from refaudit.cli.check import (
+from refaudit.cli.common import (
     ConfigOption,
+    ExitCode,
     MailtoOption,
     MirrorOption,
     NoCacheOption,
     OfflineOption,
+    OptionalValueCommand,
     QuietOption,
     SourcesOption,
     TimeoutOption,
+    fail,
+    handle_errors,
+    progress_bars,
+    settings_from_flags,
+    stderr_console,
 )
-from refaudit.cli.common import ExitCode, fail, handle_errors
 
 
 def register(app: typer.Typer) -> None:
-    from refaudit.cli.check import _check_command_class
-
-    app.command("batch", cls=_check_command_class())(batch_command)
+    app.command("batch", cls=OptionalValueCommand)(batch_command)
 
 
 @handle_errors
@@ -63,7 +69,6 @@ def batch_command(
     Example: refaudit batch submissions/ --workers 2 --mirror -o results.jsonl
     """
     from refaudit.batch import expand_inputs, run_batch
-    from refaudit.cli.check import _settings
     from refaudit.policy import parse_fail_on
     from refaudit.safewrite import refuse_overwriting_inputs
 
@@ -77,7 +82,7 @@ def batch_command(
         ray_module()
     if output.suffix.lower() in (".bib", ".tex", ".bbl"):
         fail(f"{output}: the results file would overwrite an input", hint="use -o results.jsonl")
-    settings = _settings(
+    settings = settings_from_flags(
         config,
         offline=offline,
         no_cache=no_cache,
@@ -91,7 +96,7 @@ def batch_command(
     refuse_overwriting_inputs(output, [*inputs, *paths])
     if not paths:
         fail("no .bib, .tex or .bbl input found", hint="name files, folders or a manifest")
-    with _progress(quiet, len(paths)) as advance:
+    with progress_bars(quiet, lambda: _bar(len(paths))) as advance:
         summary = run_batch(
             paths,
             settings,
@@ -137,36 +142,24 @@ def _print_summary(summary: Any, output: Path, *, quiet: bool) -> None:
     )
 
 
-def _progress(quiet: bool, total: int) -> Any:
-    """Inputs done and references audited, on a terminal only."""
-    import contextlib
-    import os
-    import sys
-
-    if quiet or os.environ.get("CI") or not sys.stderr.isatty():
-        return contextlib.nullcontext(None)
-
+@contextlib.contextmanager
+def _bar(total: int) -> Iterator[Callable[[Any], None]]:
+    """Inputs done and references audited."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-    from refaudit.cli.common import stderr_console
+    with Progress(
+        TextColumn("inputs"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[references]} references"),
+        console=stderr_console(),
+        transient=True,
+    ) as progress:
+        task = progress.add_task("batch", total=total, references=0)
+        seen = {"references": 0}
 
-    @contextlib.contextmanager
-    def bar() -> Any:
-        with Progress(
-            TextColumn("inputs"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("{task.fields[references]} references"),
-            console=stderr_console(),
-            transient=True,
-        ) as progress:
-            task = progress.add_task("batch", total=total, references=0)
-            seen = {"references": 0}
+        def advance(line: Any) -> None:
+            seen["references"] += line.references
+            progress.update(task, advance=1, references=seen["references"])
 
-            def advance(line: Any) -> None:
-                seen["references"] += line.references
-                progress.update(task, advance=1, references=seen["references"])
-
-            yield advance
-
-    return bar()
+        yield advance

@@ -12,96 +12,32 @@ from typing import Annotated, Any
 
 import typer
 
-from refaudit.cli.common import ExitCode, fail, handle_errors, source_names
-
-ConfigOption = Annotated[
-    Path | None,
-    typer.Option("--config", help="Read settings from this TOML file.", dir_okay=False),
-]
-OfflineOption = Annotated[
-    bool, typer.Option("--offline", help="Answer from the cache only; send no request.")
-]
-NoCacheOption = Annotated[
-    bool, typer.Option("--no-cache", help="Neither read nor write the response cache.")
-]
-SourcesOption = Annotated[
-    str | None,
-    typer.Option("--sources", help="Comma list of sources to ask (default: all)."),
-]
-MailtoOption = Annotated[
-    str | None, typer.Option("--mailto", help="Contact e-mail for the polite API pools.")
-]
-TimeoutOption = Annotated[
-    float | None, typer.Option("--timeout", help="Seconds to wait for one request.", min=0.1)
-]
-QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or notes.")]
-MirrorOption = Annotated[
-    str | None,
-    typer.Option(
-        "--mirror",
-        metavar="[URL]",
-        help="Take evidence from a local mirror first (`refaudit mirror build`): a SQLite "
-        "file or postgresql:// URL; alone, the default mirror. `--sources mirror`: no network.",
-    ),
-]
+from refaudit.cli.common import (
+    ConfigOption,
+    ExitCode,
+    MailtoOption,
+    MirrorOption,
+    NoCacheOption,
+    OfflineOption,
+    OptionalValueCommand,
+    QuietOption,
+    SourcesOption,
+    TimeoutOption,
+    fail,
+    handle_errors,
+    progress_bars,
+    settings_from_flags,
+)
 
 
 def register(app: typer.Typer) -> None:
     """Add `check`, `fix`, `baseline` and the `config` group to the app."""
-    app.command("check", cls=_check_command_class())(check_command)
+    app.command("check", cls=OptionalValueCommand)(check_command)
     app.command("fix")(fix_command)
     app.command("baseline")(baseline_command)
     config_app = typer.Typer(help="Inspect refaudit's configuration.", no_args_is_help=True)
     config_app.command("show")(config_show_command)
     app.add_typer(config_app, name="config")
-
-
-REQUIRE_VERIFIED_DEFAULT = 0.1
-
-
-def _check_command_class() -> type:
-    """Typer options always take a value; let a bare `--require-verified` or `--mirror` work."""
-    from typer.core import TyperCommand
-
-    class CheckCommand(TyperCommand):
-        def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
-            return super().parse_args(ctx, fill_optional_value(args))
-
-    return CheckCommand
-
-
-def fill_optional_value(args: list[str]) -> list[str]:
-    """Options whose value is optional get it filled in when none follows.
-
-    `--require-verified` not followed by a number becomes `--require-verified=0.1`;
-    `--mirror` not followed by a mirror location (a postgresql:// URL or a .sqlite3 /
-    .sqlite / .db file) becomes `--mirror=` (the default mirror).
-    """
-    filled: list[str] = []
-    for index, arg in enumerate(args):
-        if arg == "--":
-            return filled + args[index:]
-        following = args[index + 1] if index + 1 < len(args) else ""
-        if arg == "--require-verified" and not _is_number(following):
-            arg = f"--require-verified={REQUIRE_VERIFIED_DEFAULT}"
-        if arg == "--mirror" and not _is_mirror_location(following):
-            arg = "--mirror="
-        filled.append(arg)
-    return filled
-
-
-def _is_mirror_location(text: str) -> bool:
-    return text.startswith(("postgresql://", "postgres://")) or text.endswith(
-        (".sqlite3", ".sqlite", ".db")
-    )
-
-
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
 
 
 @handle_errors
@@ -182,7 +118,7 @@ def check_command(
         fail("--require-verified takes a fraction between 0 and 1")
     if require_verified is not None and allow_unverified:
         fail("--require-verified and --allow-unverified contradict each other")
-    settings = _settings(
+    settings = settings_from_flags(
         config,
         offline=offline,
         no_cache=no_cache,
@@ -292,7 +228,7 @@ def fix_command(
     state = FileState.read(file)
     encoding = detect_encoding(state.data)
     text = encoding.decode(state.data)
-    settings = _settings(
+    settings = settings_from_flags(
         config, offline=offline, no_cache=no_cache, sources=sources, mailto=mailto, timeout=timeout
     )
     report = _audit([file], settings, all_entries=True, quiet=quiet)
@@ -354,7 +290,7 @@ def baseline_command(
     from refaudit.safewrite import refuse_overwriting_inputs
 
     refuse_overwriting_inputs(output, files)
-    settings = _settings(
+    settings = settings_from_flags(
         config, offline=offline, no_cache=no_cache, sources=sources, mailto=mailto, timeout=timeout
     )
     report = _audit(files, settings, all_entries=all_entries, quiet=quiet)
@@ -402,31 +338,6 @@ def config_show_command(
     stdout_console().print(table)
 
 
-def _settings(config: Path | None, **flags: Any) -> Any:
-    """Settings from file + env, with only the flags the user actually gave on top."""
-    from refaudit.config import load_settings
-
-    overrides: dict[str, Any] = {
-        "offline": True if flags.pop("offline") else None,
-        "use_cache": False if flags.pop("no_cache") else None,
-        "sources": source_names(flags.pop("sources")),
-    }
-    overrides.update(flags)
-    from refaudit.errors import ConfigError
-
-    if config is not None and not config.is_file():
-        raise ConfigError(f"{config}: configuration file not found")
-    settings = load_settings(config_path=config, overrides=overrides)
-    from refaudit.sources import registry, unusable_reason
-
-    # Names are known by now (the mirror is not a registry source); a keyed one needs its key.
-    for name in overrides["sources"] or []:
-        problem = unusable_reason(name, settings) if name in registry.BY_NAME else None
-        if problem:
-            raise ConfigError(f"--sources: {problem[0]}", hint=problem[1])
-    return settings
-
-
 def _audit(files: list[Path], settings: Any, *, all_entries: bool, quiet: bool) -> Any:
     """Run the pipeline, with a progress bar only for a person watching a terminal."""
     import asyncio
@@ -439,21 +350,10 @@ def _audit(files: list[Path], settings: Any, *, all_entries: bool, quiet: bool) 
             raise InputError("file not found", file=str(path))
         if path.is_dir():
             raise InputError("is a directory, not a bibliography file", file=str(path))
-    with _progress(quiet) as progress:
+    with progress_bars(quiet, _rich_progress) as progress:
         return asyncio.run(
             audit.audit_paths(files, settings, all_entries=all_entries, progress=progress)
         )
-
-
-def _progress(quiet: bool) -> Any:
-    """A context manager yielding a progress callback (None when nobody would see it)."""
-    import contextlib
-    import os
-    import sys
-
-    if quiet or os.environ.get("CI") or not sys.stderr.isatty():
-        return contextlib.nullcontext(None)
-    return _rich_progress()
 
 
 def _rich_progress() -> Any:

@@ -1,23 +1,58 @@
-"""What every command shares: exit codes, consoles, and turning errors into messages.
+"""What every command shares: exit codes, consoles, errors as messages, the options
+that read settings (`--config`, `--offline`, `--sources`, …) and Settings from them.
 
 Only the CLI maps outcomes to exit codes; library code returns data or raises.
 """
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import functools
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
 
 import typer
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
 
 from refaudit.errors import RefauditError
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+ConfigOption = Annotated[
+    Path | None,
+    typer.Option("--config", help="Read settings from this TOML file.", dir_okay=False),
+]
+OfflineOption = Annotated[
+    bool, typer.Option("--offline", help="Answer from the cache only; send no request.")
+]
+NoCacheOption = Annotated[
+    bool, typer.Option("--no-cache", help="Neither read nor write the response cache.")
+]
+SourcesOption = Annotated[
+    str | None,
+    typer.Option("--sources", help="Comma list of sources to ask (default: all)."),
+]
+MailtoOption = Annotated[
+    str | None, typer.Option("--mailto", help="Contact e-mail for the polite API pools.")
+]
+TimeoutOption = Annotated[
+    float | None, typer.Option("--timeout", help="Seconds to wait for one request.", min=0.1)
+]
+QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or notes.")]
+MirrorOption = Annotated[
+    str | None,
+    typer.Option(
+        "--mirror",
+        metavar="[URL]",
+        help="Take evidence from a local mirror first (`refaudit mirror build`): a SQLite "
+        "file or postgresql:// URL; alone, the default mirror. `--sources mirror`: no network.",
+    ),
+]
 
 
 class ExitCode(enum.IntEnum):
@@ -28,6 +63,15 @@ class ExitCode(enum.IntEnum):
     USAGE = 2
     INCOMPLETE = 3
     INTERNAL = 4
+
+
+def progress_bars(
+    quiet: bool, bars: Callable[[], AbstractContextManager[Any]]
+) -> AbstractContextManager[Any]:
+    """`bars()` for a person watching a terminal; a context yielding None for anyone else."""
+    if quiet or os.environ.get("CI") or not sys.stderr.isatty():
+        return contextlib.nullcontext(None)
+    return bars()
 
 
 def stderr_console() -> Any:
@@ -266,3 +310,80 @@ def fitted_table(
 
 def _longest(rows: list[list[str]], index: int) -> int:
     return max((len(line) for row in rows for line in row[index].splitlines()), default=0)
+
+
+# --- options whose value is optional, and settings from the options -------------------
+
+
+REQUIRE_VERIFIED_DEFAULT = 0.1
+
+
+class OptionalValueCommand(TyperCommand):
+    """Typer options always take a value; let a bare `--require-verified` or `--mirror` work."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, fill_optional_value(args))
+
+
+def fill_optional_value(args: list[str]) -> list[str]:
+    """Options whose value is optional get it filled in when none follows.
+
+    `--require-verified` not followed by a number becomes `--require-verified=0.1`;
+    `--mirror` not followed by a mirror location (a postgresql:// URL or a .sqlite3 /
+    .sqlite / .db file) becomes `--mirror=` (the default mirror).
+    """
+    filled: list[str] = []
+    for index, arg in enumerate(args):
+        if arg == "--":
+            return filled + args[index:]
+        following = args[index + 1] if index + 1 < len(args) else ""
+        if arg == "--require-verified" and not _is_number(following):
+            arg = f"--require-verified={REQUIRE_VERIFIED_DEFAULT}"
+        if arg == "--mirror" and not _is_mirror_location(following):
+            arg = "--mirror="
+        filled.append(arg)
+    return filled
+
+
+def _is_mirror_location(text: str) -> bool:
+    return text.startswith(("postgresql://", "postgres://")) or text.endswith(
+        (".sqlite3", ".sqlite", ".db")
+    )
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def load_config(config: Path | None, overrides: dict[str, Any] | None = None) -> Any:
+    """Settings from `--config` (which must exist), the environment and `overrides`."""
+    from refaudit.config import load_settings
+    from refaudit.errors import ConfigError
+
+    if config is not None and not config.is_file():
+        raise ConfigError(f"{config}: configuration file not found")
+    return load_settings(config_path=config, overrides=overrides)
+
+
+def settings_from_flags(config: Path | None, **flags: Any) -> Any:
+    """Settings from file + env, with only the flags the user actually gave on top."""
+    from refaudit.errors import ConfigError
+    from refaudit.sources import registry, unusable_reason
+
+    overrides: dict[str, Any] = {
+        "offline": True if flags.pop("offline") else None,
+        "use_cache": False if flags.pop("no_cache") else None,
+        "sources": source_names(flags.pop("sources")),
+    }
+    overrides.update(flags)
+    settings = load_config(config, overrides)
+    # Names are known by now (the mirror is not a registry source); a keyed one needs its key.
+    for name in overrides["sources"] or []:
+        problem = unusable_reason(name, settings) if name in registry.BY_NAME else None
+        if problem:
+            raise ConfigError(f"--sources: {problem[0]}", hint=problem[1])
+    return settings

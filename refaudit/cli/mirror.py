@@ -7,7 +7,14 @@ from typing import Annotated, Any
 
 import typer
 
-from refaudit.cli.common import ExitCode, fail, handle_errors
+from refaudit.cli.common import (
+    ConfigOption,
+    ExitCode,
+    fail,
+    handle_errors,
+    load_config,
+    progress_bars,
+)
 
 DbOption = Annotated[
     str | None,
@@ -18,10 +25,6 @@ DbOption = Annotated[
     ),
 ]
 QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")]
-ConfigOption = Annotated[
-    Path | None,
-    typer.Option("--config", help="Read settings from this TOML file.", dir_okay=False),
-]
 
 
 def register(app: typer.Typer) -> None:
@@ -61,7 +64,7 @@ def build_command(
     from refaudit.mirror.build import build_mirror
 
     location = _location(config, db)
-    with _progress(quiet) as progress:
+    with progress_bars(quiet, _rich_progress) as progress:
         report = build_mirror(
             location,
             inputs=dict(crossref=crossref or [], openalex=openalex or []),
@@ -107,10 +110,10 @@ def update_command(
     unknown = sorted(set(skip or []) - set(PARTS))
     if unknown:
         fail(f"--skip: unknown part(s) {', '.join(unknown)}", hint=f"known: {', '.join(PARTS)}")
-    settings = _settings(config)
+    settings = load_config(config)
     store = open_store(_location(config, db), writable=True)
     try:
-        with _progress(quiet) as progress:
+        with progress_bars(quiet, _rich_progress) as progress:
             report = asyncio.run(
                 update_mirror(
                     store,
@@ -167,31 +170,11 @@ def status_command(
         typer.echo(f"  {name:<17} {count:>12,} records  newest {newest}")
 
 
-def _settings(config: Path | None) -> Any:
-    from refaudit.config import load_settings
-    from refaudit.errors import ConfigError
-
-    if config is not None and not config.is_file():
-        raise ConfigError(f"{config}: configuration file not found")
-    return load_settings(config_path=config)
-
-
 def _location(config: Path | None, db: str | None) -> str:
     from refaudit.mirror import default_location, mirror_location
 
-    settings = _settings(config)
+    settings = load_config(config)
     return mirror_location(settings, db) or default_location(settings)
-
-
-def _progress(quiet: bool) -> Any:
-    """Progress bars with counts and rates on a terminal; nothing when piped."""
-    import contextlib
-    import os
-    import sys
-
-    if quiet or os.environ.get("CI") or not sys.stderr.isatty():
-        return contextlib.nullcontext(None)
-    return _rich_progress()
 
 
 def _rich_progress() -> Any:

@@ -6,12 +6,11 @@ resource's (`refaudit://sources`); `--format json` carries the same fields.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from refaudit.cli.common import handle_errors, stdout_console
+from refaudit.cli.common import ConfigOption, handle_errors, load_config, stdout_console
 
 
 @handle_errors
@@ -20,10 +19,7 @@ def sources_command(
         str,
         typer.Option("--format", "-f", help="table (for people) or json (for scripts)."),
     ] = "table",
-    config: Annotated[
-        Path | None,
-        typer.Option("--config", help="Read settings from this TOML file.", dir_okay=False),
-    ] = None,
+    config: ConfigOption = None,
 ) -> None:
     """Show each source: enabled or why not, key set or missing, limits, quota left.
 
@@ -31,15 +27,12 @@ def sources_command(
     """
     import json
 
-    from refaudit.config import load_settings
     from refaudit.errors import ConfigError
     from refaudit.sources.status import describe_sources
 
     if output_format not in ("table", "json"):
         raise ConfigError(f"--format {output_format!r}: use table or json")
-    if config is not None and not config.is_file():
-        raise ConfigError(f"{config}: configuration file not found")
-    described = describe_sources(load_settings(config_path=config))
+    described = describe_sources(load_config(config))
     if output_format == "json":
         typer.echo(json.dumps({"sources": described}, indent=2, ensure_ascii=False))
         return
