@@ -391,7 +391,7 @@ class _PostgresRetractions(Snapshot, RetractionRows):
     def _select(
         self, where: str, args: tuple[object, ...], *, limit: int | None = None
     ) -> list[RetractionRecord]:
-        from refaudit.retractions.store import _record_from_row
+        from refaudit.retractions.store import record_from_row
 
         sql = (
             f"SELECT * FROM {SCHEMA}.notices WHERE {where.replace('?', '%s')}"
@@ -399,4 +399,4 @@ class _PostgresRetractions(Snapshot, RetractionRows):
         )
         if limit:
             sql += f" LIMIT {int(limit)}"
-        return [_record_from_row(row) for row in self._pg.execute(sql, args).fetchall()]
+        return [record_from_row(row) for row in self._pg.execute(sql, args).fetchall()]

@@ -12,10 +12,11 @@ from __future__ import annotations
 import re
 import sqlite3
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 from refaudit.config import Settings
 from refaudit.identifiers import normalize_doi
@@ -217,7 +218,7 @@ class Snapshot:
         sql = f"SELECT * FROM notices WHERE {where} ORDER BY notice_date DESC, record_id"
         if limit:
             sql += f" LIMIT {int(limit)}"
-        return [_record_from_row(row) for row in self._db.execute(sql, args)]
+        return [record_from_row(row) for row in self._db.execute(sql, args)]
 
 
 def _narrowing(
@@ -239,7 +240,8 @@ def _narrowing(
     return clauses, args
 
 
-def _record_from_row(row: sqlite3.Row) -> RetractionRecord:
+def record_from_row(row: sqlite3.Row | Mapping[str, Any]) -> RetractionRecord:
+    """A notice from a row of the `notices` table (SQLite here, PostgreSQL in the mirror)."""
     return RetractionRecord(
         record_id=row["record_id"],
         kind=NoticeKind(row["kind"]),

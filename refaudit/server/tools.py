@@ -13,7 +13,7 @@ run in a worker thread so a large call never stalls other sessions.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
@@ -24,7 +24,15 @@ from mcp.types import ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from refaudit.errors import RefauditError
-from refaudit.models import AuditReport, Bibliography, Person, Reference, RunStats, Work
+from refaudit.models import (
+    AuditReport,
+    Bibliography,
+    Person,
+    Reference,
+    RunStats,
+    SourceStatus,
+    Work,
+)
 from refaudit.novelty import MAX_CONTEXT_CHARS, MAX_IDEA_CHARS, NoveltyReport
 from refaudit.report import (
     BibtexResult,
@@ -121,6 +129,20 @@ async def _pipeline(state: ServerState, call: Callable[[], Awaitable[T]]) -> T:
             return await call()
     except RefauditError as exc:
         raise ToolError(_message(exc)) from exc
+
+
+async def _counted(
+    state: ServerState,
+    call: Callable[[RunStats], Awaitable[T]],
+    statuses: Callable[[T], list[Mapping[str, SourceStatus]]] = lambda _: [],
+) -> T:
+    """Run a pipeline call that asks the sources, adding its counts and each source's
+    state (`statuses` of the answer) to the server's source health."""
+    stats = RunStats()
+    answer = await _pipeline(state, lambda: call(stats))
+    state.record_statuses(statuses(answer))
+    state.record_stats(stats)
+    return answer
 
 
 async def _in_thread(function: Callable[[], T]) -> T:
@@ -450,10 +472,9 @@ async def search_references(
     from refaudit import discovery
 
     state = server_state(ctx)
-    stats = RunStats()
-    outcome = await _pipeline(
+    outcome = await _counted(
         state,
-        lambda: discovery.search_works(
+        lambda stats: discovery.search_works(
             query,
             state.settings,
             year_from=year_from,
@@ -463,9 +484,8 @@ async def search_references(
             transport=state.transport,
             stats=stats,
         ),
+        lambda outcome: [outcome.sources],
     )
-    state.record_statuses([outcome.sources])
-    state.record_stats(stats)
     outcome.works = [_shortened(work) for work in outcome.works]
     return SearchResults.model_validate(outcome, from_attributes=True)
 
@@ -506,16 +526,14 @@ async def get_bibtex(
     state = server_state(ctx)
     if not identifiers and not works:
         raise ToolError("give `identifiers`, `works`, or both")
-    stats = RunStats()
     entries: list[discovery.BibtexEntry] = []
     if identifiers:
-        entries = await _pipeline(
+        entries = await _counted(
             state,
-            lambda: discovery.bibtex_entries(
+            lambda stats: discovery.bibtex_entries(
                 identifiers, state.settings, transport=state.transport, stats=stats
             ),
         )
-        state.record_stats(stats)
     taken = {entry.key for entry in entries if entry.key}
     for item in works or []:
         work = _work_from_metadata(item)
@@ -562,10 +580,9 @@ async def paper_details(
     from refaudit import discovery
 
     state = server_state(ctx)
-    stats = RunStats()
-    details = await _pipeline(
+    details = await _counted(
         state,
-        lambda: discovery.paper_details(
+        lambda stats: discovery.paper_details(
             identifier,
             state.settings,
             references=references,
@@ -574,9 +591,8 @@ async def paper_details(
             transport=state.transport,
             stats=stats,
         ),
+        lambda details: [details.sources],
     )
-    state.record_statuses([details.sources])
-    state.record_stats(stats)
     result = PaperDetailsResult.model_validate(details, from_attributes=True)
     result.citation_count = details.work.citation_count if details.work else None
     result.references_listed = len(details.references) if references else None
@@ -617,10 +633,9 @@ async def assess_novelty(
     from refaudit.novelty import assess_novelty as assess
 
     state = server_state(ctx)
-    stats = RunStats()
-    report = await _pipeline(
+    return await _counted(
         state,
-        lambda: assess(
+        lambda stats: assess(
             idea,
             state.settings,
             context=context,
@@ -630,8 +645,6 @@ async def assess_novelty(
             stats=stats,
         ),
     )
-    state.record_stats(stats)
-    return report
 
 
 # --- retractions ---------------------------------------------------------------------
@@ -651,15 +664,13 @@ async def check_retractions(
     from refaudit import retractions
 
     state = server_state(ctx)
-    stats = RunStats()
-    screenings = await _pipeline(
+    screenings = await _counted(
         state,
-        lambda: retractions.check_dois(
+        lambda stats: retractions.check_dois(
             dois, state.settings, transport=state.transport, stats=stats
         ),
+        lambda screenings: [screening.sources for screening in screenings],
     )
-    state.record_statuses([screening.sources for screening in screenings])
-    state.record_stats(stats)
     return RetractionCheck(
         results=[
             DoiIntegrity.model_validate(screening, from_attributes=True) for screening in screenings
