@@ -1065,3 +1065,33 @@ def test_any_alias_of_the_record_confirms_the_venue() -> None:
 def test_ocr_misread_letters_are_a_typo_not_another_word(cited: str, kind: str) -> None:
     found = "Crystal structure of the Fab fragment of the human antibody"
     assert compare_titles(cited, found).kind == kind
+
+
+@pytest.mark.parametrize(
+    ("found", "found_short", "aliases", "kind"),
+    [
+        # Semantic Scholar's record of a PMLR paper: its acronym spells the cited
+        # name too, but its full names have no "Quantum".
+        (
+            "Proceedings of the 38th International Conference on Machine Learning",
+            "ICML",
+            (),
+            "different",
+        ),
+        ("International Conference on Machine Learning", None, ("ICML",), "different"),
+        # A record known only by its acronym cannot say which words its name has.
+        ("ICML", None, (), "acronym"),
+    ],
+)
+def test_a_records_acronym_does_not_vouch_for_a_word_its_names_lack(
+    found: str, found_short: str | None, aliases: tuple[str, ...], kind: str
+) -> None:
+    cited = "International Conference on Quantum Machine Learning"
+    result = compare_venues(cited, found, found_short=found_short, found_aliases=aliases)
+    assert result.kind == kind
+
+
+def test_a_skipped_word_the_records_name_holds_keeps_the_acronym() -> None:
+    cited = "Conference on Knowledge Discovery and Data Mining"
+    found = "Proceedings of the 27th Conference on Knowledge Discovery & Data Mining"
+    assert compare_venues(cited, found, found_short="KDD").kind in {"same", "acronym"}

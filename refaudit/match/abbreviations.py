@@ -152,40 +152,51 @@ def _name_words(name: str) -> list[tuple[str, bool]]:
     ]
 
 
-def acronym_fit(letters: str, name: str) -> AcronymFit:
-    """How well an acronym's letters are taken, in order, from the words of `name`.
+def acronym_skips(letters: str, name: str) -> tuple[str, ...] | None:
+    """The content words of `name` an acronym's letters leave unused; None when they do not fit.
 
     Each word gives nothing or a leading piece of itself ("Neur" of Neural in
     NeurIPS, "Co"+"Ling" in COLING, a whole "ACM" or "SAE" in an acronym built on
-    it). Function words and words naming the kind of venue may be skipped;
-    "strict" when at most ACRONYM_MAX_SKIPPED_WORDS other words are, "loose"
-    when more are, "none" when the letters cannot be taken in order at all.
+    it). Function words and words naming the kind of venue are skipped for free;
+    of the spellings, the one skipping the fewest content words is kept.
     """
     words = _name_words(name)
     if not letters or not words:
-        return "none"
-    infinity = len(words) + 1
+        return None
 
     @functools.cache
-    def fewest_skips(position: int, index: int) -> int:
-        """Fewest content words skipped to spell letters[position:] from words[index:]."""
+    def fewest_skips(position: int, index: int) -> tuple[str, ...] | None:
+        """Content words skipped to spell letters[position:] from words[index:], fewest first."""
         if position == len(letters):
-            return sum(1 for word, optional in words[index:] if not optional)
+            return tuple(word for word, optional in words[index:] if not optional)
         if index == len(words):
-            return infinity
+            return None
         word, optional = words[index]
-        best = fewest_skips(position, index + 1) + (0 if optional else 1)
+        rest = fewest_skips(position, index + 1)
+        best = rest if rest is None or optional else (word, *rest)
         length = 1
         while (
             position + length <= len(letters)
             and length <= len(word)
             and word[:length] == letters[position : position + length]
         ):
-            best = min(best, fewest_skips(position + length, index + 1))
+            taken = fewest_skips(position + length, index + 1)
+            if taken is not None and (best is None or len(taken) < len(best)):
+                best = taken
             length += 1
         return best
 
-    skipped = fewest_skips(0, 0)
-    if skipped >= infinity:
+    return fewest_skips(0, 0)
+
+
+def acronym_fit(letters: str, name: str) -> AcronymFit:
+    """How well an acronym's letters are taken, in order, from the words of `name`.
+
+    "strict" when at most ACRONYM_MAX_SKIPPED_WORDS content words are skipped
+    (see `acronym_skips`), "loose" when more are, "none" when the letters cannot
+    be taken in order at all.
+    """
+    skipped = acronym_skips(letters, name)
+    if skipped is None:
         return "none"
-    return "strict" if skipped <= ACRONYM_MAX_SKIPPED_WORDS else "loose"
+    return "strict" if len(skipped) <= ACRONYM_MAX_SKIPPED_WORDS else "loose"

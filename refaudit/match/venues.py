@@ -14,6 +14,7 @@ from refaudit.match.abbreviations import (
     AcronymFit,
     acronym_fit,
     acronym_letters,
+    acronym_skips,
     iso4_key,
     same_iso4,
 )
@@ -239,8 +240,15 @@ def _acronym_relation(cited: list[str], found: list[str]) -> AcronymFit | None:
     """How the best acronym on one side fits a name on the other; None when neither is one.
 
     An acronym that is a word of the other name ("ISBI" in "… Imaging (ISBI)")
-    fits strictly; so does one spelt by the name's words (see `acronym_fit`).
+    fits strictly; so does one spelt by the name's words (see `acronym_fit`). The
+    record's acronym does not vouch for a cited name with a content word it
+    leaves unused when the record's own full names lack that word: "ICML" spells
+    "International Conference on Quantum Machine Learning" but the record's
+    "International Conference on Machine Learning" has no "Quantum".
     """
+    found_words = {
+        word for name in found if not acronym_letters(name) for word in normalize_text(name).split()
+    }
     fits: list[AcronymFit] = []
     for shorts, names in ((cited, found), (found, cited)):
         for short in shorts:
@@ -252,10 +260,24 @@ def _acronym_relation(cited: list[str], found: list[str]) -> AcronymFit | None:
                     continue
                 if letters in normalize_text(name).split():
                     return "strict"
+                skipped = acronym_skips(letters, name)
+                if names is cited and skipped and found_words:
+                    if not all(_has_word(found_words, word) for word in skipped):
+                        continue
                 fits.append(acronym_fit(letters, name))
     if not fits:
         return None
     return "strict" if "strict" in fits else "loose" if "loose" in fits else "none"
+
+
+def _has_word(words: set[str], word: str) -> bool:
+    """Whether `word`, or a misspelling or an abbreviation of it, is among `words`."""
+    return any(
+        other == word
+        or is_typo(word, other)
+        or (other[0] == word[0] and len(other) < len(word) and _is_subsequence(other, word))
+        for other in words
+    )
 
 
 def _partial_abbreviation(cited: str, found: str) -> bool:
