@@ -30,9 +30,25 @@ if TYPE_CHECKING:
     from refaudit.evidence import Evidence
     from refaudit.mirror.store import MirrorStore, RetractionRows
     from refaudit.retractions.store import Snapshot
+    from refaudit.sources import Sources
 
 Progress = Callable[[int, int], None]
 """Called as progress(done, total) while references are checked."""
+
+BatchDone = Callable[[list[Result]], Sequence[Result]]
+"""Called with each batch's finished results; what it returns is kept in the report.
+
+A caller that has already written them out may return lighter copies
+(`refaudit.render.json.JsonStream`), so a long bibliography's results need not
+stay whole in memory until the end.
+"""
+
+# References audited together. Evidence (every candidate record, every source's
+# answer) is held only for the batch in hand, so memory follows this number, not
+# the length of the bibliography. It is far above the services' own batch sizes
+# (50-500 identifiers a request), so no request is split further; every
+# benchmark set fits in one batch.
+BATCH_REFERENCES = 5000
 
 
 async def audit_references(
@@ -41,12 +57,16 @@ async def audit_references(
     *,
     transport: httpx.AsyncBaseTransport | None = None,
     progress: Progress | None = None,
+    on_batch: BatchDone | None = None,
 ) -> AuditReport:
-    """Verify and screen `references`; one Result per reference, in input order."""
-    from refaudit.evidence import complete_for_screening, gather_evidence
+    """Verify and screen `references`; one Result per reference, in input order.
+
+    References go through the pipeline BATCH_REFERENCES at a time, sharing one
+    set of source clients, the cache and the retraction snapshot.
+    """
     from refaudit.mirror import mirror_state, open_mirror
+    from refaudit.retractions.store import Snapshot
     from refaudit.sources import open_sources
-    from refaudit.verify import decide
 
     started = time.monotonic()
     report = AuditReport(offline=settings.offline)
@@ -61,46 +81,74 @@ async def audit_references(
 
     if progress:
         progress(0, total)
+    snapshot = None
     try:
+        # A mirror built with the Retraction Watch CSV screens with its own rows;
+        # otherwise the snapshot `refaudit retractions update` installed is used.
+        snapshot = (mirror.retractions() if mirror is not None else None) or Snapshot.open(settings)
+        report.retraction_snapshot = _snapshot_state(snapshot)
+        if mirror is not None:
+            report.mirror = mirror_state(mirror.info())
         async with open_sources(settings, report.stats, transport=transport) as sources:
-            if mirror is None:
-                evidence = await gather_evidence(list(references), sources, on_done=tick)
-                enabled = sources.enabled
-            else:
-                from refaudit.mirror.evidence import MIRROR, gather_mirror_first
-                from refaudit.sources.mirror import MirrorSource
-
-                report.mirror = mirror_state(mirror.info())
-                local = MirrorSource(mirror).as_sources()
-                evidence = await gather_mirror_first(list(references), local, sources, on_done=tick)
-                enabled = [MIRROR, *sources.enabled]
-            results = [decide(item, enabled_sources=enabled) for item in evidence]
-            identified = [
-                (item, result.matched.doi.lower())
-                for item, result in zip(evidence, results, strict=True)
-                if result.matched is not None and result.matched.doi
-            ]
-            if mirror is None:
-                await complete_for_screening(identified, sources)
-            else:
-                from refaudit.mirror.evidence import complete_mirror_first
-
-                await complete_mirror_first(identified, local, sources)
+            for first in range(0, total, BATCH_REFERENCES):
+                batch = list(references[first : first + BATCH_REFERENCES])
+                results = await _audit_batch(batch, sources, mirror, settings, snapshot, tick)
+                report.results += on_batch(results) if on_batch else results
             if sources.cache_problem:
                 report.problems.append(_cache_problem(settings, sources.cache_problem))
             report.stats.floor_s = round(sources.floor_s(report.stats.requests), 1)
-        await _screen(results, evidence, settings, report, mirror=mirror)
     finally:
+        if snapshot is not None:
+            snapshot.close()
         if mirror is not None:
             mirror.close()
-    for result in results:
-        _apply_ignores(result, settings)
-        _attach_correction(result)
-    report.results = results
     report.stats.elapsed_s = round(time.monotonic() - started, 3)
     if report.stats.floor_s >= 1:
         report.stats.floor_ratio = round(report.stats.elapsed_s / report.stats.floor_s, 2)
     return report
+
+
+async def _audit_batch(
+    references: list[Reference],
+    sources: Sources,
+    mirror: MirrorStore | None,
+    settings: Settings,
+    snapshot: Snapshot | RetractionRows | None,
+    tick: Callable[[], None],
+) -> list[Result]:
+    """Evidence, verdicts, screening and corrections for one batch; its evidence is dropped."""
+    from refaudit.evidence import complete_for_screening, gather_evidence
+    from refaudit.retractions.screen import screen_results
+    from refaudit.verify import decide
+
+    if mirror is None:
+        evidence = await gather_evidence(references, sources, on_done=tick)
+        enabled = sources.enabled
+    else:
+        from refaudit.mirror.evidence import MIRROR, gather_mirror_first
+        from refaudit.sources.mirror import MirrorSource
+
+        local = MirrorSource(mirror).as_sources()
+        evidence = await gather_mirror_first(references, local, sources, on_done=tick)
+        enabled = [MIRROR, *sources.enabled]
+    results = [decide(item, enabled_sources=enabled) for item in evidence]
+    identified = [
+        (item, result.matched.doi.lower())
+        for item, result in zip(evidence, results, strict=True)
+        if result.matched is not None and result.matched.doi
+    ]
+    if mirror is None:
+        await complete_for_screening(identified, sources)
+    else:
+        from refaudit.mirror.evidence import complete_mirror_first
+
+        await complete_mirror_first(identified, local, sources)
+    records = [_records_of(result, item) for result, item in zip(results, evidence, strict=True)]
+    screen_results(results, records, settings, snapshot=snapshot)
+    for result in results:
+        _apply_ignores(result, settings)
+        _attach_correction(result)
+    return results
 
 
 def _cache_problem(settings: Settings, message: str) -> InputProblem:
@@ -108,32 +156,6 @@ def _cache_problem(settings: Settings, message: str) -> InputProblem:
 
     path = settings.resolved_cache_dir() / FILE_NAME
     return InputProblem(file=str(path), message=message, code="cache-unusable")
-
-
-async def _screen(
-    results: list[Result],
-    evidence: list[Evidence],
-    settings: Settings,
-    report: AuditReport,
-    *,
-    mirror: MirrorStore | None = None,
-) -> None:
-    """Integrity screening of every identified work (retractions, concerns, corrections).
-
-    A mirror built with the Retraction Watch CSV screens with its own rows; otherwise
-    the snapshot `refaudit retractions update` installed is used.
-    """
-    from refaudit.retractions.screen import screen_results
-    from refaudit.retractions.store import Snapshot
-
-    records = [_records_of(result, item) for result, item in zip(results, evidence, strict=True)]
-    snapshot = (mirror.retractions() if mirror is not None else None) or Snapshot.open(settings)
-    report.retraction_snapshot = _snapshot_state(snapshot)
-    try:
-        screen_results(results, records, settings, snapshot=snapshot)
-    finally:
-        if snapshot is not None:
-            snapshot.close()
 
 
 def _snapshot_state(snapshot: Snapshot | RetractionRows | None) -> SnapshotState:

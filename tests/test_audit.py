@@ -217,6 +217,41 @@ async def test_dois_are_looked_up_in_batches_not_one_by_one(settings) -> None:
     assert fake.count("openalex") <= 2
 
 
+async def test_long_bibliographies_are_audited_in_batches_with_the_same_verdicts(
+    settings, monkeypatch
+) -> None:
+    from refaudit import audit, evidence
+
+    references = parse_bibtex(BIB, file="refs.bib").references
+    whole = await audit_references(references, settings, transport=_upstreams().transport())
+    gathered: list[int] = []
+    gather = evidence.gather_evidence
+
+    async def counting_gather(batch, sources, **kwargs):
+        gathered.append(len(batch))
+        return await gather(batch, sources, **kwargs)
+
+    monkeypatch.setattr(evidence, "gather_evidence", counting_gather)
+    monkeypatch.setattr(audit, "BATCH_REFERENCES", 2)
+    settings.use_cache = False
+    handed: list[list[str]] = []
+
+    def keep(results: list[Result]) -> list[Result]:
+        handed.append([result.reference.key for result in results])
+        return results
+
+    batched = await audit_references(
+        references, settings, transport=_upstreams().transport(), on_batch=keep
+    )
+    keys = [reference.key for reference in references]
+    assert gathered == [len(keys[i : i + 2]) for i in range(0, len(keys), 2)]
+    assert handed == [keys[i : i + 2] for i in range(0, len(keys), 2)]
+    assert [(r.reference.key, r.verdict, r.findings) for r in batched.results] == [
+        (r.reference.key, r.verdict, r.findings) for r in whole.results
+    ]
+    assert batched.counts() == whole.counts()
+
+
 async def test_warm_rerun_sends_no_requests(settings) -> None:
     fake = _upstreams()
     first = await _audit(BIB, settings, fake)
