@@ -210,10 +210,15 @@ async def audit_bibliography(
     *,
     transport: httpx.AsyncBaseTransport | None = None,
     progress: Progress | None = None,
+    on_batch: BatchDone | None = None,
 ) -> AuditReport:
     """Audit parsed references and carry the parser's problems into the report."""
     report = await audit_references(
-        bibliography.references, settings, transport=transport, progress=progress
+        bibliography.references,
+        settings,
+        transport=transport,
+        progress=progress,
+        on_batch=on_batch,
     )
     report.problems = list(bibliography.problems) + report.problems
     report.files = list(bibliography.files)
@@ -227,10 +232,13 @@ async def audit_paths(
     all_entries: bool = False,
     transport: httpx.AsyncBaseTransport | None = None,
     progress: Progress | None = None,
+    on_batch: BatchDone | None = None,
 ) -> AuditReport:
     """Parse every file (.bib/.tex/.bbl) and audit all their references together."""
     combined = read_bibliography(paths, all_entries=all_entries)
-    return await audit_bibliography(combined, settings, transport=transport, progress=progress)
+    return await audit_bibliography(
+        combined, settings, transport=transport, progress=progress, on_batch=on_batch
+    )
 
 
 def read_bibliography(paths: Sequence[Path], *, all_entries: bool = False) -> Bibliography:

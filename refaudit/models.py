@@ -356,7 +356,7 @@ class MirrorState:
     """records per upstream (`crossref`, `openalex`, `retraction_watch`)"""
 
 
-@dataclass
+@dataclass(repr=False)
 class AuditReport:
     """Everything one `refaudit check` run found."""
 
@@ -369,6 +369,12 @@ class AuditReport:
     retraction_snapshot: SnapshotState | None = None
     #: set when evidence came from a local mirror (`--mirror`, `--sources mirror`)
     mirror: MirrorState | None = None
+
+    def __repr__(self) -> str:
+        # Short on purpose: asyncio.run formats the repr of its main task, result
+        # included, when it restores the SIGINT handler; a full repr of 100,000
+        # results would be built (hundreds of megabytes) only to be cut to 30 characters.
+        return f"<AuditReport: {len(self.results)} results, {len(self.problems)} problems>"
 
     def counts(self) -> dict[str, int]:
         counts = {verdict.value: 0 for verdict in Verdict}

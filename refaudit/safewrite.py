@@ -13,9 +13,10 @@ import errno
 import hashlib
 import os
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from refaudit.errors import InputError
 
@@ -80,6 +81,13 @@ def write_atomically(path: Path, data: bytes, *, mode_from: Path | None = None) 
     Raises InputError with one clear sentence (full disk, read-only folder, no
     permission); the previous content of `path`, if any, is untouched then.
     """
+    write_atomically_with(path, lambda stream: stream.write(data), mode_from=mode_from)
+
+
+def write_atomically_with(
+    path: Path, writer: Callable[[BinaryIO], object], *, mode_from: Path | None = None
+) -> None:
+    """`write_atomically` for content too large to hold at once: `writer` writes it piecewise."""
     folder = path.parent
     try:
         folder.mkdir(parents=True, exist_ok=True)
@@ -88,7 +96,7 @@ def write_atomically(path: Path, data: bytes, *, mode_from: Path | None = None) 
         raise _write_error(path, error) from None
     try:
         with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
+            writer(stream)
             stream.flush()
             os.fsync(stream.fileno())
         os.chmod(temporary, _mode_for(path, mode_from))

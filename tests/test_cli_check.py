@@ -38,12 +38,15 @@ def bib(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     PIPELINE_CALLS.clear()
 
     async def fake_audit_paths(
-        paths, settings, *, all_entries=False, transport=None, progress=None
+        paths, settings, *, all_entries=False, transport=None, progress=None, on_batch=None
     ):
         PIPELINE_CALLS.append({"paths": paths, "settings": settings, "all_entries": all_entries})
         if progress:
             progress(6, 6)
-        return sample_report()
+        report = sample_report()
+        if on_batch:
+            report.results = [*on_batch(report.results[:2]), *on_batch(report.results[2:])]
+        return report
 
     monkeypatch.setattr(audit, "audit_paths", fake_audit_paths)
     monkeypatch.setenv("CI", "true")
@@ -155,6 +158,19 @@ def test_json_output_validates_against_the_schema(bib: Path) -> None:
     assert result.exit_code == 1
     data = json.loads(result.stdout)
     jsonschema.Draft202012Validator(load_schema()).validate(data)
+
+
+def test_json_written_batch_by_batch_is_the_whole_report(bib: Path, tmp_path: Path) -> None:
+    from refaudit.render import RenderContext, render
+
+    whole = render(sample_report(), "json", RenderContext())
+    printed = run("check", str(bib), "--format", "json")
+    target = tmp_path / "report.json"
+    written = run("check", str(bib), "--format", "json", "-o", str(target))
+    assert printed.exit_code == written.exit_code == 1
+    assert printed.stdout == whole
+    assert target.read_text(encoding="utf-8") == whole
+    assert "2 reference(s) fail" in written.stderr
 
 
 def test_output_file_gets_the_report_and_stderr_a_summary(bib: Path, tmp_path: Path) -> None:

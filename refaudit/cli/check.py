@@ -7,6 +7,7 @@ Each command reads its flags into Settings, runs the one pipeline
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -136,9 +137,22 @@ def check_command(
 
         refuse_overwriting_inputs(output, [*files, *([baseline] if baseline else [])])
     known = read_baseline(baseline) if baseline else None
-    report = _audit(files, settings, all_entries=all_entries, quiet=quiet)
     context = RenderContext(
         fail_on=settings.fail_on, baseline=known, details=details, verbose=verbose, quiet=quiet
+    )
+    # JSON is written batch by batch as the audit goes, so a long bibliography's
+    # results are not all held whole until the end.
+    stream = None
+    if output_format == "json":
+        from refaudit.render.json import JsonStream
+
+        stream = JsonStream(context)
+    report = _audit(
+        files,
+        settings,
+        all_entries=all_entries,
+        quiet=quiet,
+        on_batch=stream.add if stream else None,
     )
     outage = nothing_answered(report)
     failing = failing_results(report, settings.fail_on, known)
@@ -146,7 +160,7 @@ def check_command(
         # The table would list every reference as unverified: one line says it all.
         typer.echo(f"error: {outage_line(report)}", err=True)
     else:
-        _emit(report, output_format, context, output)
+        _emit(report, output_format, context, output, stream)
         if outage:
             typer.echo(f"error: {outage_line(report)}", err=True)
 
@@ -338,7 +352,14 @@ def config_show_command(
     stdout_console().print(table)
 
 
-def _audit(files: list[Path], settings: Any, *, all_entries: bool, quiet: bool) -> Any:
+def _audit(
+    files: list[Path],
+    settings: Any,
+    *,
+    all_entries: bool,
+    quiet: bool,
+    on_batch: Callable[[list[Any]], Sequence[Any]] | None = None,
+) -> Any:
     """Run the pipeline, with a progress bar only for a person watching a terminal."""
     import asyncio
 
@@ -352,7 +373,9 @@ def _audit(files: list[Path], settings: Any, *, all_entries: bool, quiet: bool) 
             raise InputError("is a directory, not a bibliography file", file=str(path))
     with progress_bars(quiet, _rich_progress) as progress:
         return asyncio.run(
-            audit.audit_paths(files, settings, all_entries=all_entries, progress=progress)
+            audit.audit_paths(
+                files, settings, all_entries=all_entries, progress=progress, on_batch=on_batch
+            )
         )
 
 
@@ -383,8 +406,13 @@ def _rich_progress() -> Any:
     return bar()
 
 
-def _emit(report: Any, output_format: str, context: Any, output: Path | None) -> None:
-    """Print the report (the table in colour on a terminal) or write it to `output`."""
+def _emit(
+    report: Any, output_format: str, context: Any, output: Path | None, stream: Any = None
+) -> None:
+    """Print the report (the table in colour on a terminal) or write it to `output`.
+
+    `stream` is the `JsonStream` that already holds the results of a JSON report.
+    """
     from refaudit.render import render
 
     if output is None and output_format == "table":
@@ -393,15 +421,26 @@ def _emit(report: Any, output_format: str, context: Any, output: Path | None) ->
 
         render_table(report, context, stdout_console())
         return
-    text = render(report, output_format, context)
     if output is None:
-        typer.echo(text, nl=False)
+        if stream is not None:
+            stream.write(report, lambda piece: typer.echo(piece, nl=False))
+        else:
+            typer.echo(render(report, output_format, context), nl=False)
         return
     from refaudit.render.table import outcome_lines, summary_lines
-    from refaudit.safewrite import refuse_overwriting_inputs, write_atomically
+    from refaudit.safewrite import (
+        refuse_overwriting_inputs,
+        write_atomically,
+        write_atomically_with,
+    )
 
     refuse_overwriting_inputs(output, map(Path, report.files))
-    write_atomically(output, text.encode("utf-8"))
+    if stream is not None:
+        write_atomically_with(
+            output, lambda out: stream.write(report, lambda piece: out.write(piece.encode()))
+        )
+    else:
+        write_atomically(output, render(report, output_format, context).encode("utf-8"))
 
     # A CI log shows stderr only: it still says what fails and why.
     _note(f"wrote {output_format} report to {output}", quiet=context.quiet)

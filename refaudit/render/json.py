@@ -7,10 +7,14 @@ describes them. The MCP server returns the same models.
 
 from __future__ import annotations
 
+import functools
 import json
-from typing import Any
+import tempfile
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+from typing import IO, Any
 
-from refaudit.models import AuditReport, Result
+from refaudit.models import AuditReport, Result, SourceStatus
 from refaudit.render.common import RenderContext, report_summary, rows
 from refaudit.report import (
     SCHEMA_PATH,
@@ -76,6 +80,14 @@ def report_data(report: AuditReport, context: RenderContext) -> dict[str, Any]:
     return report_model(report, context).model_dump(mode="json")
 
 
+#: Between two results of the array.
+_SEPARATOR = ",\n    "
+#: Stands for the results array while the rest of the report is serialised.
+_RESULTS_SLOT = "\u0000refaudit-results\u0000"
+#: Results whose sources took part alike, by (source, state, reason, why).
+_StatusKey = tuple[tuple[str, str, str | None, str | None], ...]
+
+
 def render_json(report: AuditReport, context: RenderContext) -> str:
     """The JSON text, one result serialised at a time.
 
@@ -83,21 +95,84 @@ def render_json(report: AuditReport, context: RenderContext) -> str:
     holding every result's model and dict at once: for a 100,000-entry bibliography
     those cost gigabytes, the text alone a tenth of that.
     """
+    parts: list[str] = []
+    items = (_result_text(result, context) for result in report.results)
+    _write_report(report, context, items, parts.append)
+    return "".join(parts)
+
+
+class JsonStream:
+    """The JSON report written while the audit runs: each batch's results as it finishes.
+
+    `add` (an `audit_references` on_batch hook) serialises a batch's results to a
+    temporary file and hands back light copies (`light_result`), enough for the
+    summary, the exit code and the closing lines; `write` puts the report together.
+    The bytes are those `render_json` gives for the whole report.
+    """
+
+    def __init__(self, context: RenderContext) -> None:
+        self._context = context
+        self._spool: IO[str] = tempfile.TemporaryFile("w+", encoding="utf-8")
+        self._statuses: dict[_StatusKey, dict[str, SourceStatus]] = {}
+
+    def add(self, results: list[Result]) -> list[Result]:
+        for result in results:
+            if self._spool.tell():
+                self._spool.write(_SEPARATOR)
+            self._spool.write(_result_text(result, self._context))
+        return [light_result(result, self._statuses) for result in results]
+
+    def write(self, report: AuditReport, write: Callable[[str], object]) -> None:
+        """Write the report whose results were added, in pieces of at most a megabyte, once."""
+        with self._spool:
+            self._spool.seek(0)
+            pieces = iter(functools.partial(self._spool.read, 1 << 20), "")
+            _write_report(report, self._context, pieces, write, joined=True)
+
+
+def light_result(result: Result, statuses: dict[_StatusKey, dict[str, SourceStatus]]) -> Result:
+    """`result` without what only its rendering needed: the matched record, the corrected entry.
+
+    Results that asked the same sources with the same outcome share one (read-only)
+    map of source states, so a long run keeps a few of them rather than one each.
+    """
+    key = tuple((name, s.state, s.reason, s.why) for name, s in result.sources.items())
+    shared = statuses.setdefault(key, result.sources)
+    return replace(result, matched=None, corrected_bibtex=None, sources=shared)
+
+
+def _result_text(result: Result, context: RenderContext) -> str:
+    data = result_model(result, context).model_dump(mode="json")
+    return json.dumps(data, indent=2, ensure_ascii=False).replace("\n", "\n    ")
+
+
+def _write_report(
+    report: AuditReport,
+    context: RenderContext,
+    items: Iterator[str],
+    write: Callable[[str], object],
+    *,
+    joined: bool = False,
+) -> None:
+    """The report around its results.
+
+    `items` are the results' texts, or (`joined`) pieces of their text with the
+    separators already in place.
+    """
     data = report_model(report, context, with_results=False).model_dump(mode="json")
     data["results"] = _RESULTS_SLOT
-    text = json.dumps(data, indent=2, ensure_ascii=False)
-    items = [
-        json.dumps(
-            result_model(result, context).model_dump(mode="json"), indent=2, ensure_ascii=False
-        ).replace("\n", "\n    ")
-        for result in report.results
-    ]
-    results = "[\n    " + ",\n    ".join(items) + "\n  ]" if items else "[]"
-    return text.replace(json.dumps(_RESULTS_SLOT), results, 1) + "\n"
-
-
-#: Stands for the results array while the rest of the report is serialised.
-_RESULTS_SLOT = "\u0000refaudit-results\u0000"
+    head, tail = json.dumps(data, indent=2, ensure_ascii=False).split(json.dumps(_RESULTS_SLOT), 1)
+    write(head)
+    first = next(items, None)
+    if first is None:
+        write("[]")
+    else:
+        write("[\n    ")
+        write(first)
+        for item in items:
+            write(item if joined else _SEPARATOR + item)
+        write("\n  ]")
+    write(tail + "\n")
 
 
 def load_schema() -> dict[str, Any]:

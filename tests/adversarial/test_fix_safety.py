@@ -59,7 +59,7 @@ def fake_audit(monkeypatch: pytest.MonkeyPatch) -> dict[str, object]:
     plan: dict[str, object] = {"key": "first", "found": "2015"}
 
     async def fake_audit_paths(
-        paths, settings, *, all_entries=False, transport=None, progress=None
+        paths, settings, *, all_entries=False, transport=None, progress=None, on_batch=None
     ):
         hook = plan.get("during_audit")
         if callable(hook):

@@ -1,12 +1,18 @@
-"""Large bibliographies: the JSON report is written one result at a time, with the same bytes."""
+"""Large bibliographies: the JSON report is written as the audit goes, with the same bytes.
+
+`tests/test_audit.py` checks that the pipeline runs in batches; memory figures
+are measured in `bench/hostile_inputs.py`.
+"""
 
 from __future__ import annotations
 
 import copy
 import json
 
-from refaudit.render import RenderContext
-from refaudit.render.json import render_json, report_data
+from refaudit.models import AuditReport
+from refaudit.policy import failing_results
+from refaudit.render import RenderContext, render
+from refaudit.render.json import JsonStream, render_json, report_data
 from tests.report_samples import sample_report
 
 
@@ -24,3 +30,33 @@ def test_json_with_no_results_is_still_the_one_pass_document() -> None:
     context = RenderContext()
     expected = json.dumps(report_data(report, context), indent=2, ensure_ascii=False) + "\n"
     assert render_json(report, context) == expected
+
+
+def test_a_report_streamed_batch_by_batch_has_the_same_bytes_and_keeps_light_results() -> None:
+    context = RenderContext()
+    full, streamed = sample_report(), sample_report()
+    stream = JsonStream(context)
+    kept = [*stream.add(streamed.results[:3]), *stream.add(streamed.results[3:])]
+    assert all(result.matched is None and result.corrected_bibtex is None for result in kept)
+    streamed.results = kept
+    pieces: list[str] = []
+    stream.write(streamed, pieces.append)
+    assert "".join(pieces) == render(full, "json", context)
+    assert [r.reference.key for r in failing_results(streamed, context.fail_on)] == [
+        r.reference.key for r in failing_results(full, context.fail_on)
+    ]
+
+
+def test_an_empty_streamed_report_is_the_empty_report() -> None:
+    stream = JsonStream(RenderContext())
+    pieces: list[str] = []
+    stream.write(AuditReport(), pieces.append)
+    assert "".join(pieces) == render(AuditReport(), "json", RenderContext())
+
+
+def test_a_reports_repr_does_not_spell_out_its_results() -> None:
+    # asyncio.run formats its main task's result when the run ends: a full repr of a
+    # 100,000-result report cost hundreds of megabytes at the very end of `check`.
+    report = copy.deepcopy(sample_report())
+    report.results = report.results * 1000
+    assert repr(report) == f"<AuditReport: {len(report.results)} results, 1 problems>"
