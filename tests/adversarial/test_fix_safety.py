@@ -20,6 +20,7 @@ from refaudit.fix import apply_fixes, verify_fix
 from refaudit.models import AuditReport, Finding, Result, Verdict, Work
 from refaudit.parsing import parse_file
 from refaudit.parsing.bibtex import parse_bibtex
+from tests.adversarial.helpers import as_unprivileged
 
 runner = CliRunner()
 
@@ -263,7 +264,6 @@ def test_written_files_keep_the_permissions_a_user_expects(
     assert fixed.stat().st_mode & 0o777 == 0o666 & ~safewrite._UMASK
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root ignores folder permissions")
 def test_a_read_only_folder_is_one_message_and_the_original_is_intact(
     tmp_path: Path, fake_audit: dict[str, object]
 ) -> None:
@@ -271,14 +271,20 @@ def test_a_read_only_folder_is_one_message_and_the_original_is_intact(
     folder.mkdir()
     path = folder / "refs.bib"
     path.write_text(QUOTED_BRACES)
+
+    def fix_in_place() -> tuple[int, str]:
+        result = fix(str(path), "--in-place")
+        return result.exit_code, result.output
+
     folder.chmod(0o555)
     try:
-        result = fix(str(path), "--in-place")
+        # As root, in a child without root's exemption from permissions.
+        exit_code, output = as_unprivileged(fix_in_place)
     finally:
         folder.chmod(0o755)
-    assert result.exit_code == 2
-    assert "permission denied" in result.output and "nothing was changed" in result.output
-    assert "Traceback" not in result.output
+    assert exit_code == 2, output
+    assert "permission denied" in output and "nothing was changed" in output
+    assert "Traceback" not in output
     assert path.read_text() == QUOTED_BRACES
     assert sorted(p.name for p in folder.iterdir()) == ["refs.bib"]
 
