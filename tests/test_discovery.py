@@ -743,6 +743,21 @@ async def test_details_say_which_source_gave_each_field_and_who_disagrees(
 
 
 @pytest.mark.anyio
+async def test_details_of_a_published_paper_show_the_published_venue(
+    settings: Settings,
+) -> None:
+    w = attention_published(world())
+    details = await paper_details("W2963403868", settings, transport=w.transport())
+
+    assert details.work is not None and details.work.venue == NEURIPS_2017
+    assert details.work.doi is None  # the preprint's DataCite DOI is not the paper's
+    venue = next(origin for origin in details.fields if origin.field == "venue")
+    assert (venue.value, venue.source) == (NEURIPS_2017, "openalex")
+    preprint = await paper_details("arXiv:1706.03762", settings, transport=w.transport())
+    assert preprint.work is not None and preprint.work.doi is not None
+
+
+@pytest.mark.anyio
 async def test_details_list_citations_most_cited_first(settings: Settings) -> None:
     w = world()
     w.citations = [

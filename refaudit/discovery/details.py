@@ -80,13 +80,13 @@ async def paper_details(
     tracker = Ledger()
     async with opening.open_discovery_sources(settings, transport, stats=stats) as opened:
         resolution = await resolve(identifier, opened, tracker)
-        work = resolution.work
+        work = resolution.work_for(identifier)
         details = PaperDetails(identifier, resolution.status, message=resolution.message)
         if work is not None:
             details.work = work
             details.records = resolution.records
             details.notices = own_notices(work)
-            details.fields = field_origins(resolution.records)
+            details.fields = field_origins(resolution.records, work)
             details.message = integrity_note(work)
             if references:
                 details.references = await neighbours(
@@ -122,10 +122,14 @@ def _comparable(name: str, work: Work) -> str:
     return normalize_text(value)
 
 
-def field_origins(records: dict[str, Work]) -> list[FieldOrigin]:
-    """For each compared field: the merged value, its source, and the sources that differ."""
+def field_origins(records: dict[str, Work], chosen: Work | None = None) -> list[FieldOrigin]:
+    """For each compared field: the value shown, its source, and the sources that differ.
+
+    `chosen` is the record shown (the published version of a paper with a preprint);
+    by default all records merged.
+    """
     ordered = sorted(records.values(), key=lambda work: priority(work.source))
-    merged = merge_records(ordered)
+    merged = chosen or merge_records(ordered)
     origins: list[FieldOrigin] = []
     for name in _COMPARED_FIELDS:
         chosen = _display(name, getattr(merged, name))

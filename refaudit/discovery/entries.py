@@ -16,10 +16,8 @@ from refaudit.asking import Ledger, ask
 from refaudit.config import Settings
 from refaudit.discovery import opening
 from refaudit.discovery.agency import BIBTEX_HEAD, BibtexProvider, agency_for, one_field_per_line
-from refaudit.discovery.identifiers import parse_identifier
 from refaudit.discovery.integrity import integrity_note, is_withdrawn
-from refaudit.discovery.resolve import Resolution, Status, resolve
-from refaudit.identifiers import is_datacite_arxiv_doi
+from refaudit.discovery.resolve import Status, resolve
 from refaudit.models import RunStats, Work
 
 if TYPE_CHECKING:
@@ -64,7 +62,7 @@ async def bibtex_entries(
         )
         texts = await asyncio.gather(
             *(
-                _fetch_bibtex(_entry_work(text, resolution), opened, tracker)
+                _fetch_bibtex(resolution.work_for(text), opened, tracker)
                 for text, resolution, tracker in zip(
                     identifiers, resolutions, trackers, strict=True
                 )
@@ -75,7 +73,7 @@ async def bibtex_entries(
     taken: set[str] = set()
     entries: list[BibtexEntry] = []
     for text, resolution in zip(identifiers, resolutions, strict=True):
-        work = _entry_work(text, resolution)
+        work = resolution.work_for(text)
         if work is None:
             entries.append(BibtexEntry(text, resolution.status, message=resolution.message))
             continue
@@ -84,15 +82,6 @@ async def bibtex_entries(
         entry = BibtexEntry(text, status, bibtex, source=source, message=note, work=work)
         entries.append(rekey(entry, taken))
     return entries
-
-
-def _entry_work(text: str, resolution: Resolution) -> Work | None:
-    """The published version's record, unless `text` names the preprint (arXiv id or DOI)."""
-    identifier = parse_identifier(text)
-    names_preprint = identifier is not None and (
-        identifier.kind == "arxiv" or is_datacite_arxiv_doi(identifier.value)
-    )
-    return resolution.work if names_preprint else resolution.published_work
 
 
 async def bibtex_for_works(

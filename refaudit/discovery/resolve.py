@@ -78,6 +78,18 @@ class Resolution:
         merged.notices, merged.is_retracted = pooled.notices, pooled.is_retracted
         return merged
 
+    def work_for(self, text: str) -> Work | None:
+        """The record to present for `text`: the published version, unless it names the preprint.
+
+        An arXiv id or arXiv's DataCite DOI asks for the preprint; any other id or a
+        title asks for the paper, which readers cite as published.
+        """
+        identifier = parse_identifier(text)
+        names_preprint = identifier is not None and (
+            identifier.kind == "arxiv" or is_datacite_arxiv_doi(identifier.value)
+        )
+        return self.work if names_preprint else self.published_work
+
 
 def _is_preprint_record(work: Work) -> bool:
     """A record of the preprint: typed so, on a preprint server, or only arXiv's DOI."""
