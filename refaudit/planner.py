@@ -109,6 +109,10 @@ class Kind:
     #: a conference whose proceedings carry DOIs (IEEE, ACM, Springer, …)
     doi_proceedings: bool
     year: int | None
+    #: the work kind was guessed from a citation string that shows none of its
+    #: marks: "Title. Vilnius University. 2016" may be a thesis or report as well
+    #: as a journal article (a journal article is cited with volume or pages)
+    guessed: bool = False
 
     @property
     def preprint(self) -> bool:
@@ -152,6 +156,9 @@ def kind_of(reference: Reference) -> Kind:
         unindexed=entry_type in _UNINDEXED_TYPES,
         doi_proceedings=work == "conference" and bool(_DOI_PROCEEDINGS.search(venue)),
         year=reference.year,
+        guessed=bool(reference.free_text)
+        and work == "article"
+        and not (reference.volume or reference.number or reference.pages),
     )
 
 
@@ -189,7 +196,8 @@ def still_needed(
     - A journal article, book or chapter outside computing is settled by Crossref's
       matcher and OpenAlex: such works are registered with DOIs. Theses and
       reports are not (Crossref does not cover them), so the sources that hold
-      them are asked before their absence is believed.
+      them are asked before their absence is believed; so is a citation string
+      read as a journal article although it gives no volume or pages.
     - Otherwise, until it is identified, every source that indexes the kind is
       asked: the cited venue may be invented (a conference paper cited as a
       journal), and only they can say the work does not exist;
@@ -208,7 +216,13 @@ def still_needed(
     ranked = next((e for e in entries if e.ranked and covers(e.name, kind)), None)
     if identified and general and ranked:
         return f"the work is identified; {general.title} and {ranked.title} gave its records"
-    if general and ranked and ranked.matcher and "computing" not in kind.fields:
+    if (
+        general
+        and ranked
+        and ranked.matcher
+        and not kind.guessed
+        and "computing" not in kind.fields
+    ):
         # Journals and books outside computing are registered with DOIs: the matcher's
         # registry and a general index have both searched it. (Computing papers are
         # often conference papers without DOIs, whatever venue the citation claims.)

@@ -6,6 +6,7 @@ import pytest
 
 from refaudit import planner
 from refaudit.models import Reference
+from refaudit.parsing.freetext import parse_freetext
 from refaudit.sources import registry
 
 ALL = registry.SOURCE_NAMES
@@ -127,6 +128,27 @@ def test_theses_and_reports_absent_from_the_doi_registry_are_searched_further(
     assert (
         planner.still_needed("semanticscholar", kind, ["crossref", "openalex"], identified=False)
         is None
+    )
+
+
+def test_a_citation_string_without_locators_is_not_settled_as_a_journal_article() -> None:
+    searched = ["crossref", "openalex"]
+    thesis = parse_freetext(
+        "Dam, J. (1997). The small mammals from the upper Miocene of the Teruel-Alfambra "
+        "region (Spain): paleobiology and paleoclimatic reconstructions. Utrecht University.",
+        key="k",
+    )
+    kind = planner.kind_of(thesis)
+    assert kind.guessed
+    assert planner.still_needed("semanticscholar", kind, searched, identified=False) is None
+    # With a volume and pages it reads as the journal article it is.
+    article = parse_freetext(
+        "Ortega, D. (2009). Paying for the middle class. Journal of Political Economy, "
+        "117(3), 412-441.",
+        key="k",
+    )
+    assert planner.still_needed(
+        "semanticscholar", planner.kind_of(article), searched, identified=False
     )
 
 
