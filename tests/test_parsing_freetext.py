@@ -395,3 +395,30 @@ def test_a_year_where_the_venue_would_be_is_no_venue() -> None:
     )
     assert ref.venue is None
     assert ref.year == 2021
+
+
+def test_vancouver_year_without_a_locator_is_not_read_as_the_volume() -> None:
+    ref = parse_freetext(
+        "Nielsen D. Tree Boosting With XGBoost: Why Does XGBoost Win Every Machine Learning "
+        "Competition?. Norwegian University of Science and Technology. 2016.",
+        key="k",
+    )
+    assert (ref.venue, ref.year, ref.volume) == (
+        "Norwegian University of Science and Technology",
+        2016,
+        None,
+    )
+
+
+def test_an_initial_glued_to_its_family_name_is_an_initial() -> None:
+    ref = parse_freetext(
+        "M. S'ari, A.Brown, R. Brydson, “Multi-linear regression model to predict the electron "
+        "stability of poorly soluble active pharmaceutical ingredients,” Microscopy and "
+        "Microanalysis, vol. 23, pp. 1194–1195, 2017.",
+        key="k",
+    )
+    assert [(p.family, p.given) for p in ref.authors] == [
+        ("S'ari", "M."),
+        ("Brown", "A."),
+        ("Brydson", "R."),
+    ]

@@ -437,6 +437,9 @@ def _read_vancouver(match: re.Match[str]) -> _Parts:
         rf"(?<![\d.])({_YEAR})(?:\s+[A-Z][a-z]{{2}}(?:\s+\d+)?)?\s*[;:.]", parts.tail + "."
     )
     parts.year = int(year.group(1)) if year else None
+    if year:
+        # What follows the year is the locator ("2014;9:e111229"); the year is not a volume.
+        parts.tail = parts.tail[year.end(1) :]
     vancouver_locator = re.search(
         r";\s*(?P<volume>[\w-]+)\s*(?:\((?P<number>[^)]+)\))?\s*:\s*(?P<pages>[\w]+(?:[–-][\w]+)?)",
         parts.tail,
@@ -469,6 +472,8 @@ def _read_authors(text: str, style: str) -> tuple[list[Person], bool]:
         truncated = True
         text = _ELLIPSIS.sub(", ", text).strip(" ,")
     text = re.sub(r"(?<=[^\W\d_]{2})\.$", "", text)
+    # An initial glued to its family name ("A.Brown", a dropped space) is still an initial.
+    text = re.sub(rf"\b([{_CAP}]\.)(?=[{_CAP}][a-z])", r"\1 ", text)
     if not text or any(char.isdigit() for char in text):
         return [], truncated
     if style == "vancouver":
