@@ -19,6 +19,7 @@ from refaudit import match, planner
 from refaudit.asking import Ledger, ask
 from refaudit.identifiers import arxiv_id_from_doi, is_datacite_arxiv_doi
 from refaudit.models import Reference, Work
+from refaudit.parsing.freetext import reread_with_title
 from refaudit.sources import Sources, registry
 from refaudit.sources.base import SearchQuery, Source
 
@@ -236,6 +237,8 @@ def is_convincing(reference: Reference, work: Work) -> bool:
     authors_agree = _authors_agree(reference, work)
     if reference.title:
         title = match.compare_titles(reference.title, work.title, work.subtitle)
+        if title.kind == "different" and (reread := reread_as_record(reference, work)):
+            return is_convincing(reread, work)
         if title.kind == "different":
             return _near_miss(reference.title, title) and (
                 authors_agree is True or _same_locator(reference, work)
@@ -253,6 +256,27 @@ def is_convincing(reference: Reference, work: Work) -> bool:
     # A short title ("Introduction", "Batched Dueling Bandits") needs a second witness:
     # authors that agree, or the year. A record without authors in another year is not one.
     return authors_agree is True or year_agrees
+
+
+def reread_as_record(reference: Reference, work: Work) -> Reference | None:
+    """A free-text citation re-read around the record's title, when the string bears it out.
+
+    The parser's segmentation is a hypothesis: when the words where it put the title
+    spell the record's title (give or take a misread letter) and what follows them
+    names the record's venue, the citation is read that way. A cited title with
+    words of its own stays as parsed, and is compared as such.
+    """
+    if not (reference.free_text and work.title):
+        return None
+    reread = reread_with_title(reference, work.title)
+    if reread is None or not reread.title or not reread.venue:
+        return None
+    if match.compare_titles(reread.title, work.title, work.subtitle).kind == "different":
+        return None
+    venue = match.compare_venues(
+        reread.venue, work.venue, found_short=work.venue_short, found_aliases=work.venue_aliases
+    )
+    return reread if venue.kind in ("same", "abbreviation", "acronym") else None
 
 
 def _near_miss(cited_title: str, title: match.TitleComparison) -> bool:

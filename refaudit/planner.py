@@ -111,7 +111,8 @@ class Kind:
     year: int | None
     #: the work kind was guessed from a citation string that shows none of its
     #: marks: "Title. Vilnius University. 2016" may be a thesis or report as well
-    #: as a journal article (a journal article is cited with volume or pages)
+    #: as a journal article (a journal article is cited with volume or pages), and
+    #: a string whose venue could not be read may be anything
     guessed: bool = False
 
     @property
@@ -157,8 +158,10 @@ def kind_of(reference: Reference) -> Kind:
         doi_proceedings=work == "conference" and bool(_DOI_PROCEEDINGS.search(venue)),
         year=reference.year,
         guessed=bool(reference.free_text)
-        and work == "article"
-        and not (reference.volume or reference.number or reference.pages),
+        and (
+            not venue
+            or (work == "article" and not (reference.volume or reference.number or reference.pages))
+        ),
     )
 
 
@@ -187,7 +190,8 @@ def still_needed(
     candidate is already in hand (its fields disagree, or it would have settled).
 
     - A source that merely might hold this kind of work adds nothing once two
-      sources that index it have answered.
+      sources that index it have answered; but when the kind is only guessed from
+      a citation string, the reference matcher, which reads whole strings, is.
     - Once the work is identified, a second record of it is all the comparison
       needs: after a general index (OpenAlex, exact titles) and a ranked search
       over an index covering the kind (Crossref's matcher for journals and books,
@@ -207,7 +211,7 @@ def still_needed(
     entry = _entry(source)
     entries = [_entry(n) for n in searched if n != source]
     covering = [e.title for e in entries if covers(e.name, kind)]
-    if not covers(source, kind) and len(covering) >= 2:
+    if not covers(source, kind) and len(covering) >= 2 and not (kind.guessed and entry.matcher):
         return (
             f"{' and '.join(covering)}, which index {describe(kind)}, answered; "
             f"{entry.title} only might hold it"

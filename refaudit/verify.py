@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from refaudit import match, planner
-from refaudit.evidence import Evidence, is_convincing
+from refaudit.evidence import Evidence, is_convincing, reread_as_record
 from refaudit.findings import MISMATCH_CODES
 from refaudit.identifiers import arxiv_id_from_doi, is_datacite_arxiv_doi
 from refaudit.merge import merge_records, priority
@@ -426,59 +426,19 @@ def compare_fields(reference: Reference, identity: Identity, pool: list[Work]) -
 
 
 def _as_written(reference: Reference, records: list[Work]) -> Reference:
-    """A free-text citation re-read where its title meets its venue, using the record.
+    """A free-text citation re-read where its title meets its venue, using the records.
 
-    Where a title ends is the parser's guess: in "Kapp RA. Sino-American Economic
-    Exchanges. The Legal Contributions. Pacific Affairs. 1986" it cannot know that the
-    second sentence is still the title, and in "… research directions.Inf. Fusion. 2024"
-    that the journal began a word earlier. When the record's title is the cited title
-    plus the first words of the cited venue, or the cited title is the record's title
-    plus words that name the record's venue, the citation says what the record says.
-    Anything else, such as a title with words of its own, is compared as parsed.
+    In "Kapp RA. Sino-American Economic Exchanges. The Legal Contributions. Pacific
+    Affairs. 1986" the parser cannot know that the second sentence is still the
+    title, nor in "… research directions.Inf. Fusion. 2024" that the journal began
+    a word earlier; a record whose title and venue the string spells, in that
+    order, says where (see `reread_as_record`).
     """
-    if not (reference.free_text and reference.title):
-        return reference
-    cited_title = match.normalize_text(reference.title)
-    cited_venue = match.normalize_text(reference.venue or "")
     for work in records:
-        title = match.normalize_text(work.title or "")
-        if not title or title == cited_title:
-            continue
-        if (
-            cited_venue
-            and title.startswith(f"{cited_title} ")
-            and f"{cited_title} {cited_venue}".startswith(title)
-        ):
-            spilled = title[len(cited_title) :].strip()
-            venue = _drop_leading_words(reference.venue or "", spilled)
-            return replace(reference, title=work.title, venue=venue)
-        if not cited_title.startswith(f"{title} "):
-            continue
-        rest = _drop_leading_words(reference.title, title)
-        if rest == reference.title:
-            # No space where the title ends ("directions.Inf. Fusion"): the words left over.
-            rest = cited_title[len(title) :].strip()
-        for venue in filter(None, (f"{rest} {reference.venue or ''}".strip(), rest)):
-            if _names_venue(venue, work):
-                return replace(reference, title=work.title, venue=venue)
+        reread = reread_as_record(reference, work)
+        if reread is not None:
+            return reread
     return reference
-
-
-def _names_venue(text: str, work: Work) -> bool:
-    """Whether `text` is the record's venue under one of its names or short forms."""
-    comparison = match.compare_venues(
-        text, work.venue, found_short=work.venue_short, found_aliases=work.venue_aliases
-    )
-    return comparison.kind in ("same", "abbreviation", "acronym")
-
-
-def _drop_leading_words(text: str, spilled: str) -> str | None:
-    """`text` without the leading words that normalise to `spilled`."""
-    words = text.split()
-    for count in range(1, len(words) + 1):
-        if match.normalize_text(" ".join(words[:count])) == spilled:
-            return " ".join(words[count:]).lstrip(" .,;:") or None
-    return text
 
 
 def linked_versions(group: list[Work], pool: list[Work]) -> list[Work]:

@@ -152,6 +152,21 @@ def test_a_citation_string_without_locators_is_not_settled_as_a_journal_article(
     )
 
 
+def test_a_citation_string_whose_venue_could_not_be_read_goes_to_the_matcher() -> None:
+    # "…LEVEL., Heat Transf Res. 2018;…": the journal ran into the title, so nothing
+    # says what kind of work this is; the matcher reads the whole string.
+    reference = parse_freetext(
+        "Mu Y, Chen L, Kang Q, Tao W. Evaluation of the performance of cavities in nucleate "
+        "boiling at microscale level., Heat Transf Res. 2018;49:1003–1022",
+        key="k",
+    )
+    kind = planner.kind_of(reference)
+    assert kind.guessed
+    searched = ["openalex", "semanticscholar"]
+    assert planner.still_needed("crossref", kind, searched, identified=False) is None
+    assert planner.still_needed("arxiv", kind, searched, identified=False)
+
+
 def test_silence_counts_only_from_sources_that_index_the_kind() -> None:
     neurips = planner.kind_of(ref("inproceedings", "NeurIPS"))
     assert not planner.covers("crossref", neurips) and not planner.covers("arxiv", neurips)

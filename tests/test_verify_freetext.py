@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from refaudit.evidence import Evidence
+from refaudit.evidence import Evidence, is_convincing
 from refaudit.models import Person, Verdict, Work
 from refaudit.parsing import parse_freetext
 from refaudit.verify import decide
@@ -82,3 +82,90 @@ def test_a_journal_run_into_the_title_without_a_space_is_the_journal() -> None:
         work,
     )
     assert (verdict, errors) == (Verdict.VERIFIED, set())
+
+
+XAI = Work(
+    source="crossref",
+    doi="10.1016/j.inffus.2024.102301",
+    title="Explainable Artificial Intelligence 2.0: A manifesto of open challenges",
+    authors=[Person("Longo", "Luca"), Person("Cabitza", "Federico")],
+    year=2024,
+    venue="Information Fusion",
+)
+GOUDA = Work(
+    source="crossref",
+    doi="10.1484/j.mlc.5.109876",
+    title="The Devotio Moderna and Commemoration. The Case of St Margaret’s Convent in Gouda",
+    authors=[Person("Goudriaan", "Koen")],
+    year=2015,
+    venue="The Medieval Low Countries",
+    volume="2",
+    pages="109-154",
+)
+REVIEW = Work(
+    source="crossref",
+    doi="10.1177/003463731301000353",
+    title="Book Review: Das Religiöse in der modernen Lyrik. Von Otto Frommel. Mohr, Tübingen, "
+    "1911. S. 71",
+    authors=[Person("McGlothlin", "W. J.")],
+    year=1913,
+    venue="Review & Expositor",
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "work"),
+    [
+        (
+            "Longo L, Cabitza F. ExplainabIe Artificial Intelligence 2.0: A manifesto of open "
+            "challenges.Inf. Fusion. 2024",
+            XAI,
+        ),
+        (
+            "Goudriaan K. Tbe Devotio Modema and Commemoration. The Case of St Margaret’s Convent "
+            "in Gouda. Mediev Low Ctries. 2015;2:109–154",
+            GOUDA,
+        ),
+        (
+            "McGlothlin WJ. Book Review: Das Religiöse in der modernen Lyrik. Von Otto Frommel. "
+            "Mohr, Tübingen, 1911. S. 71. Rev. Expo. 1913;10:465–466.",
+            REVIEW,
+        ),
+    ],
+    ids=["misread-letter-and-glued-journal", "full-stop-and-misread-letters", "imprint-in-title"],
+)
+def test_the_record_title_spelt_with_slips_where_the_title_stands_is_the_title(
+    text: str, work: Work
+) -> None:
+    # The rest of the string is read again after the record's title: venue, year, locator.
+    verdict, errors = _verdict(text, work)
+    assert verdict in (Verdict.VERIFIED, Verdict.MISMATCH) and errors == set()
+    assert is_convincing(parse_freetext(text, key="k"), work)
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        (
+            "Longo L, Cabitza F. ExplainabIe Artificial Intelligence 2.0: A manifesto of open "
+            "challenges.Inf. Sci. 2024",
+            "venue-mismatch",
+        ),
+        (
+            "Longo L, Cabitza F. Explainable Artificial Intelligence 2.0: A manifesto of open "
+            "problems.Inf. Fusion. 2024",
+            "title-mismatch",
+        ),
+        (
+            "McGlothlin WJ. Book Review: Das Religiöse in der modernen Lyrik. Von Otto Frommel. "
+            "Mohr, Tübingen, 1911. S. 71. Rev. Expo. 1915;10:465–466.",
+            "year-mismatch",
+        ),
+    ],
+    ids=["other-journal", "changed-word", "other-year"],
+)
+def test_reading_around_the_record_title_still_reports_what_differs(text: str, code: str) -> None:
+    work = REVIEW if "Review" in text else XAI
+    verdict, errors = _verdict(text, work)
+    assert verdict in (Verdict.MISMATCH, Verdict.NOT_FOUND)
+    assert verdict == Verdict.NOT_FOUND or code in errors

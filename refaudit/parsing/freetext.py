@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import html
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+
+from rapidfuzz import fuzz
 
 from refaudit.braces import latex_closing
 from refaudit.identifiers import (
@@ -30,6 +32,7 @@ from refaudit.identifiers import (
     normalize_isbn,
     parse_arxiv_id,
 )
+from refaudit.match.text import normalize_text
 from refaudit.models import Person, Reference
 from refaudit.names import parse_person
 from refaudit.parsing.records import latex_url, normalize_pages
@@ -128,6 +131,16 @@ _LOCATOR = (
         r"(?=[\s,:;(]|$)"
     ),
 )
+
+
+# Words of a citation string without their punctuation: "directions.Inf" is two.
+_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
+# Where a venue read after a title ends: its year, volume, pages or a bracket.
+_VENUE_THEN = re.compile(
+    rf"(?P<venue>.+?)(?=[.,;]?\s*{_YEAR}\b|;|,\s*(?:[Vv]ol\b|\d)|\s+\d|\s*\(|\.?\s*$)"
+)
+#: How closely the words at the parsed title's place must spell a record's title (0–100).
+REREAD_TITLE_RATIO = 92
 
 
 @dataclass
@@ -575,4 +588,46 @@ def _is_proceedings(venue: str) -> bool:
         or re.search(
             r"\b(?:ICLR|ICML|NeurIPS|NIPS|CVPR|ICCV|ECCV|ACL|EMNLP|AAAI|IJCAI|KDD)\b", venue
         )
+    )
+
+
+def reread_with_title(reference: Reference, title: str) -> Reference | None:
+    """The citation re-read with a record's `title` where the parser saw its title.
+
+    Where a title ends is the parser's guess: a title may hold a full stop of its
+    own ("… Commemoration. The Case of …"), and a lost space glues it to the journal
+    ("… directions.Inf. Fusion"). Starting where the parsed title starts, the
+    words that spell `title` (allowing a few misread letters) are the title, and
+    what follows them is read again as venue, year, volume and pages. None when
+    `title` is not there or the reading would not change.
+    """
+    text, cited = reference.free_text, reference.title
+    if not (text and cited) or (start := text.find(cited)) < 0:
+        return None
+    wanted = normalize_text(title)
+    words = list(_WORD.finditer(text, start))
+    size = len(wanted.split())
+    best: tuple[float, int] = (0.0, 0)
+    for count in range(max(1, size - 3), min(len(words), size + 3) + 1):
+        spelled = normalize_text(" ".join(word.group(0) for word in words[:count]))
+        best = max(best, (fuzz.ratio(spelled, wanted), count))
+    ratio, count = best
+    if ratio < REREAD_TITLE_RATIO or words[count - 1].end() == start + len(cited):
+        return None
+    end = words[count - 1].end()
+    after = _without_identifiers(text[end:]).lstrip(" .,;:”’\"')]")
+    venue = _VENUE_THEN.match(after)
+    if venue is None:
+        return None
+    tail = after[venue.end() :]
+    year = re.search(rf"(?<![\d.])({_YEAR})(?![\d])", tail)
+    locator = _read_locator(tail[year.end() :] if year else tail)
+    return replace(
+        reference,
+        title=text[start:end],
+        venue=_clean_venue(venue.group("venue")),
+        year=int(year.group(1)) if year else reference.year,
+        volume=locator.get("volume", reference.volume),
+        number=locator.get("number", reference.number),
+        pages=normalize_pages(locator.get("pages")) if "pages" in locator else reference.pages,
     )
