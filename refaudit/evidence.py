@@ -266,7 +266,9 @@ def reread_as_record(reference: Reference, work: Work) -> Reference | None:
     names the record's venue, the citation is read that way. A cited title with
     words of its own stays as parsed, and is compared as such.
     """
-    if not (reference.free_text and work.title):
+    if not (reference.free_text and reference.title and work.title):
+        return None
+    if match.normalize_text(reference.title) == match.normalize_text(work.title):
         return None
     reread = reread_with_title(reference, work.title)
     if reread is None or not reread.title or not reread.venue:

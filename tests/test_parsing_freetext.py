@@ -422,3 +422,30 @@ def test_an_initial_glued_to_its_family_name_is_an_initial() -> None:
         ("Brown", "A."),
         ("Brydson", "R."),
     ]
+
+
+def test_apa_particle_initials_stay_with_their_name() -> None:
+    ref = parse_freetext(
+        "Ferreira, T. S. P., Almeida, R. R. d., Filsner, P. H. N. d. L., & Moreno, M. (2012). "
+        "Molecular typing of Clostridium perfringens isolated from swine in slaughterhouses. "
+        "Ciência Rural, 42, 1450–1456.",
+        key="k",
+    )
+    assert [(p.family, p.given) for p in ref.authors] == [
+        ("Ferreira", "T. S. P."),
+        ("Almeida", "R. R. d."),
+        ("Filsner", "P. H. N. d. L."),
+        ("Moreno", "M."),
+    ]
+
+
+def test_apa_ampersand_ends_a_name_written_without_initials() -> None:
+    ref = parse_freetext(
+        "OpenAI, & Wijayagunawardhana, W. A. H. N. (2023). GPT-4 technical report. "
+        "arXiv preprint, 2303.08774.",
+        key="k",
+    )
+    assert [(p.family, p.given) for p in ref.authors] == [
+        ("OpenAI", ""),
+        ("Wijayagunawardhana", "W. A. H. N."),
+    ]

@@ -105,7 +105,11 @@ _EPRINT_COMMAND = re.compile(r"\\(?:eprint|arxiv)\s*(?=\{)", re.IGNORECASE)
 _GROUP_AUTHOR = re.compile(r"\b(?:collaboration|consortium)\b", re.IGNORECASE)
 _URL = re.compile(r"https?://[^\s<>\"{}]+")
 _ISBN = re.compile(r"ISBN(?:-1[03])?:?\s*([\dXx][\d\s-]{8,16}[\dXx])")
-_INITIALS = re.compile(rf"^(?:[{_CAP}][a-z]?\.?[\s-]?){{1,4}}$|^[{_CAP}]{{1,3}}$")
+# A particle keeps its lower-case initial among the others ("Almeida, R. R. d." for
+# Renata Rodrigues de Almeida).
+_INITIALS = re.compile(
+    rf"^[{_CAP}][a-z]?\.?[\s-]?(?:(?:[{_CAP}][a-z]?\.?|[a-z]\.)[\s-]?){{0,5}}$|^[{_CAP}]{{1,3}}$"
+)
 _ET_AL = re.compile(r"(?:,\s*|\s+)et\.?\s*al\.?\s*$", re.IGNORECASE)
 _ELLIPSIS = re.compile(r"(?:,\s*)?(?:…|\.\s?\.\s?\.)\s*(?:,\s*)?")
 _AND = re.compile(r"\s*(?:,\s*)?(?:\band\b|&)\s*")
@@ -496,8 +500,12 @@ def _read_authors(text: str, style: str) -> tuple[list[Person], bool]:
     if style == "family-first" and "," not in text and " " in text and not _has_initials(text):
         # "World Health Organization. (2020)." — a group author, not given + family names.
         return [Person(family=text, is_organisation=True)], truncated
-    chunks = [chunk.strip() for chunk in re.split(r",\s*|\s*&\s*|\s+and\s+", text) if chunk.strip()]
-    chunks = [re.sub(r"^(?:and|&)\s+", "", chunk) for chunk in chunks]
+    # "&" and "and" end a name: "OpenAI, & Wijayagunawardhana, W. A. H. N." is two names.
+    chunks: list[str] = []
+    after_and: set[int] = set()
+    for group in re.split(r"\s*(?:&|\band\b)\s*", text):
+        after_and.add(len(chunks))
+        chunks += [chunk.strip() for chunk in re.split(r",\s*", group) if chunk.strip()]
     if style == "natural":
         return [_natural_person(name) for name in chunks], truncated
     people: list[Person] = []
@@ -506,6 +514,7 @@ def _read_authors(text: str, style: str) -> tuple[list[Person], bool]:
         # APA and listings invert every name ("Family, I."); Chicago only the first one.
         inverted = style in ("family-first", "pairs") or not people
         partner = chunks[index + 1] if index + 1 < len(chunks) else None
+        partner = None if index + 1 in after_and else partner
         if inverted and partner and (style == "pairs" or not people or _INITIALS.match(partner)):
             people.append(parse_person(f"{chunks[index]}, {partner}"))
             index += 2
@@ -620,7 +629,7 @@ def reread_with_title(reference: Reference, title: str) -> Reference | None:
     if venue is None:
         return None
     tail = after[venue.end() :]
-    year = re.search(rf"(?<![\d.])({_YEAR})(?![\d])", tail)
+    year = re.search(rf"(?<![\d.–-])({_YEAR})(?![\d–-])", tail)
     locator = _read_locator(tail[year.end() :] if year else tail)
     return replace(
         reference,
