@@ -1095,3 +1095,14 @@ def test_a_skipped_word_the_records_name_holds_keeps_the_acronym() -> None:
     cited = "Conference on Knowledge Discovery and Data Mining"
     found = "Proceedings of the 27th Conference on Knowledge Discovery & Data Mining"
     assert compare_venues(cited, found, found_short="KDD").kind in {"same", "acronym"}
+
+
+@pytest.mark.parametrize(
+    ("cited", "kind"),
+    [("NcurIPS", "acronym"), ("lCML", "different"), ("ICLR", "different")],
+)
+def test_a_misread_letter_in_a_known_acronym_is_repaired_against_the_found_venue(
+    cited: str, kind: str
+) -> None:
+    # Only toward the found venue's own acronym: another conference stays another.
+    assert compare_venues(cited, "Neural Information Processing Systems").kind == kind

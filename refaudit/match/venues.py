@@ -343,7 +343,11 @@ def compare_venues(
     if found_preprint:
         return verdict("compatible", 0.5)
 
-    cited = repair_ocr(cited, *found_names)
+    found_ids = set().union(*(_venue_identities(name) for name in found_names))
+    # A misread letter is repaired against every name of the found venue, the
+    # acronyms the venue table knows it by included ("NcurIPS" for NeurIPS).
+    known_acronyms = [acronym for acronym, known in _ACRONYMS.items() if known in found_ids]
+    cited = repair_ocr(cited, *found_names, *known_acronyms)
     cited_variants = _venue_variants(cited)
     found_variants = [variant for name in found_names for variant in _venue_variants(name)]
     cited_cores = {_venue_core(variant) for variant in cited_variants}
@@ -351,7 +355,6 @@ def compare_venues(
         return verdict("same", 1.0)
 
     cited_ids = _venue_identities(cited)
-    found_ids = set().union(*(_venue_identities(name) for name in found_names))
     if cited_ids and found_ids:
         return verdict("acronym", 0.95) if cited_ids & found_ids else verdict("different", 0.0)
 
