@@ -234,14 +234,13 @@ def is_convincing(reference: Reference, work: Work) -> bool:
     """
     if not work.title:
         return False
-    authors_agree = _authors_agree(reference, work)
     if reference.title:
         title = match.compare_titles(reference.title, work.title, work.subtitle)
         if title.kind == "different" and (reread := reread_as_record(reference, work)):
             return is_convincing(reread, work)
         if title.kind == "different":
             return _near_miss(reference.title, title) and (
-                authors_agree is True or _same_locator(reference, work)
+                _authors_agree(reference, work) is True or _same_locator(reference, work)
             )
         distinctive = len(match.title_tokens(reference.title)) >= DISTINCTIVE_TITLE_WORDS
     elif reference.free_text:
@@ -255,7 +254,7 @@ def is_convincing(reference: Reference, work: Work) -> bool:
         return True
     # A short title ("Introduction", "Batched Dueling Bandits") needs a second witness:
     # authors that agree, or the year. A record without authors in another year is not one.
-    return authors_agree is True or year_agrees
+    return year_agrees or _authors_agree(reference, work) is True
 
 
 def reread_as_record(reference: Reference, work: Work) -> Reference | None:

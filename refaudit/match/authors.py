@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -10,7 +11,7 @@ from typing import Literal
 from rapidfuzz import fuzz
 from rapidfuzz.distance import OSA
 
-from refaudit.match.text import is_ocr_slip, normalize_text
+from refaudit.match.text import NORMALIZE_CACHE_SIZE, normalize_text, ocr_form
 from refaudit.models import Person
 from refaudit.names import PARTICLES
 
@@ -70,6 +71,10 @@ class _Name:
     initials: str
     given: str
     organisation: bool
+    #: OCR forms of the family keys longer than one letter, and of all of them: two
+    #: different keys OCR reads alike are a slip (`is_ocr_slip`, precomputed)
+    ocr_long: frozenset[str] = frozenset()
+    ocr_all: frozenset[str] = frozenset()
 
 
 _INITIAL = re.compile(r"[A-Z]\.(?:-?[A-Z]\.)*")
@@ -98,6 +103,15 @@ def _split_name(person: Person) -> tuple[str, str, str]:
 
 
 def _name(person: Person) -> _Name:
+    return _reduced(
+        person.family, person.given, person.particle, person.suffix, person.is_organisation
+    )
+
+
+@functools.lru_cache(maxsize=NORMALIZE_CACHE_SIZE)
+def _reduced(family: str, given: str, particle: str, suffix: str, organisation: bool) -> _Name:
+    """`_name` of the person with these fields: long author lists recur across records."""
+    person = Person(family, given, particle, suffix, organisation)
     particle, family, given = _split_name(person)
     family_words = tuple(normalize_text(f"{particle} {family}").split())
     given_words = normalize_text(given).split()
@@ -110,14 +124,17 @@ def _name(person: Person) -> _Name:
         core.pop(0)
     keys.add("".join(core))
     initials = "".join(word[0] for word in given_words)
+    family_keys = frozenset(key for key in keys if key)
     return _Name(
         display=f"{particle} {family}".strip() or given,
-        family_keys=frozenset(key for key in keys if key),
+        family_keys=family_keys,
         family_words=tuple(core),
         all_words=frozenset(family_words) | frozenset(given_words),
         initials=initials,
         given="".join(given_words),
         organisation=False,
+        ocr_long=frozenset(ocr_form(key) for key in family_keys if len(key) > 1),
+        ocr_all=frozenset(ocr_form(key) for key in family_keys),
     )
 
 
@@ -163,14 +180,19 @@ def _pair_strength(cited: _Name, found: _Name) -> int:
         and set(found.family_words) <= cited.all_words
     ):
         return _MATCH_LOOSE
-    if any(is_ocr_slip(c, f) for c in cited.family_keys for f in found.family_keys):
+    # No key is shared here, so equal OCR forms are of different keys: an OCR slip.
+    if cited.ocr_long & found.ocr_all:
         return _MATCH_MISSPELT if _given_compatible(cited, found) else 0
     for cited_key in cited.family_keys:
         for found_key in found.family_keys:
+            # Cheap rejects first: OSA counts at least the difference in length.
+            if cited_key[0] != found_key[0] or (
+                abs(len(cited_key) - len(found_key)) > AUTHOR_EDITS_LONG_NAME
+            ):
+                continue
             allowed = _family_edits_allowed(min(cited_key, found_key, key=len))
             if (
                 allowed
-                and cited_key[0] == found_key[0]
                 and OSA.distance(cited_key, found_key) <= allowed
                 and _given_compatible(cited, found)
             ):
@@ -212,11 +234,29 @@ def compare_authors(
     so cited authors it does not list are unknown rather than added, and only the
     listed ones count in the score.
     """
-    placeholder = any(_is_placeholder(person) for person in cited)
+    return _compare(_keys(cited), _keys(found), cited_truncated, found_partial)
+
+
+_PersonKey = tuple[str, str, str, str, bool]
+
+
+def _keys(people: Sequence[Person]) -> tuple[_PersonKey, ...]:
+    return tuple((p.family, p.given, p.particle, p.suffix, p.is_organisation) for p in people)
+
+
+@functools.lru_cache(maxsize=4096)
+def _compare(
+    cited: tuple[_PersonKey, ...],
+    found: tuple[_PersonKey, ...],
+    cited_truncated: bool,
+    found_partial: bool,
+) -> AuthorComparison:
+    """`compare_authors` on the people's fields: one citation meets one record many times."""
+    placeholder = any(_is_placeholder(Person(*person)) for person in cited)
     if not cited or not found:
         kind: AuthorKind = "different" if placeholder else "unknown"
         return AuthorComparison(kind, 0.0, placeholder=placeholder)
-    cited_names, found_names = [_name(p) for p in cited], [_name(p) for p in found]
+    cited_names, found_names = [_reduced(*p) for p in cited], [_reduced(*p) for p in found]
     pairs = _pair_authors(cited_names, found_names)
     matched_found = {j for j, _ in pairs.values()}
     extra = tuple(

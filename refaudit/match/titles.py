@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -11,6 +12,7 @@ from rapidfuzz import fuzz
 from rapidfuzz.distance import Levenshtein
 
 from refaudit.match.text import (
+    NORMALIZE_CACHE_SIZE,
     canonical_tokens,
     is_typo,
     repair_ocr,
@@ -186,6 +188,8 @@ def _title_words(title: str) -> list[str]:
     return title_tokens(_SECTION_NUMBER.sub("", strip_notice_prefix(title)))
 
 
+# One citation meets the same record in identification, scoring and findings.
+@functools.lru_cache(maxsize=NORMALIZE_CACHE_SIZE)
 def compare_titles(cited: str, found: str, found_subtitle: str | None = None) -> TitleComparison:
     """Compare a cited title with a found one (and its separate subtitle, if any).
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import html
 import json
 import re
@@ -18,7 +19,13 @@ from refaudit.match.abbreviations import (
     iso4_key,
     same_iso4,
 )
-from refaudit.match.text import canonical_word, is_typo, normalize_text, repair_ocr
+from refaudit.match.text import (
+    NORMALIZE_CACHE_SIZE,
+    canonical_word,
+    is_typo,
+    normalize_text,
+    repair_ocr,
+)
 
 # "Nature" vs "Nature Communications": one or two extra distinctive words name
 # another journal of the same family. Longer additions are usually a
@@ -318,6 +325,18 @@ def compare_venues(
     "compatible" (no finding) or, where the cited form could be the venue but
     nothing confirms it, "unconfirmed" (a warning, never an error).
     """
+    return _compare_venues(cited, found, found_short, found_type, tuple(found_aliases))
+
+
+# One citation meets the same record in identification, scoring and findings.
+@functools.lru_cache(maxsize=NORMALIZE_CACHE_SIZE)
+def _compare_venues(
+    cited: str | None,
+    found: str | None,
+    found_short: str | None,
+    found_type: str | None,
+    found_aliases: tuple[str, ...],
+) -> VenueComparison:
     if not cited or not normalize_text(cited):
         return VenueComparison("unknown", 0.5)
     cited_preprint = is_preprint_venue(cited)
