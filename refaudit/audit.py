@@ -65,10 +65,16 @@ async def audit_references(
     set of source clients, the cache and the retraction snapshot.
     """
     from refaudit.mirror import mirror_state, open_mirror
+    from refaudit.mirror.parallel import audit_in_processes, worker_count
     from refaudit.retractions.store import Snapshot
     from refaudit.sources import open_sources
 
     started = time.monotonic()
+    workers = worker_count(references, settings)
+    if workers > 1:
+        report = await audit_in_processes(references, settings, workers, progress, on_batch)
+        report.stats.elapsed_s = round(time.monotonic() - started, 3)
+        return report
     report = AuditReport(offline=settings.offline)
     total, done = len(references), 0
     mirror = open_mirror(settings)

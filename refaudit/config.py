@@ -87,6 +87,8 @@ class Settings:
     require_verified: float | None = DEFAULT_REQUIRE_VERIFIED
     #: the local mirror: a SQLite path or postgresql:// URL; "" means the default file
     mirror: str | None = None
+    #: processes for a long mirror-only audit (`refaudit.mirror.parallel`); None: one per core
+    processes: int | None = None
     config_file: Path | None = None
 
     def resolved_cache_dir(self) -> Path:

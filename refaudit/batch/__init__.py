@@ -22,7 +22,7 @@ import json
 import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -189,6 +189,9 @@ def run_batch(
     pending = [p for p in inputs if str(p) not in done]
     summary = BatchSummary(skipped=len(inputs) - len(pending))
     jobs = [(str(p), str(report_path(output, p))) for p in pending]
+    if workers > 1 or engine == "ray":
+        # The inputs already share the cores: each is audited in its worker alone.
+        settings = replace(settings, processes=1)
     if engine == "ray":
         from refaudit.batch.cluster import run_on_ray
 
