@@ -429,7 +429,7 @@ async def test_crossref_doi_gets_crossrefs_own_bibtex_under_refaudits_key(
     assert (entry.status, entry.source, entry.key) == ("ok", "crossref", "lecun2015deep")
     assert entry.bibtex is not None
     assert entry.bibtex.startswith("@article{lecun2015deep,\n")
-    assert "  pages={436--444}," in entry.bibtex.splitlines()
+    assert "  pages = {436--444}," in entry.bibtex.splitlines()
     transforms = [r for r in w.fake.requests_to("crossref") if "/transform/" in r.url.path]
     assert len(transforms) == 1
 
@@ -593,20 +593,20 @@ async def test_bibtex_of_a_retracted_work_carries_a_warning(settings: Settings) 
             " url={http://dx.doi.org/10.1000/q_a.2019}, DOI={10.1000/q_a.2019},"
             " journal={Research & Practice}, year={2015}, month=May, pages={1–9} }",
             [
-                "  title={{BERT} on {Q\\&A} forums: 5\\% of answers},",
-                "  url={http://dx.doi.org/10.1000/q_a.2019},",
-                "  DOI={10.1000/q_a.2019},",
-                "  journal={Research \\& Practice},",
-                "  month=May,",
-                "  pages={1--9},",
+                "  title = {{BERT} on {Q\\&A} forums: 5\\% of answers},",
+                "  url = {http://dx.doi.org/10.1000/q_a.2019},",
+                "  DOI = {10.1000/q_a.2019},",
+                "  journal = {Research \\& Practice},",
+                "  month = May,",
+                "  pages = {1--9},",
             ],
         ),
         (  # values already written in LaTeX keep their markup
             "@article{LeCun_2015, title={Deep Learning for {T}ests in $\\mathbb{R}^n$},"
             " journal={Journal of Tests {\\&} Toasts}, year={2015} }",
             [
-                "  title={Deep Learning for {T}ests in $\\mathbb{R}^n$},",
-                "  journal={Journal of Tests {\\&} Toasts},",
+                "  title = {Deep Learning for {T}ests in $\\mathbb{R}^n$},",
+                "  journal = {Journal of Tests {\\&} Toasts},",
             ],
         ),
     ],

@@ -45,45 +45,46 @@ def one_field_per_line(bibtex: str) -> str:
     `436–444`): a `%` comments out the rest of the line and a bare `&` stops LaTeX.
     Each value is escaped and its title's acronyms braced as refaudit's own entries are;
     values already written as LaTeX keep their markup, identifiers stay untouched.
+    bibtexparser splits the entry and writes it in refaudit's own layout; text it
+    cannot read as exactly one entry is returned as it came.
     """
+    import bibtexparser
+    from bibtexparser.library import Library
+    from bibtexparser.writer import BibtexFormat
+
+    from refaudit.parsing.bibtex import quiet_bibtexparser
+
     text = bibtex.strip()
-    head = BIBTEX_HEAD.match(text)
-    if not head or not text.endswith("}"):
+    with quiet_bibtexparser():
+        try:
+            library = bibtexparser.parse_string(text, parse_stack=[])
+        except Exception:  # noqa: BLE001 - bibtexparser raises on states it cannot split
+            return text + "\n"
+    if len(library.entries) != 1 or library.failed_blocks:
         return text + "\n"
-    body = text[head.end() : -1]
-    fields: list[str] = []
-    depth, quoted, start = 0, False, 0
-    for index, char in enumerate(body):
-        if char == "{":
-            depth += 1
-        elif char == "}":
-            depth -= 1
-        elif char == '"' and depth == 0:
-            quoted = not quoted
-        elif char == "," and depth == 0 and not quoted:
-            fields.append(body[start:index])
-            start = index + 1
-    fields.append(body[start:])
-    lines = [f"  {_latex_safe_field(part.strip())}," for part in fields if part.strip()]
-    return f"@{head.group(1)}{{{head.group(2)},\n" + "\n".join(lines) + "\n}\n"
+    [entry] = library.entries
+    for item in entry.fields:
+        item.value = _latex_safe_value(item.key, item.value)
+    layout = BibtexFormat()
+    layout.indent = "  "
+    layout.trailing_comma = True
+    return bibtexparser.write_string(Library([entry]), unparse_stack=[], bibtex_format=layout)
 
 
-def _latex_safe_field(part: str) -> str:
-    """`name = {value}` with the value escaped for LaTeX (bare macros like `month=May` kept)."""
+def _latex_safe_value(name: str, value: str) -> str:
+    """A delimited value escaped for LaTeX; bare macros (`month=May`) and identifiers kept."""
     from refaudit.bibtex import page_range, protect_title
 
-    name, equals, value = part.partition("=")
-    delimited = value.strip()
-    field_name = name.strip().lower()
-    if not equals or field_name in _VERBATIM_FIELDS or len(delimited) < 2:
-        return part
-    opening, inner, closing = delimited[0], delimited[1:-1], delimited[-1]
+    field_name = name.lower()
+    if field_name in _VERBATIM_FIELDS or len(value) < 2:
+        return value
+    opening, inner, closing = value[0], value[1:-1], value[-1]
     if (opening, closing) not in (("{", "}"), ('"', '"')):
-        return part
+        return value
     if field_name == "pages":
         inner = page_range(inner)
     if field_name == "title" and not _LATEX_MARKUP.search(inner):
         inner = protect_title(inner)
     else:
         inner = _BARE_SPECIAL.sub(lambda match: "\\" + match.group(0), inner)
-    return f"{name}{equals}{value[: len(value) - len(value.lstrip())]}{opening}{inner}{closing}"
+    return f"{opening}{inner}{closing}"
