@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from rapidfuzz.distance import OSA
 
-from refaudit.text import MARKUP_TAG
+from refaudit.text import MARKUP_TAG, latex_to_text
 
 # Words shorter than this must match exactly: in short words one letter changes
 # the word ("form"/"from" is tolerated at 4, "cat"/"car" is not).
@@ -83,36 +83,12 @@ _GREEK = {
     "ω": "omega",
 }
 _GREEK_NAMES = frozenset(_GREEK.values()) | {"varepsilon", "vartheta", "varphi", "varpi"}
-# Operator names print as words ("$O(\\log n)$" reads "O(log n)" in the published title).
-_MATH_OPERATORS = frozenset(
-    "log ln lg exp sin cos tan sinh cosh tanh max min sup inf lim det dim ker deg gcd arg "
-    "Pr".split()
-)
-_LATEX_LETTERS = {"ss": "ss", "o": "o", "O": "o", "l": "l", "L": "l", "ae": "ae", "AE": "ae"}
-_LATEX_LETTERS |= {"oe": "oe", "OE": "oe", "aa": "a", "AA": "a", "i": "i", "j": "j"}
 
 _MATH_ELEMENT = re.compile(r"</?(?:mml:)?math\b[^>]*>", re.IGNORECASE)
-_LATEX_SYMBOL_ACCENT = re.compile(r"\\[`'^\"~=.]\s*\{?\s*([A-Za-z])\s*\}?")
-# Letter-named accents (\c{c}, \v s) must not swallow commands such as \circ or \rm.
-_LATEX_LETTER_ACCENT = re.compile(
-    r"\\[uvHckrdb](?:\s*\{\s*([A-Za-z])\s*\}|\s+([A-Za-z])(?![A-Za-z]))"
-)
-_LATEX_COMMAND = re.compile(r"\\([A-Za-z]+)\s*")
 _DASHES = re.compile(r"[\-\u2010-\u2015\u2212/]+")
 # Sub- and superscript marks join their operands: "K_2^0" is the word "k20".
 _SCRIPT_MARKS = re.compile(r"[_^]")
 _NON_WORD = re.compile(r"[^\w\s]+")
-
-
-def _latex_command(match: re.Match[str]) -> str:
-    name = match.group(1)
-    if name in _LATEX_LETTERS:
-        return _LATEX_LETTERS[name]
-    if name.lower() in _GREEK_NAMES:
-        return f" {name.lower().removeprefix('var')} "
-    if name in _MATH_OPERATORS:
-        return f" {name.lower()} "
-    return " "
 
 
 def _fold_character(char: str) -> str:
@@ -126,7 +102,9 @@ def normalize_text(text: str) -> str:
     """Lower-case words without accents, markup, LaTeX or punctuation.
 
     Two spellings of one title (HTML from Crossref, LaTeX from BibTeX,
-    precomposed or combining accents) normalise to the same string.
+    precomposed or combining accents) normalise to the same string. LaTeX is read
+    by `text.latex_to_text`, the one converter the parsers use too, so a title and
+    the record it is compared with go through the same reading.
 
     >>> normalize_text("Schr\\\\\\"odinger’s <i>Cat</i> &amp; Co-operation")
     'schrodingers cat and co operation'
@@ -141,12 +119,7 @@ def normalize_text(text: str) -> str:
         text = unescaped
     text = _MATH_ELEMENT.sub(" ", text)
     text = MARKUP_TAG.sub("", text)
-    text = _LATEX_SYMBOL_ACCENT.sub(r"\1", text)
-    text = _LATEX_LETTER_ACCENT.sub(lambda match: match.group(1) or match.group(2), text)
-    # "\\/" is LaTeX's italic correction, kept by some records ("Bio\\/technology").
-    text = text.replace("\\&", "&").replace("\\\\", " ").replace("\\/", "")
-    text = _LATEX_COMMAND.sub(_latex_command, text)
-    text = text.replace("{", "").replace("}", "")
+    text = latex_to_text(text)
     text = text.translate(_SPECIAL_LETTERS)
     text = unicodedata.normalize("NFKD", text).lower()
     text = "".join(_fold_character(char) for char in text if not unicodedata.combining(char))

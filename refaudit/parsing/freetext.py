@@ -542,6 +542,14 @@ def _space_separated(text: str) -> list[str]:
 
 
 def _vancouver_person(name: str) -> Person | None:
+    """ "Hinton G", "Hinton G." or "Ångström AJ" → Person(family, initials).
+
+    Not `names.display_name_to_person(medline_order=True)`, which reads PubMed's API
+    names: those always have undotted ASCII capitals for initials, while a Vancouver
+    list typed into a paper dots them or not and starts names in any alphabet (`_CAP`),
+    and the list was already cut into names here by the same pattern. The family name
+    keeps its particle ("van der Berg"), as the style writes it.
+    """
     match = re.match(
         rf"^(?P<family>.+?)\s+(?P<initials>[{_CAP}]{{1,3}}|(?:[{_CAP}]\.\s?){{1,3}})$", name.strip()
     )
