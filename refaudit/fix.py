@@ -328,7 +328,7 @@ def _span_for(
 ) -> EntrySpan | None:
     candidates = [s for s in spans if s.key == key and s.start not in used]
     exact = [s for s in candidates if s.line == line]
-    return (exact or candidates or [None])[0]
+    return next(iter(exact or candidates), None)
 
 
 def _edit_for(result: Result, original: str, add_ids: bool) -> tuple[str, str] | str:

@@ -65,14 +65,15 @@ def clear(
     except CacheUnusable as error:
         # A file that is not a usable cache holds nothing worth keeping: start afresh.
         gone = remove_cache_files(directory)
-        names = ", ".join(path.name for path in gone) or "nothing"
+        removed_files = ", ".join(path.name for path in gone) or "nothing"
         stdout_console().print(
-            f"removed the unusable cache ({error.reason}): {names} in {directory}",
+            f"removed the unusable cache ({error.reason}): {removed_files} in {directory}",
             highlight=False,
         )
         return
     try:
-        removed = sum(cache.clear(source=name, expired_only=expired) for name in (names or [None]))
+        scopes: list[str | None] = list(names) if names else [None]
+        removed = sum(cache.clear(source=name, expired_only=expired) for name in scopes)
     finally:
         cache.close()
     what = " expired" if expired else ""

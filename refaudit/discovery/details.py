@@ -6,6 +6,7 @@ it (`merge.FIELD_PRIORITY`).
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -47,7 +48,8 @@ class FieldOrigin:
     field: str
     value: str
     source: str
-    others: dict[str, str] = field(default_factory=dict)
+    # `dataclasses.field`: the class's own `field` attribute shadows the bare name.
+    others: dict[str, str] = dataclasses.field(default_factory=dict)
 
 
 @dataclass

@@ -114,10 +114,11 @@ def _is_derivation(cited: str, found: str) -> bool:
 def _word_changes(cited: Sequence[str], found: Sequence[str]) -> list[tuple[str, str]]:
     """The (cited, found) word pairs an edit script needs; "" marks an absent word."""
     changes: list[tuple[str, str]] = []
-    for tag, c_start, c_end, f_start, f_end in Levenshtein.opcodes(cited, found):
-        if tag == "equal":
+    for step in Levenshtein.opcodes(cited, found):
+        if step.tag == "equal":
             continue
-        cited_part, found_part = list(cited[c_start:c_end]), list(found[f_start:f_end])
+        cited_part = list(cited[step.src_start : step.src_end])
+        found_part = list(found[step.dest_start : step.dest_end])
         width = max(len(cited_part), len(found_part))
         cited_part += [""] * (width - len(cited_part))
         found_part += [""] * (width - len(found_part))
@@ -206,9 +207,9 @@ def compare_titles(cited: str, found: str, found_subtitle: str | None = None) ->
         # Misread letters ("tbe", "ModeIs"): if they are all that differs, it is a slip.
         comparison = compare_titles(repaired, found, found_subtitle)
         if comparison.kind != "different":
-            changes = tuple(_word_changes(cited_words, _title_words(repaired)))
+            slips = tuple(_word_changes(cited_words, _title_words(repaired)))
             kind: TitleKind = "typo" if comparison.kind in ("exact", "minor") else comparison.kind
-            return TitleComparison(kind, TITLE_KIND_SCORE["typo"], changes)
+            return TitleComparison(kind, TITLE_KIND_SCORE["typo"], slips)
     similarity = fuzz.ratio(" ".join(cited_words), " ".join(found_words)) / 100
 
     def result(kind: TitleKind, changes: Sequence[tuple[str, str]] = ()) -> TitleComparison:

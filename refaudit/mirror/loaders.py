@@ -65,7 +65,7 @@ def read_records(
     done_before = lines = 0
     for path in files:
         with path.open("rb") as raw:
-            stream: IO[bytes] = gzip.GzipFile(fileobj=raw) if _gzipped(raw) else raw
+            stream: Iterable[bytes] = gzip.GzipFile(fileobj=raw) if _gzipped(raw) else raw
             line_number = 0
             try:
                 for line_number, line in enumerate(stream, 1):

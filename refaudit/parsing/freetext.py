@@ -341,9 +341,9 @@ def _read_quoted(text: str, quoted: _Quoted) -> _Parts:
         parts.venue = venue_text[1:end] if end > 0 else None
         parts.tail = venue_text[end + 1 :] if end > 0 else after
     elif venue_text and not venue_text.lower().startswith(("http", "doi", "arxiv")):
-        end = _CHICAGO_VENUE_END.search(venue_text)
-        parts.venue = venue_text[: end.start()] if end else venue_text
-        parts.tail = venue_text[end.start() :] if end else ""
+        venue_end = _CHICAGO_VENUE_END.search(venue_text)
+        parts.venue = venue_text[: venue_end.start()] if venue_end else venue_text
+        parts.tail = venue_text[venue_end.start() :] if venue_end else ""
     return parts
 
 
@@ -495,8 +495,8 @@ def _read_authors(text: str, style: str) -> tuple[list[Person], bool]:
         return [], truncated
     if style == "vancouver":
         names = re.split(r",\s*", text) if "," in text else _space_separated(text)
-        people = [_vancouver_person(name) for name in names if name.strip()]
-        return [p for p in people if p], truncated
+        found = [_vancouver_person(name) for name in names if name.strip()]
+        return [person for person in found if person], truncated
     if style == "family-first" and "," not in text and " " in text and not _has_initials(text):
         # "World Health Organization. (2020)." — a group author, not given + family names.
         return [Person(family=text, is_organisation=True)], truncated

@@ -3,7 +3,14 @@
 from __future__ import annotations
 
 from refaudit.models import AuditReport
-from refaudit.render.common import RenderContext, finding_source, location, rows, shown_verdict
+from refaudit.render.common import (
+    RenderContext,
+    Row,
+    finding_source,
+    location,
+    rows,
+    shown_verdict,
+)
 from refaudit.render.table import summary_lines
 
 
@@ -18,7 +25,8 @@ def render_markdown(report: AuditReport, context: RenderContext) -> str:
     for line in snapshot:
         lines += [line, ""]
 
-    issues, quiet = [], []
+    issues: list[Row] = []
+    quiet: list[Row] = []
     for result in report.results:
         for row in rows(result, context):
             (quiet if row.finding.suppressed else issues).append(row)
@@ -35,11 +43,11 @@ def render_markdown(report: AuditReport, context: RenderContext) -> str:
                 for mark, on in (("**fails**", row.failing), ("*baseline*", row.baselined))
                 if on
             )
-            finding = f"`{row.finding.code}` {_cell(row.finding.message)} {marks}".rstrip()
+            said = f"`{row.finding.code}` {_cell(row.finding.message)} {marks}".rstrip()
             source = _cell(finding_source(row.result, row.finding))
             lines.append(
                 f"| `{_cell(row.result.reference.key)}` | {shown_verdict(row.result)} "
-                f"| {row.finding.severity} | {finding} | {source} | {_cell(location(row.result))} |"
+                f"| {row.finding.severity} | {said} | {source} | {_cell(location(row.result))} |"
             )
         lines.append("")
     else:

@@ -39,6 +39,8 @@ from refaudit.report import (
     BibtexResults,
     CorrectedBibliography,
     DoiIntegrity,
+    FixedEntry,
+    LeftEntry,
     NoticeDetails,
     PaperDetailsResult,
     ReferenceResult,
@@ -116,7 +118,10 @@ class PaperMetadata(BaseModel):
 
 def server_state(ctx: Context) -> ServerState:
     """The state the server's lifespan yielded (settings, shared sources, health)."""
-    return ctx.request_context.lifespan_context  # type: ignore[no-any-return]
+    state = ctx.request_context.lifespan_context
+    if not isinstance(state, ServerState):
+        raise ToolError("the server was started without refaudit's lifespan")
+    return state
 
 
 async def _pipeline(state: ServerState, call: Callable[[], Awaitable[T]]) -> T:
@@ -438,10 +443,10 @@ async def correct_bibliography(
             bibtex=outcome.text,
             diff="".join(diff),
             corrected=[
-                {"key": c.key, "line": c.line, "action": c.action, "fields": list(c.fields)}
+                FixedEntry(key=c.key, line=c.line, action=c.action, fields=list(c.fields))
                 for c in outcome.changes
             ],
-            left=[{"key": result.reference.key, "reason": why} for result, why in outcome.left],
+            left=[LeftEntry(key=result.reference.key, reason=why) for result, why in outcome.left],
             summary=report_model(report, render_context(state.settings)).summary,
         )
 

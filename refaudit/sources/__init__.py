@@ -25,6 +25,9 @@ if TYPE_CHECKING:
     from refaudit.sources.client import RateLimit, SourceClient
     from refaudit.sources.quota import Budget
 
+    #: A registry target: every source is built as `cls(client, settings)`.
+    SourceFactory = Callable[[SourceClient, Settings], Source]
+
 
 class Sources:
     """The sources enabled for one run, each with its own SourceClient."""
@@ -85,7 +88,7 @@ class Sources:
         ]
 
 
-def load(name: str) -> tuple[type[Source], ModuleType]:
+def load(name: str) -> tuple[SourceFactory, ModuleType]:
     """The source class registered under `name`, and its module."""
     module_name, class_name = registry.entry(name).target.split(":")
     module = importlib.import_module(module_name)

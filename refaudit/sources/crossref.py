@@ -146,7 +146,7 @@ class CrossrefSource(Source):
         `filter=from-index-date:` with deep cursor paging, as Crossref asks bulk
         harvesters to do; pages are never cached.
         """
-        cursor = "*"
+        cursor: str | None = "*"
         while cursor:
             params: list[tuple[str, Any]] = [
                 ("filter", f"from-index-date:{day}"),

@@ -27,9 +27,9 @@ def first_text(value: Any) -> str | None:
         return text or None
     if isinstance(value, (list, tuple)):
         for item in value:
-            text = first_text(item)
-            if text:
-                return text
+            found = first_text(item)
+            if found:
+                return found
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return str(value)
     return None
