@@ -134,12 +134,12 @@ def field_origins(records: dict[str, Work], chosen: Work | None = None) -> list[
     merged = chosen or merge_records(ordered)
     origins: list[FieldOrigin] = []
     for name in _COMPARED_FIELDS:
-        chosen = _display(name, getattr(merged, name))
-        if not chosen:
+        shown = _display(name, getattr(merged, name))
+        if not shown:
             continue
         having = [w for w in ordered if _display(name, getattr(w, name))]
         same = [w for w in having if _comparable(name, w) == _comparable(name, merged)]
         others = {w.source: _display(name, getattr(w, name)) for w in having if w not in same}
         winner = same[0].source if same else merged.source
-        origins.append(FieldOrigin(name, chosen, winner, others))
+        origins.append(FieldOrigin(name, shown, winner, others))
     return origins
