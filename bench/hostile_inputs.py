@@ -1,18 +1,24 @@
 """Hostile inputs: how parse time and memory grow with the input, and a long fuzz run.
 
 Each case is parsed at two sizes; a ratio near 2 for twice the input is linear, near 4
-is quadratic. The 100k-entry bibliography is audited offline (nothing cached, so every
-reference is `unverified`) in a child process whose peak RSS is reported.
+is quadratic. Bibliographies of 10k and 100k entries are audited by `refaudit check`
+in a child process whose peak RSS is reported: synthetic entries offline (nothing
+cached, so every reference is `unverified`), or with `--mirror` real citations
+(scale-5000's, repeated) through an SQLite mirror of the benchmark world, so every
+reference carries real evidence.
 
-    python bench/hostile_inputs.py              # scaling table + 100k-entry run
-    python bench/hostile_inputs.py --fuzz       # also the long fuzz profile (minutes)
+    python bench/hostile_inputs.py                          # scaling table + 10k/100k offline
+    python bench/hostile_inputs.py --memory-only --mirror --entries 10000 --work /tmp/w
+    python bench/hostile_inputs.py --formats json table     # peak RSS per report format
+    python bench/hostile_inputs.py --fuzz                   # also the long fuzz profile (minutes)
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
-import resource
+import re
 import subprocess
 import sys
 import tempfile
@@ -89,6 +95,7 @@ def scaling() -> None:
 
 
 def big_bibliography(path: Path, entries: int) -> None:
+    """`entries` synthetic articles no source holds (offline, every one is `unverified`)."""
     with path.open("w", encoding="utf-8") as out:
         for i in range(entries):
             out.write(
@@ -99,35 +106,66 @@ def big_bibliography(path: Path, entries: int) -> None:
             )
 
 
-def hundred_thousand(entries: int) -> None:
-    with tempfile.TemporaryDirectory() as folder:
-        bib = Path(folder) / "big.bib"
-        big_bibliography(bib, entries)
-        env = {**os.environ, "REFAUDIT_CACHE_DIR": folder + "/cache", "REFAUDIT_DATA_DIR": folder}
-        command = [
-            sys.executable,
-            "-m",
-            "refaudit",
-            "check",
-            str(bib),
-            "--offline",
-            "-q",
-            "--format",
-            "json",
-            "-o",
-            folder + "/report.json",
-            "--allow-unverified",
-        ]
-        started = time.perf_counter()
-        done = subprocess.run(command, env=env, capture_output=True, text=True)
+_ENTRY_KEY = re.compile(r"^(@\w+\{)([^,\s]+),", re.MULTILINE)
+
+
+def real_bibliography(path: Path, entries: int) -> None:
+    """`entries` real citations: scale-5000's entries over and over, each under a new key."""
+    from accuracy import PUBLIC, SETS
+
+    text = (PUBLIC / SETS["scale-5000"]).read_text(encoding="utf-8")
+    starts = [match.start() for match in _ENTRY_KEY.finditer(text)]
+    blocks = [text[a:b] for a, b in zip(starts, [*starts[1:], len(text)], strict=True)]
+    with path.open("w", encoding="utf-8") as out:
+        for i in range(entries):
+            out.write(_ENTRY_KEY.sub(rf"\g<1>\g<2>-{i},", blocks[i % len(blocks)], count=1))
+
+
+def peak_memory(bib: Path, folder: str, output_format: str, extra: list[str]) -> str:
+    """`refaudit check` on `bib` in a child process: exit code, wall time and its peak RSS."""
+    env = {**os.environ, "REFAUDIT_CACHE_DIR": folder + "/cache", "REFAUDIT_DATA_DIR": folder}
+    command = [
+        sys.executable, "-m", "refaudit", "check", str(bib), *extra, "-q", "--allow-unverified",
+        "--format", output_format, "-o", f"{folder}/report.{output_format}",
+    ]  # fmt: skip
+    started = time.perf_counter()
+    with tempfile.TemporaryFile() as errors:
+        child = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=errors)
+        _, status, usage = os.wait4(child.pid, 0)
         wall = time.perf_counter() - started
-        peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-        print(
-            f"{entries:,}-entry .bib ({bib.stat().st_size / 1e6:.1f} MB), check --offline: "
-            f"exit {done.returncode}, {wall:.1f} s, peak RSS {peak_mb:,.0f} MB"
-        )
-        if done.returncode not in (0, 1, 3):
-            print(done.stderr[-2000:])
+        code = os.waitstatus_to_exitcode(status)
+        line = f"exit {code}, {wall:.1f} s, peak RSS {usage.ru_maxrss / 1024:,.0f} MB"
+        if code not in (0, 1, 3):
+            errors.seek(0)
+            line += "\n" + errors.read().decode(errors="replace")[-2000:]
+    return line
+
+
+def memory(counts: list[int], formats: list[str], mirror: Path | None) -> None:
+    """Peak RSS of `check` on bibliographies of each size, offline or through a mirror only."""
+    for entries in counts:
+        with tempfile.TemporaryDirectory() as folder:
+            bib = Path(folder) / "big.bib"
+            if mirror is None:
+                big_bibliography(bib, entries)
+                extra, how = ["--offline"], "--offline, nothing cached"
+            else:
+                real_bibliography(bib, entries)
+                extra, how = ["--sources", "mirror", "--mirror", str(mirror)], "--sources mirror"
+            size = bib.stat().st_size / 1e6
+            for output_format in formats:
+                outcome = peak_memory(bib, folder, output_format, extra)
+                print(f"{entries:,} entries ({size:.1f} MB), {how}, {output_format}: {outcome}")
+
+
+def world_mirror(work: Path) -> Path:
+    """An SQLite mirror of the benchmark world (bench/mirror.py's export; reused in `work`)."""
+    from mirror import build, export
+
+    location = work / "world.sqlite3"
+    if not location.is_file():
+        build(export("world", work / "world"), str(location))
+    return location
 
 
 def fuzz() -> None:
@@ -140,11 +178,23 @@ def fuzz() -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--entries", type=int, default=100_000)
+    parser.add_argument("--entries", type=int, nargs="*", default=[10_000, 100_000])
+    parser.add_argument("--formats", nargs="*", default=["json"], help="report formats to write")
+    parser.add_argument(
+        "--mirror", action="store_true", help="real citations through a world mirror, no network"
+    )
+    parser.add_argument("--work", type=Path, help="keep the world export and mirror here")
+    parser.add_argument("--memory-only", action="store_true", help="skip the scaling table")
     parser.add_argument("--fuzz", action="store_true", help="also run the long fuzz profile")
     args = parser.parse_args()
-    scaling()
-    hundred_thousand(args.entries)
+    if not args.memory_only:
+        scaling()
+    if args.mirror:
+        with contextlib.ExitStack() as stack:
+            work = args.work or Path(stack.enter_context(tempfile.TemporaryDirectory()))
+            memory(args.entries, args.formats, world_mirror(work))
+    else:
+        memory(args.entries, args.formats, None)
     if args.fuzz:
         fuzz()
 
