@@ -140,20 +140,20 @@ def check_command(
     context = RenderContext(
         fail_on=settings.fail_on, baseline=known, details=details, verbose=verbose, quiet=quiet
     )
-    # JSON is written batch by batch as the audit goes, so a long bibliography's
-    # results are not all held whole until the end.
+    # JSON is written batch by batch as the audit goes, and the table keeps whole only
+    # the results it lists, so a long bibliography's results are not all held whole.
     stream = None
+    on_batch = None
     if output_format == "json":
         from refaudit.render.json import JsonStream
 
         stream = JsonStream(context)
-    report = _audit(
-        files,
-        settings,
-        all_entries=all_entries,
-        quiet=quiet,
-        on_batch=stream.add if stream else None,
-    )
+        on_batch = stream.add
+    elif output_format == "table":
+        from refaudit.render.table import table_batches
+
+        on_batch = table_batches(context)
+    report = _audit(files, settings, all_entries=all_entries, quiet=quiet, on_batch=on_batch)
     outage = nothing_answered(report)
     failing = failing_results(report, settings.fail_on, known)
     if outage and not failing and output is None and output_format == "table":

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from refaudit.errors import CIRCUIT_OPEN
 from refaudit.findings import DEFAULT_FAIL_ON
-from refaudit.models import SEVERITY_RANK, AuditReport, Finding, Result, Verdict
+from refaudit.models import SEVERITY_RANK, AuditReport, Finding, Result, SourceStatus, Verdict
 from refaudit.policy import effective_findings, failing_findings
 
 if TYPE_CHECKING:
@@ -89,6 +89,21 @@ def rows(result: Result, context: RenderContext) -> list[Row]:
         )
         for finding in ordered
     ]
+
+
+StatusMaps = dict[tuple[tuple[str, str, str | None, str | None], ...], dict[str, SourceStatus]]
+"""Maps of source states shared by results, by (source, state, reason, why) of each."""
+
+
+def light_result(result: Result, statuses: StatusMaps) -> Result:
+    """`result` without what only its rendering needed: the matched record, the corrected entry.
+
+    Results that asked the same sources with the same outcome share one (read-only)
+    map of source states, so a long run keeps a few of them rather than one each.
+    """
+    key = tuple((name, s.state, s.reason, s.why) for name, s in result.sources.items())
+    shared = statuses.setdefault(key, result.sources)
+    return replace(result, matched=None, corrected_bibtex=None, sources=shared)
 
 
 def display_path(file: str | None) -> str | None:

@@ -11,11 +11,16 @@ import functools
 import json
 import tempfile
 from collections.abc import Callable, Iterator
-from dataclasses import replace
 from typing import IO, Any
 
-from refaudit.models import AuditReport, Result, SourceStatus
-from refaudit.render.common import RenderContext, report_summary, rows
+from refaudit.models import AuditReport, Result
+from refaudit.render.common import (
+    RenderContext,
+    StatusMaps,
+    light_result,
+    report_summary,
+    rows,
+)
 from refaudit.report import (
     SCHEMA_PATH,
     ReferenceResult,
@@ -84,8 +89,6 @@ def report_data(report: AuditReport, context: RenderContext) -> dict[str, Any]:
 _SEPARATOR = ",\n    "
 #: Stands for the results array while the rest of the report is serialised.
 _RESULTS_SLOT = "\u0000refaudit-results\u0000"
-#: Results whose sources took part alike, by (source, state, reason, why).
-_StatusKey = tuple[tuple[str, str, str | None, str | None], ...]
 
 
 def render_json(report: AuditReport, context: RenderContext) -> str:
@@ -113,7 +116,7 @@ class JsonStream:
     def __init__(self, context: RenderContext) -> None:
         self._context = context
         self._spool: IO[str] = tempfile.TemporaryFile("w+", encoding="utf-8")
-        self._statuses: dict[_StatusKey, dict[str, SourceStatus]] = {}
+        self._statuses: StatusMaps = {}
 
     def add(self, results: list[Result]) -> list[Result]:
         for result in results:
@@ -128,17 +131,6 @@ class JsonStream:
             self._spool.seek(0)
             pieces = iter(functools.partial(self._spool.read, 1 << 20), "")
             _write_report(report, self._context, pieces, write, joined=True)
-
-
-def light_result(result: Result, statuses: dict[_StatusKey, dict[str, SourceStatus]]) -> Result:
-    """`result` without what only its rendering needed: the matched record, the corrected entry.
-
-    Results that asked the same sources with the same outcome share one (read-only)
-    map of source states, so a long run keeps a few of them rather than one each.
-    """
-    key = tuple((name, s.state, s.reason, s.why) for name, s in result.sources.items())
-    shared = statuses.setdefault(key, result.sources)
-    return replace(result, matched=None, corrected_bibtex=None, sources=shared)
 
 
 def _result_text(result: Result, context: RenderContext) -> str:

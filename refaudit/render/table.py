@@ -7,16 +7,19 @@ is one line, `path:line: severity code [key] message`, like ruff's concise outpu
 from __future__ import annotations
 
 import io
+from collections.abc import Callable
 from typing import Any
 
 from refaudit.models import SEVERITY_RANK, AuditReport, Result, Verdict
 from refaudit.render.common import (
     RenderContext,
     Row,
+    StatusMaps,
     consulted_sources,
     display_path,
     finding_message,
     finding_source,
+    light_result,
     location,
     mirror_line,
     rows,
@@ -48,6 +51,23 @@ def group_of(result: Result, result_rows: list[Row]) -> str:
     if active:
         return max(active, key=SEVERITY_RANK.__getitem__)
     return "suppressed" if result_rows else "verified"
+
+
+def table_batches(context: RenderContext) -> Callable[[list[Result]], list[Result]]:
+    """An audit `on_batch` hook: results the table will not list are kept light.
+
+    A verified reference without findings is only counted (unless --verbose), so its
+    matched record and corrected entry need not be held until the table is printed.
+    """
+    statuses: StatusMaps = {}
+
+    def keep(results: list[Result]) -> list[Result]:
+        return [
+            result if context.verbose or rows(result, context) else light_result(result, statuses)
+            for result in results
+        ]
+
+    return keep
 
 
 def render_table(

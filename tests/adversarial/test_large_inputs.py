@@ -11,8 +11,9 @@ import json
 
 from refaudit.models import AuditReport
 from refaudit.policy import failing_results
-from refaudit.render import RenderContext, render
+from refaudit.render import RenderContext, render, rows
 from refaudit.render.json import JsonStream, render_json, report_data
+from refaudit.render.table import render_table_text, table_batches
 from tests.report_samples import sample_report
 
 
@@ -60,3 +61,15 @@ def test_a_reports_repr_does_not_spell_out_its_results() -> None:
     report = copy.deepcopy(sample_report())
     report.results = report.results * 1000
     assert repr(report) == f"<AuditReport: {len(report.results)} results, 1 problems>"
+
+
+def test_the_table_keeps_whole_only_the_results_it_lists() -> None:
+    context = RenderContext()
+    full, light = sample_report(), sample_report()
+    light.results = table_batches(context)(light.results)
+    unlisted = [r for r in light.results if not rows(r, context)]
+    assert unlisted and all(r.matched is None for r in unlisted)
+    assert all(r.matched is not None for r in full.results if not rows(r, context))
+    assert render_table_text(light, context) == render_table_text(full, context)
+    verbose = RenderContext(verbose=True)
+    assert table_batches(verbose)(full.results) == full.results
