@@ -143,7 +143,7 @@ def check_command(
     # JSON is written batch by batch as the audit goes, and the table keeps whole only
     # the results it lists, so a long bibliography's results are not all held whole.
     stream = None
-    on_batch = None
+    on_batch: Callable[[list[Any]], Sequence[Any]] | None = None
     if output_format == "json":
         from refaudit.render.json import JsonStream
 
