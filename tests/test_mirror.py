@@ -103,6 +103,34 @@ def test_fuzzy_search_finds_a_title_whose_every_word_is_misspelt(mirror: Path) -
     store.close()
 
 
+def test_the_typo_pass_runs_only_for_a_word_that_is_in_no_title(mirror: Path) -> None:
+    from refaudit.sources.base import SearchQuery
+    from refaudit.sources.mirror import MirrorSource
+
+    store = open_store(str(mirror))
+    assert store.unknown_title_words("crossref", ["residual", "recogntion", "image"]) == [
+        "recogntion"
+    ]
+    modes: list[str] = []
+    candidates = store.candidates
+
+    def counted(upstream: str, words: object, **options: object) -> object:
+        modes.append(str(options["mode"]))
+        return candidates(upstream, words, **options)  # type: ignore[arg-type]
+
+    store.candidates = counted  # type: ignore[method-assign]
+    crossref = MirrorSource(store).as_sources().get("crossref")
+    assert crossref is not None
+    # Real words, no title close to them: "all" and "any" searched every word already.
+    invented = SearchQuery(title="Molecular learning of residual communication networks")
+    assert asyncio.run(crossref.search(invented)) != [] and modes == ["all", "any"]
+    modes.clear()
+    typo = SearchQuery(title="Residaul Lerning Recogntion", limit=1)
+    assert asyncio.run(crossref.search(typo))[0].doi == RESNET_DOI
+    assert modes == ["all", "any", "similar"]
+    store.close()
+
+
 def test_sources_mirror_audits_without_any_request(mirror: Path, bib: Path) -> None:
     upstreams = FakeUpstreams()  # no routes: any request fails the test
     report = _audit(bib, upstreams, sources=["mirror"], mirror=str(mirror))

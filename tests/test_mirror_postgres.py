@@ -72,6 +72,14 @@ def test_trigram_search_finds_a_title_whose_every_word_is_misspelt(built: str) -
     store.close()
 
 
+def test_words_in_no_title_are_told_apart_by_the_index(built: str) -> None:
+    store = open_store(built)
+    words = ["residual", "recogntion", "image", "o'brien"]
+    assert store.unknown_title_words("crossref", words) == ["recogntion", "o'brien"]
+    assert store.unknown_title_words("crossref", ["''"]) == []
+    store.close()
+
+
 def test_sources_mirror_audits_from_postgres_without_network(built: str, tmp_path: Path) -> None:
     bib = tmp_path / "refs.bib"
     bib.write_text(BIBLIOGRAPHY, encoding="utf-8")

@@ -182,6 +182,21 @@ class PostgresStore(MirrorStore):
         rows = self._db.execute(sql, (*args, *order_args, limit)).fetchall()
         return [Candidate(row["title"] or "", bytes(row["body"])) for row in rows]
 
+    def unknown_title_words(self, upstream: str, words: Sequence[str]) -> list[str]:
+        if upstream not in UPSTREAMS:
+            return []
+        # One index probe per word: is it among the title lexemes (weight A) of any record?
+        queries = {f"{_lexeme(w)}:A": w for w in words if _lexeme(w)}
+        if not queries:
+            return []
+        rows = self._db.execute(
+            f"SELECT q FROM unnest(%s::text[]) AS q WHERE NOT EXISTS"
+            f" (SELECT 1 FROM {SCHEMA}.{upstream} WHERE tsv @@ to_tsquery('simple', q))",
+            (list(queries),),
+        ).fetchall()
+        unknown = {queries[row["q"]] for row in rows}
+        return [word for word in words if word in unknown]
+
     def retractions(self) -> RetractionRows | None:
         if not int(self._meta.get("records_retraction_watch") or 0):
             return None

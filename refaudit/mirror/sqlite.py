@@ -149,6 +149,25 @@ class SqliteStore(MirrorStore):
             Candidate(title or "", body) for title, body in self._db.execute(sql, (*args, limit))
         ]
 
+    def unknown_title_words(self, upstream: str, words: Sequence[str]) -> list[str]:
+        if upstream not in UPSTREAMS or not words:
+            return []
+        # The FTS index's own vocabulary, per column (a temporary table: no write to the file).
+        vocabulary = f"temp.{upstream}_vocabulary"
+        self._db.execute(
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS {vocabulary}"
+            f" USING fts5vocab(main, '{upstream}_fts', 'col')"
+        )
+        marks = ",".join("?" * len(words))
+        known = {
+            row[0]
+            for row in self._db.execute(
+                f"SELECT term FROM {vocabulary} WHERE col = 'title' AND term IN ({marks})",
+                list(words),
+            )
+        }
+        return [word for word in words if word not in known]
+
     def retractions(self) -> RetractionRows | None:
         if not int(self._meta.get("records_retraction_watch") or 0):
             return None

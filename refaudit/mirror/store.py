@@ -135,6 +135,10 @@ class MirrorStore(abc.ABC):
         """
 
     @abc.abstractmethod
+    def unknown_title_words(self, upstream: str, words: Sequence[str]) -> list[str]:
+        """The `words` found in no title of `upstream`: a misspelt word is among them."""
+
+    @abc.abstractmethod
     def retractions(self) -> RetractionRows | None:
         """The Retraction Watch rows, or None when the mirror was built without them."""
 

@@ -134,10 +134,15 @@ class MirrorView(Source):
             return []
         # Cheapest first: the title's words all present; then any of them (a changed or
         # invented word); then similar titles (misspelt words). Each pass only when the
-        # ones before found no close title.
+        # ones before found no close title, and the last only when a word is in no title
+        # at all: with every word spelt as some title spells it, "any" has searched them.
         passes: list[SearchMode] = ["any"] if wanted.free_text else ["all", "any", "similar"]
         found: list[Candidate] = []
         for mode in passes:
+            if mode == "similar" and not self._store.unknown_title_words(
+                self._upstream, wanted.words
+            ):
+                break
             found += self._store.candidates(
                 self._upstream,
                 wanted.words,
