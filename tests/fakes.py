@@ -15,6 +15,7 @@ realistic Crossref, OpenAlex and DataCite bodies from a few keyword arguments.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from collections.abc import Callable
@@ -279,6 +280,14 @@ class FakeClock:
     async def sleep(self, seconds: float) -> None:
         self.sleeps.append(seconds)
         self.now += max(0.0, seconds)
+
+
+class YieldingClock(FakeClock):
+    """A fake clock whose sleep lets other calls run, as a real sleep does (for queue order)."""
+
+    async def sleep(self, seconds: float) -> None:
+        await super().sleep(seconds)
+        await asyncio.sleep(0)
 
 
 def make_client(

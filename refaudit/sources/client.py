@@ -12,6 +12,9 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import functools
+import heapq
+import itertools
 import json
 import logging
 import random
@@ -49,7 +52,10 @@ SECRET_PARAMS = frozenset({"api_key", "apikey", "insttoken", "mailto", "email", 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 MAX_RETRY_AFTER_S = 120.0
 # Pace a little under the published rate: network jitter bunches requests up on arrival.
-PACING = 0.9
+# A pool that is answered 429 anyway slows down by a step, to the slowest pace at most.
+PACING = 0.97
+PACING_STEP = 0.95
+SLOWEST_PACING = 0.8
 # Consecutive failed requests (any calls') that open a source's circuit: more than one
 # call's retries, so one unlucky call cannot open it, and few enough that a dead source
 # stops costing time while dozens of calls wait for their turn.
@@ -62,6 +68,11 @@ _NAP_S = 0.25
 shared_pacer: ContextVar[Callable[[str, float, int], Awaitable[None]] | None] = ContextVar(
     "shared_pacer", default=None
 )
+
+#: The turn of the calls made in this context in their pool's queue: lower goes first.
+#: Evidence gathering puts identifier look-ups (each unlocks many references) ahead of
+#: searches, and a reference's later searches ahead of other references' first ones.
+request_priority: ContextVar[float] = ContextVar("request_priority", default=0.0)
 
 Params = Mapping[str, Any] | Sequence[tuple[str, Any]] | None
 
@@ -190,17 +201,33 @@ class Fetched:
         return None
 
 
+@dataclass(order=True)
+class _Ticket:
+    """A call waiting in a pool's queue, ordered by priority, then by arrival."""
+
+    priority: float
+    arrival: int
+    #: resolved when the call may look again (it became the head, or a slot freed)
+    turn: asyncio.Future[None] | None = field(default=None, compare=False)
+    gone: bool = field(default=False, compare=False)
+
+
 class _Pool:
-    """A token bucket and a semaphore; both respect the injected clock and sleep."""
+    """A token bucket, an in-flight cap and a priority queue, on the injected clock and sleep.
+
+    Only the head of the queue takes slots and tokens, so the order calls are sent
+    in is their priority order; the others wait without polling until they are head.
+    """
 
     def __init__(self, limit: RateLimit, clock: Callable[[], float]) -> None:
         self.limit = limit
+        self.pacing = PACING
         self._clock = clock
         self._tokens = float(limit.burst)
         self._updated = clock()
-        self._lock = asyncio.Lock()
+        self._queue: list[_Ticket] = []
+        self._arrivals = itertools.count()
         self._in_flight = 0
-        self._freed = asyncio.Condition()
 
     def adopt(self, rps: float | None = None, concurrency: int | None = None) -> None:
         """Tighten the limits when the server announces lower ones (never loosen them)."""
@@ -209,41 +236,66 @@ class _Pool:
             lowest = concurrency
         self.limit = RateLimit(min(rps or self.limit.rps, self.limit.rps), self.limit.burst, lowest)
 
-    async def acquire(
-        self, sleep: Callable[[float], Awaitable[None]], give_up: Callable[[], bool]
+    async def enter(
+        self,
+        sleep: Callable[[float], Awaitable[None]],
+        give_up: Callable[[], bool],
+        priority: float = 0.0,
     ) -> bool:
-        """Take a token (True), or stop waiting as soon as `give_up()` says so (False)."""
-        async with self._lock:
+        """Wait for this call's turn, a free slot and a token (True, holding the slot).
+
+        False as soon as `give_up()` says so. The slot is taken before the token: a
+        call that waited for a slot with a token in hand would be sent right after
+        the one before it, faster than the rate.
+        """
+        ticket = _Ticket(priority, next(self._arrivals))
+        heapq.heappush(self._queue, ticket)
+        try:
             while not give_up():
+                if self._queue[0] is not ticket or self._full():
+                    ticket.turn = asyncio.get_running_loop().create_future()
+                    await ticket.turn
+                    continue
                 now = self._clock()
-                refill = (now - self._updated) * self.limit.rps * PACING
+                refill = (now - self._updated) * self.limit.rps * self.pacing
                 self._tokens = min(float(self.limit.burst), self._tokens + refill)
                 self._updated = now
                 # Tolerate float rounding: a wait shorter than the clock's resolution would spin.
                 if self._tokens >= 1 - 1e-6:
                     self._tokens -= 1
+                    self._in_flight += 1
                     return True
                 # Short naps, so a circuit opening meanwhile releases the queue at once.
-                wait = (1 - self._tokens) / (self.limit.rps * PACING)
+                wait = (1 - self._tokens) / (self.limit.rps * self.pacing)
                 await sleep(min(wait, _NAP_S))
             return False
+        finally:
+            ticket.gone = True
+            while self._queue and self._queue[0].gone:
+                heapq.heappop(self._queue)
+            self._wake_head()
+
+    def leave(self) -> None:
+        """The call is answered: its slot is free for the head of the queue."""
+        self._in_flight -= 1
+        self._wake_head()
 
     def penalise(self, seconds: float) -> None:
         """After a 429, stop everyone in this pool for `seconds`."""
         self._tokens = min(self._tokens, 0.0) - seconds * self.limit.rps
 
-    async def enter(self) -> None:
-        """Wait for a free slot under the in-flight cap."""
-        async with self._freed:
-            await self._freed.wait_for(
-                lambda: not self.limit.concurrency or self._in_flight < self.limit.concurrency
-            )
-            self._in_flight += 1
+    def slow_down(self) -> None:
+        """Answered 429 at this pace: the requests arrive bunched up; pace a step slower."""
+        self.pacing = max(SLOWEST_PACING, self.pacing * PACING_STEP)
 
-    async def leave(self) -> None:
-        async with self._freed:
-            self._in_flight -= 1
-            self._freed.notify()
+    def _full(self) -> bool:
+        return bool(self.limit.concurrency) and self._in_flight >= self.limit.concurrency
+
+    def _wake_head(self) -> None:
+        if self._queue:
+            turn = self._queue[0].turn
+            if turn is not None and not turn.done():
+                turn.set_result(None)
 
 
 @dataclass
@@ -284,6 +336,8 @@ class SourceClient:
         self._pools = {pool: _Pool(limit, clock) for pool, limit in limits.items()}
         self._breaker = _Breaker()
         self._answered = False
+        #: requests on their way, by cache key: an identical one waits for the answer
+        self._sending: dict[str, asyncio.Event] = {}
         self._http = httpx.AsyncClient(
             transport=transport,
             timeout=httpx.Timeout(settings.timeout, connect=min(10.0, settings.timeout)),
@@ -381,34 +435,53 @@ class SourceClient:
         body = json.dumps(json_body, sort_keys=True) if json_body is not None else None
         key = _cache_key(method, url, pairs, body)
         use_cache = use_cache and self._settings.use_cache and self._cache is not None
-        if use_cache or self._settings.offline:
-            cached = self._cache.get(key) if self._cache else None
-            hit = (
-                Fetched(cached.status, cached.text, url, cached.headers, True, self.name)
-                if cached is not None
-                else None
-            )
-            # An entry garbled before bodies were checked is a miss, so the next answer heals it.
-            if hit is not None and hit.malformed() is None:
-                self._tally("cache_hits")
-                return hit
-        if self._settings.offline:
-            raise OfflineMiss(self.name, "offline and not in the cache", url=url)
-        fetched = await self._send_with_retries(
-            method, url, pairs, json_body, headers, accept, check, self._pool(pool)
-        )
+        while True:
+            if use_cache or self._settings.offline:
+                hit = self._cached(key, url)
+                if hit is not None:
+                    return hit
+            if self._settings.offline:
+                raise OfflineMiss(self.name, "offline and not in the cache", url=url)
+            sending = self._sending.get(key) if use_cache else None
+            if sending is None:
+                break
+            # The same request is on its way for another reference: its answer will be in
+            # the cache. (If it fails, nothing is cached and this call sends its own.)
+            await sending.wait()
+        done = asyncio.Event()
         if use_cache:
-            band = "negative" if fetched.status == 404 else ttl
-            secrets = self._settings.api_keys.values()
-            self._cache.put(  # type: ignore[union-attr]
-                key,
-                source=self.name,
-                status=fetched.status,
-                text=without_secrets(fetched.text, secrets),
-                headers={k: without_secrets(v, secrets) for k, v in fetched.headers.items()},
-                ttl=self._settings.ttl_days.get(band, 1.0) * 86400,
+            self._sending[key] = done
+        try:
+            fetched = await self._send_with_retries(
+                method, url, pairs, json_body, headers, accept, check, self._pool(pool)
             )
+            if use_cache:
+                band = "negative" if fetched.status == 404 else ttl
+                secrets = self._settings.api_keys.values()
+                self._cache.put(  # type: ignore[union-attr]
+                    key,
+                    source=self.name,
+                    status=fetched.status,
+                    text=without_secrets(fetched.text, secrets),
+                    headers={k: without_secrets(v, secrets) for k, v in fetched.headers.items()},
+                    ttl=self._settings.ttl_days.get(band, 1.0) * 86400,
+                )
+        finally:
+            if self._sending.get(key) is done:
+                del self._sending[key]
+            done.set()
         return fetched
+
+    def _cached(self, key: str, url: str) -> Fetched | None:
+        """The cached answer, if it is there and whole (a garbled one is a miss, and heals)."""
+        cached = self._cache.get(key) if self._cache else None
+        if cached is None:
+            return None
+        hit = Fetched(cached.status, cached.text, url, cached.headers, True, self.name)
+        if hit.malformed() is not None:
+            return None
+        self._tally("cache_hits")
+        return hit
 
     async def _send_with_retries(
         self,
@@ -471,6 +544,7 @@ class SourceClient:
                 if wait > MAX_RETRY_AFTER_S:
                     self._record_failure(exc)
                     break
+                pool.slow_down()
                 for each in self._pools.values():
                     each.penalise(wait)
             except (SourceUnavailable, _Malformed) as exc:
@@ -494,13 +568,13 @@ class SourceClient:
         *,
         probe: bool = False,
     ) -> Fetched:
-        if not await pool.acquire(self._sleep, lambda: self._breaker_stops(probe)):
+        stops = functools.partial(self._breaker_stops, probe)
+        if not await pool.enter(self._sleep, stops, request_priority.get()):
             raise self._circuit_open(url)
-        pacer = shared_pacer.get()
-        if pacer is not None:
-            await pacer(self.name, pool.limit.rps, pool.limit.burst)
-        await pool.enter()
         try:
+            pacer = shared_pacer.get()
+            if pacer is not None:
+                await pacer(self.name, pool.limit.rps, pool.limit.burst)
             if self._breaker_stops(probe):
                 # The circuit opened while this call waited for its turn.
                 raise self._circuit_open(url)
@@ -529,7 +603,7 @@ class SourceClient:
                 self.name, f"connection failed: {exc or type(exc).__name__}", url=url
             ) from exc
         finally:
-            await pool.leave()
+            pool.leave()
         self._answered = True
         kept = {k.lower(): v for k, v in response.headers.items() if k.lower() in _KEPT_HEADERS}
         self._adopt_announced_limits(kept, pool)

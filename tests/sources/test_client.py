@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 from pathlib import Path
 
 import httpx
 import pytest
-from fakes import FakeClock, FakeUpstreams, json_response, make_client
+from fakes import FakeClock, FakeUpstreams, YieldingClock, json_response, make_client
 
 from refaudit.cache import ResponseCache
 from refaudit.config import Settings
@@ -18,8 +19,10 @@ from refaudit.sources.client import (
     BREAKER_COOLDOWN_S,
     BREAKER_THRESHOLD,
     PACING,
+    PACING_STEP,
     RateLimit,
     SourceClient,
+    request_priority,
 )
 
 pytestmark = pytest.mark.anyio
@@ -228,6 +231,78 @@ async def test_requests_are_spaced_by_the_rate_limit() -> None:
     assert fake.count("crossref") == 5
     # Four gaps of 0.5 s, paced a little under the published rate.
     assert clock.now - start == pytest.approx(2.0 / PACING)
+
+
+class Upstream(httpx.AsyncBaseTransport):
+    """Answers after `latencies` seconds of fake time (one per request, then the last),
+    yielding meanwhile so that other calls run; notes when each request arrived."""
+
+    def __init__(self, clock: FakeClock, latencies: list[float]) -> None:
+        self.clock, self.latencies = clock, latencies
+        self.arrivals: list[tuple[float, str]] = []
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        self.arrivals.append((self.clock.now, request.url.params.get("n", "")))
+        latency = self.latencies[min(len(self.arrivals), len(self.latencies)) - 1]
+        for _ in range(5):
+            await asyncio.sleep(0)
+        self.clock.now += latency
+        return httpx.Response(200, json={}, headers=JSON)
+
+
+async def test_calls_that_waited_for_a_slot_still_arrive_at_the_rate() -> None:
+    """One slow answer (8 s) at one request in flight must not bunch up the next ones."""
+    clock = FakeClock()
+    upstream = Upstream(clock, [8.0, 0.3])
+    limits = {"default": RateLimit(rps=1, burst=1, concurrency=1)}
+    client = make_client(upstream, "semanticscholar", clock=clock, limits=limits)
+
+    await asyncio.gather(*(client.get("/paper/search", {"n": n}) for n in range(4)))
+
+    times = [t for t, _ in upstream.arrivals]
+    assert min(b - a for a, b in itertools.pairwise(times)) >= 1.0
+
+
+async def test_the_pool_sends_queued_calls_in_priority_order() -> None:
+    clock = YieldingClock()
+    upstream = Upstream(clock, [0.1])
+    limits = {"default": RateLimit(rps=1, burst=1)}
+    client = make_client(upstream, "crossref", clock=clock, limits=limits)
+
+    async def call(n: str, priority: float) -> None:
+        request_priority.set(priority)
+        await client.get("/works", {"n": n})
+
+    await asyncio.gather(call("first", 10), call("search", 10), call("lookup", 0))
+
+    assert [n for _, n in upstream.arrivals] == ["first", "lookup", "search"]
+
+
+async def test_a_pool_answered_429_paces_a_step_slower() -> None:
+    fake, clock = ok_fake(), FakeClock()
+    fake.fail("crossref", "429", times=1, retry_after=0)
+    client = make_client(
+        fake, "crossref", clock=clock, limits={"default": RateLimit(rps=1, burst=1)}
+    )
+    await client.get("/works", {"n": 0})
+    start = clock.now
+
+    await client.get("/works", {"n": 1})
+
+    assert clock.now - start == pytest.approx(1 / (PACING * PACING_STEP))
+
+
+async def test_identical_requests_in_flight_together_are_sent_once(tmp_path: Path) -> None:
+    """Two references citing the same work search it at the same moment: one request."""
+    clock = FakeClock()
+    upstream = Upstream(clock, [0.5])
+    cache = ResponseCache(tmp_path / "c.sqlite3")
+    client = make_client(upstream, "openalex", clock=clock, cache=cache)
+
+    answers = await asyncio.gather(*(client.get("/works", {"search": "gan"}) for _ in range(3)))
+
+    assert len(upstream.arrivals) == 1
+    assert [a.status for a in answers] == [200, 200, 200]
 
 
 async def test_named_pools_pace_independently() -> None:
