@@ -22,11 +22,13 @@ from refaudit.models import Reference, Work
 from refaudit.parsing.freetext import reread_with_title
 from refaudit.sources import Sources, registry
 from refaudit.sources.base import SearchQuery, Source
+from refaudit.sources.client import request_priority
 
 SEARCH_LIMIT = 5
-# References searched at once: enough that the slowest pools (Semantic Scholar, arXiv)
-# always have a reference waiting for them while others move through the fast ones.
-CONCURRENT_REFERENCES = 48
+# A search's turn in its pool's queue (lower goes first; identifier look-ups are 0): a
+# reference's later searches go before other references' first ones, so the references
+# that escalate reach the slow pools (Semantic Scholar, DBLP) early and keep them busy.
+SEARCH_PRIORITY = 10.0
 # A title with at most this many words changed is a near miss when it scores at
 # least this, or when this share of its words (and at least this many) is kept:
 # one long word swapped in a short title ("Competitive" for "Adversarial") costs
@@ -57,6 +59,8 @@ class Evidence(Ledger):
     doi_failed: set[str] = field(default_factory=set)
     arxiv_failed: set[str] = field(default_factory=set)
     searched: bool = False
+    #: the sources whose title or citation search answered about this reference
+    searched_by: set[str] = field(default_factory=set)
 
     @property
     def id_records(self) -> list[Work]:
@@ -76,14 +80,12 @@ async def gather_evidence(
     answer. So the slow search pools get work from the first second of a run.
     """
     evidence = [Evidence(reference) for reference in references]
-    gate = asyncio.Semaphore(CONCURRENT_REFERENCES)
 
     async def search_one(item: Evidence) -> None:
-        async with gate:
-            if needs_search(item):
-                await _search(item, sources)
-            else:
-                _decided_without_search(item, sources)
+        if needs_search(item):
+            await _search(item, sources)
+        else:
+            _decided_without_search(item, sources)
         if on_done:
             on_done()
 
@@ -122,24 +124,92 @@ def _decided_without_search(item: Evidence, sources: Sources) -> None:
 async def _ask_budgeted(evidence: list[Evidence], sources: Sources) -> None:
     """Ask the key-gated, quota-bound sources about what the free ones left open.
 
-    Each is asked about a reference only where it can change the verdict: a
-    free source failed on it (it would otherwise be unverified), the source
-    `decides` it (IEEE Xplore for IEEE and IET venues and DOIs), or no free
-    source is enabled at all. Cited DOIs are looked up in batches first; what
-    is still open is searched by title.
+    Each is asked about a reference only where its answer can change the verdict
+    (see `_budget_not_needed`). Cited DOIs are looked up in batches first; what is
+    still open is searched by title.
     """
     free = [n for n in sources.enabled if registry.entry(n).asked == "always"]
     for entry in registry.SOURCES:
         source = sources.get(entry.name)
         if entry.asked != "undecided" or source is None:
             continue
-        wanted = [
-            item
-            for item in evidence
-            if _still_open(item)
-            and (not free or source.decides(item.reference) or _free_source_failed(item))
-        ]
+        wanted = []
+        for item in evidence:
+            if not _still_open(item):
+                continue
+            why = _budget_not_needed(item, source, free)
+            if why is None:
+                wanted.append(item)
+            else:
+                item.not_asked(entry.name, "decided", why)
         await _ask_source(entry.name, source, wanted)
+
+
+def _budget_not_needed(item: Evidence, source: Source, free: list[str]) -> str | None:
+    """Why asking a quota-bound source about an open reference could not change its verdict.
+
+    None to ask it: no free source is enabled, a free source failed on the
+    reference (it would otherwise be unverified), or the source `decides` the
+    reference (IEEE Xplore for IEEE and IET venues and DOIs) and may hold a
+    record the free indexes did not show. Publishers deposit their records with
+    the DOI registrar, which the free general indexes harvest (IEEE deposits
+    every Xplore DOI with Crossref), so it may not:
+    - when a general index searched the citation (or the registrar looked its
+      DOI up) and found nothing near it: the quota-bound index would find
+      nothing either, and the verdict stays `not_found`;
+    - when the registrar's record of the near work is in hand: it is the
+      publisher's own deposit, which the quota-bound index would only repeat.
+    A near record only another index gave is worth the authoritative record,
+    which confirms or refutes its discrepancy.
+    """
+    title = registry.entry(source.name).title
+    if not free or _free_source_failed(item):
+        return None
+    if not source.decides(item.reference):
+        return f"the free sources answered; {title} is asked only where one fails"
+    near = [w for w in item.id_records + item.candidates if _near(item.reference, w)]
+    deposited = next(
+        (
+            w
+            for w in near
+            if w.doi and w.source in registry.BY_NAME and registry.entry(w.source).registers_dois
+        ),
+        None,
+    )
+    if deposited is not None:
+        return (
+            f"{registry.entry(deposited.source).title} gave the publisher's own record of "
+            f"the work the citation is near ({deposited.doi}); {title} would repeat it"
+        )
+    if near:
+        return None
+    general = sorted(
+        registry.entry(n).title
+        for n in item.searched_by
+        if n in registry.BY_NAME and planner.is_general(n)
+    )
+    if general:
+        return (
+            f"{' and '.join(general)} searched and found nothing near the citation; "
+            f"{title}'s records are indexed there too"
+        )
+    reference = item.reference
+    registrars = [
+        registry.entry(n).title
+        for n in item.asked
+        if n in registry.BY_NAME and registry.entry(n).registers_dois
+    ]
+    if reference.doi and not (reference.title or reference.free_text) and registrars:
+        return f"{registrars[0]}, where {title} deposits its DOIs, does not know the cited DOI"
+    return None
+
+
+def _near(reference: Reference, work: Work) -> bool:
+    """The record may be the cited work: its title is close, or one or two words apart."""
+    if reference.title and work.title:
+        title = match.compare_titles(reference.title, work.title, work.subtitle)
+        return title.kind != "different" or _near_miss(reference.title, title)
+    return is_convincing(reference, work)
 
 
 async def _ask_source(name: str, source: Source, wanted: list[Evidence]) -> None:
@@ -159,15 +229,13 @@ async def _ask_source(name: str, source: Source, wanted: list[Evidence]) -> None
                 item.doi_records.append(work)
 
     await asyncio.gather(*(lookup(dois[i : i + size]) for i in range(0, len(dois), size)))
-    gate = asyncio.Semaphore(CONCURRENT_REFERENCES)
 
     async def search(item: Evidence) -> None:
-        async with gate:
-            queries = search_queries(item.reference)
-            if not queries or not _still_open(item):
-                return
-            works = await ask(item, name, source.search(queries[0]))
-            item.candidates.extend(works or [])  # type: ignore[arg-type]
+        queries = search_queries(item.reference)
+        if not queries or not _still_open(item):
+            return
+        works = await ask(item, name, source.search(queries[0]))
+        item.candidates.extend(works or [])  # type: ignore[arg-type]
 
     await asyncio.gather(*(search(item) for item in wanted if item.reference.title))
 
@@ -496,10 +564,12 @@ async def _search(item: Evidence, sources: Sources) -> None:
                 detail = f"the search budget ({planner.SEARCH_BUDGET} requests) was spent"
                 _leave_unasked(item, sources, detail)
                 return
+            request_priority.set(SEARCH_PRIORITY - (planner.SEARCH_BUDGET - budget))
             budget -= 1
             works = await ask(item, name, sources.get(name).search(query))  # type: ignore[union-attr]
             if works is not None:
                 searched.append(name)
+                item.searched_by.add(name)
             item.candidates.extend(works or [])
             settled = next((w for w in item.candidates if _settles(reference, w)), None)
             if settled is not None:

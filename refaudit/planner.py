@@ -315,6 +315,11 @@ def _entry(source: str) -> registry.SourceEntry:
     return registry.MIRROR if source == registry.MIRROR.name else registry.entry(source)
 
 
+def is_general(source: str) -> bool:
+    """A general index (OpenAlex, Semantic Scholar): every field and every kind of work."""
+    return _is_general(_entry(source))
+
+
 def _is_general(entry: registry.SourceEntry) -> bool:
     """A general index: every field, and its silence means absence for all it holds."""
     return not entry.field and entry.covers is None

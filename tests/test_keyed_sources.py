@@ -20,7 +20,7 @@ from refaudit.config import Settings
 from refaudit.models import AuditReport, Person, Reference, Verdict
 from refaudit.render import RenderContext
 from refaudit.render.table import summary_lines
-from tests.fakes import FIXTURES, FakeUpstreams, crossref_work
+from tests.fakes import FIXTURES, FakeUpstreams, crossref_work, openalex_list, openalex_work
 
 IEEE_ARTICLE = json.loads((FIXTURES / "ieee" / "doi.json").read_text())
 IEEE_EMPTY = json.loads((FIXTURES / "ieee" / "empty.json").read_text())
@@ -118,6 +118,77 @@ async def test_ieee_is_asked_only_about_ieee_references_the_free_sources_left_op
         "architectures for point cloud processing"
     ]
     assert report.results[1].matched is not None and report.results[1].matched.source == "ieee"
+
+
+def openalex_searching(found: dict[str, object]) -> FakeUpstreams:
+    """Crossref as in `free_upstreams`; OpenAlex's search answers `found` for those titles."""
+    fake = free_upstreams()
+
+    def search(request: httpx.Request, _match: re.Match[str]) -> httpx.Response:
+        text = request.url.params.get("search", "").lower()
+        hits = [work for words, work in found.items() if words in text]
+        return httpx.Response(200, json=openalex_list(hits))  # type: ignore[arg-type]
+
+    fake.route("openalex", r"/works", search)
+    return fake
+
+
+@pytest.mark.anyio
+async def test_ieee_is_asked_only_where_its_record_can_confirm_or_refute_a_near_one(
+    tmp_path: Path,
+) -> None:
+    """HALLMARK's invented CVPR papers: OpenAlex found nothing near, so IEEE cannot help.
+
+    A near record only OpenAlex gave (other authors, no DOI) is what IEEE's own
+    record can settle; a Crossref record of an IEEE DOI is IEEE's own deposit.
+    """
+    invented = Reference(
+        key="ghostcvpr2023",
+        entry_type="inproceedings",
+        title="Self-supervised holographic gait priors for monocular avatar relighting",
+        authors=[Person("Nobody", "Ann")],
+        year=2023,
+        venue="IEEE/CVF Conference on Computer Vision and Pattern Recognition (CVPR)",
+    )
+    other_authors = Reference(
+        key="roe2021",
+        entry_type="inproceedings",
+        title=CVPR_TITLE,
+        authors=[Person("Roe", "Jane")],
+        year=2021,
+        venue="IEEE/CVF Conference on Computer Vision and Pattern Recognition",
+    )
+    wrong_authors_with_doi = Reference(
+        key="doe2019",
+        entry_type="article",
+        title=IEEE_ON_CROSSREF.title,
+        authors=[Person("Doe", "John")],
+        year=2019,
+        venue="IEEE Transactions on Signal Processing",
+        doi="10.1109/tsp.2019.1",
+    )
+    fake = openalex_searching(
+        {"verifiability": openalex_work("W1", CVPR_TITLE, authors=["Wen Shen"], year=2021)}
+    )
+    serve_ieee(fake)
+    references = [invented, other_authors, wrong_authors_with_doi]
+
+    report = await audit(fake, settings(tmp_path, ["crossref", "openalex", "ieee"]), references)
+
+    asked = [r.url.params.get("article_title") for r in fake.requests_to("ieee")]
+    assert asked == [
+        "verifiability and predictability interpreting utilities of network "
+        "architectures for point cloud processing"
+    ]
+    invented_result, other_result, doi_result = report.results
+    assert invented_result.verdict is Verdict.NOT_FOUND
+    assert invented_result.sources["ieee"].why == "decided"
+    assert "OpenAlex searched and found nothing near" in (
+        invented_result.sources["ieee"].reason or ""
+    )
+    assert other_result.sources["ieee"].state == "answered"
+    assert doi_result.verdict is Verdict.MISMATCH
+    assert "publisher's own record" in (doi_result.sources["ieee"].reason or "")
 
 
 @pytest.mark.anyio

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from refaudit import planner
-from refaudit.models import Reference
+from refaudit.config import Settings
+from refaudit.evidence import gather_evidence
+from refaudit.models import Reference, RunStats
 from refaudit.parsing.freetext import parse_freetext
-from refaudit.sources import registry
+from refaudit.sources import open_sources, registry
+from tests.fakes import FakeUpstreams, YieldingClock, crossref_work
 
 ALL = registry.SOURCE_NAMES
 
@@ -177,3 +182,28 @@ def test_silence_counts_only_from_sources_that_index_the_kind() -> None:
 def test_entries_without_anything_to_check_ask_no_source() -> None:
     assert planner.nothing_to_check(ref("online")) is not None
     assert planner.nothing_to_check(ref("online", doi="10.1/x")) is None
+
+
+@pytest.mark.anyio
+async def test_identifier_look_ups_go_before_the_searches_queued_ahead_of_them(
+    tmp_path: Path,
+) -> None:
+    """One batched DOI look-up unlocks many references: it takes the pool's next turn."""
+    fake = FakeUpstreams()
+    fake.serve_crossref([crossref_work("10.1000/known", "Wind erosion of sandy soils")])
+    clock = YieldingClock()
+    without_doi = [
+        Reference(key=f"s{n}", entry_type="article", title=f"Soil survey {n}", venue="Geoderma")
+        for n in range(6)
+    ]
+    cited_doi = Reference(key="d", entry_type="article", doi="10.1000/known")
+    config = Settings(sources=["crossref"], cache_dir=tmp_path, data_dir=tmp_path)
+
+    async with open_sources(
+        config, RunStats(), transport=fake.transport(), clock=clock, sleep=clock.sleep
+    ) as sources:
+        await gather_evidence([*without_doi, cited_doi], sources)
+
+    sent = [r.url.params.get("filter", "") for r in fake.requests_to("crossref")]
+    assert len(sent) == 7
+    assert sent[1].startswith("doi:")

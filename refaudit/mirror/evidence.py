@@ -112,6 +112,7 @@ def _combine(first: Evidence, second: Evidence) -> Evidence:
     second.doi_failed |= first.doi_failed
     second.arxiv_failed |= first.arxiv_failed
     second.searched = first.searched or second.searched
+    second.searched_by |= first.searched_by
     for records in (
         second.doi_records,
         second.arxiv_records,
