@@ -128,8 +128,9 @@ async def _audit_batch(
     from refaudit.verify import decide
 
     if mirror is None:
-        evidence = await gather_evidence(references, sources, on_done=tick)
         enabled = sources.enabled
+        verdict = functools.partial(decide, enabled_sources=enabled)
+        evidence = await gather_evidence(references, sources, on_done=tick, decide=verdict)
     else:
         from refaudit.mirror.evidence import MIRROR, gather_mirror_first
         from refaudit.sources.mirror import MirrorSource
@@ -137,7 +138,8 @@ async def _audit_batch(
         local = MirrorSource(mirror).as_sources()
         evidence = await gather_mirror_first(references, local, sources, on_done=tick)
         enabled = [MIRROR, *sources.enabled]
-    results = [decide(item, enabled_sources=enabled) for item in evidence]
+        verdict = functools.partial(decide, enabled_sources=enabled)
+    results = [item.verdict(verdict) for item in evidence]
     identified = [
         (item, result.matched.doi.lower())
         for item, result in zip(evidence, results, strict=True)

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from refaudit import match, planner
 from refaudit.asking import Ledger, ask
 from refaudit.identifiers import arxiv_id_from_doi, is_datacite_arxiv_doi
-from refaudit.models import Reference, Work
+from refaudit.models import Reference, Result, Work
 from refaudit.parsing.freetext import reread_with_title
 from refaudit.sources import Sources, registry
 from refaudit.sources.base import SearchQuery, Source
@@ -61,10 +61,39 @@ class Evidence(Ledger):
     searched: bool = False
     #: the sources whose title or citation search answered about this reference
     searched_by: set[str] = field(default_factory=set)
+    #: the verdict reached when this reference's search ended, and what it was reached on
+    early: tuple[tuple[object, ...], Result] | None = field(default=None, repr=False, compare=False)
 
     @property
     def id_records(self) -> list[Work]:
         return self.doi_records + self.arxiv_records + self.pmid_records
+
+    def decide_early(self, decide: Callable[[Evidence], Result]) -> None:
+        """Reach the verdict now, while other references still wait for the slow pools."""
+        self.early = (self._state(), decide(self))
+
+    def verdict(self, decide: Callable[[Evidence], Result]) -> Result:
+        """`decide(self)`, or the verdict reached early if nothing was added since."""
+        if self.early is not None and self.early[0] == self._state():
+            return self.early[1]
+        return decide(self)
+
+    def _state(self) -> tuple[object, ...]:
+        """What a verdict is reached on: every record in order, and every source's part."""
+        records = (self.doi_records, self.arxiv_records, self.pmid_records, self.candidates)
+        return (
+            tuple(tuple(map(id, kept)) for kept in records),
+            tuple(self.statuses.items()),
+            frozenset(self.doi_failed),
+            frozenset(self.arxiv_failed),
+            self.searched,
+            frozenset(self.searched_by),
+        )
+
+    def sort_records(self) -> None:
+        """Answers arrive in whatever order the network allows; verdicts must not depend on it."""
+        for records in (self.doi_records, self.arxiv_records, self.pmid_records, self.candidates):
+            records.sort(key=lambda work: registry.order(work.source))
 
 
 async def gather_evidence(
@@ -72,12 +101,16 @@ async def gather_evidence(
     sources: Sources,
     *,
     on_done: Callable[[], None] | None = None,
+    decide: Callable[[Evidence], Result] | None = None,
 ) -> list[Evidence]:
     """Resolve identifiers in batches and search where identity is still open, pipelined.
 
     References without an identifier start searching at once, while the batched
     look-ups of the others run; those join the search queue as soon as the look-ups
     answer. So the slow search pools get work from the first second of a run.
+    With `decide`, each reference's verdict is reached as soon as its search ends,
+    while the slow pools still work for others, instead of all at the end of the
+    run (`Evidence.verdict` gives it, unless the quota-bound sources added to it).
     """
     evidence = [Evidence(reference) for reference in references]
 
@@ -86,6 +119,11 @@ async def gather_evidence(
             await _search(item, sources)
         else:
             _decided_without_search(item, sources)
+        item.sort_records()
+        if decide is not None:
+            # In a worker thread: the event loop stays free to send the paced requests
+            # on time (a verdict costs milliseconds of matching).
+            await asyncio.to_thread(item.decide_early, decide)
         if on_done:
             on_done()
 
@@ -99,9 +137,7 @@ async def gather_evidence(
     await asyncio.gather(identified_then_search(), *(search_one(item) for item in unidentified))
     await _ask_budgeted(evidence, sources)
     for item in evidence:
-        # Answers arrive in whatever order the network allows; verdicts must not depend on it.
-        for records in (item.doi_records, item.arxiv_records, item.pmid_records, item.candidates):
-            records.sort(key=lambda work: registry.order(work.source))
+        item.sort_records()
     return evidence
 
 

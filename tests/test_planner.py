@@ -8,10 +8,11 @@ import pytest
 
 from refaudit import planner
 from refaudit.config import Settings
-from refaudit.evidence import gather_evidence
-from refaudit.models import Reference, RunStats
+from refaudit.evidence import Evidence, gather_evidence
+from refaudit.models import Reference, Result, RunStats, Work
 from refaudit.parsing.freetext import parse_freetext
 from refaudit.sources import open_sources, registry
+from refaudit.verify import decide
 from tests.fakes import FakeUpstreams, YieldingClock, crossref_work
 
 ALL = registry.SOURCE_NAMES
@@ -207,3 +208,26 @@ async def test_identifier_look_ups_go_before_the_searches_queued_ahead_of_them(
     sent = [r.url.params.get("filter", "") for r in fake.requests_to("crossref")]
     assert len(sent) == 7
     assert sent[1].startswith("doi:")
+
+
+def test_a_verdict_reached_when_the_search_ends_is_kept_while_nothing_is_added() -> None:
+    """Verdicts are reached while the slow pools still work; a later answer reopens one."""
+    title = "Wind erosion of sandy soils under grazing"
+    reference = Reference(key="w", entry_type="article", title=title, year=2019, venue="Geoderma")
+    record = Work(source="crossref", title=title, year=2019, venue="Geoderma", doi="10.1/w")
+    decided: list[str] = []
+
+    def counting(item: Evidence) -> Result:
+        decided.append(item.reference.key)
+        return decide(item, enabled_sources=["crossref", "ieee"])
+
+    item = Evidence(reference, candidates=[record])
+    item.answered("crossref")
+    item.decide_early(counting)
+    assert item.early is not None
+    early = item.early[1]
+
+    assert item.verdict(counting) is early
+    item.answered("ieee")
+    assert item.verdict(counting) is not early
+    assert decided == ["w", "w"]

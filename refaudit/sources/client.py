@@ -52,9 +52,11 @@ SECRET_PARAMS = frozenset({"api_key", "apikey", "insttoken", "mailto", "email", 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 MAX_RETRY_AFTER_S = 120.0
 # Pace a little under the published rate: network jitter bunches requests up on arrival.
-# A pool that is answered 429 anyway slows down by a step, to the slowest pace at most.
+# A pool that is answered 429 anyway slows down by a step (to the slowest pace at most),
+# and each answer it then gets back brings it a little nearer the usual pace again.
 PACING = 0.97
 PACING_STEP = 0.95
+PACING_RECOVERY = 0.005
 SLOWEST_PACING = 0.8
 # Consecutive failed requests (any calls') that open a source's circuit: more than one
 # call's retries, so one unlucky call cannot open it, and few enough that a dead source
@@ -256,10 +258,7 @@ class _Pool:
                     ticket.turn = asyncio.get_running_loop().create_future()
                     await ticket.turn
                     continue
-                now = self._clock()
-                refill = (now - self._updated) * self.limit.rps * self.pacing
-                self._tokens = min(float(self.limit.burst), self._tokens + refill)
-                self._updated = now
+                self._refill()
                 # Tolerate float rounding: a wait shorter than the clock's resolution would spin.
                 if self._tokens >= 1 - 1e-6:
                     self._tokens -= 1
@@ -281,12 +280,28 @@ class _Pool:
         self._wake_head()
 
     def penalise(self, seconds: float) -> None:
-        """After a 429, stop everyone in this pool for `seconds`."""
-        self._tokens = min(self._tokens, 0.0) - seconds * self.limit.rps
+        """After a 429, stop everyone in this pool for `seconds`, and no longer.
+
+        The next token comes exactly when the server said to retry (Retry-After is
+        rounded up to whole seconds already): a second's wait on top would leave a
+        1 request/s pool idle for one request in every 429.
+        """
+        self._refill()
+        self._tokens = min(self._tokens, 1.0 - seconds * self.limit.rps * self.pacing)
 
     def slow_down(self) -> None:
         """Answered 429 at this pace: the requests arrive bunched up; pace a step slower."""
         self.pacing = max(SLOWEST_PACING, self.pacing * PACING_STEP)
+
+    def recover(self) -> None:
+        """Answered without a 429: back towards the usual pace, a little at a time."""
+        self.pacing = min(PACING, self.pacing + PACING_RECOVERY)
+
+    def _refill(self) -> None:
+        now = self._clock()
+        refill = (now - self._updated) * self.limit.rps * self.pacing
+        self._tokens = min(float(self.limit.burst), self._tokens + refill)
+        self._updated = now
 
     def _full(self) -> bool:
         return bool(self.limit.concurrency) and self._in_flight >= self.limit.concurrency
@@ -512,6 +527,7 @@ class SourceClient:
                     self.gate.answered(fetched)
                 if fetched.status in RETRY_STATUSES:
                     raise _retryable_status(self.name, fetched)
+                pool.recover()
                 if fetched.status not in accept:
                     self._breaker = _Breaker()  # it answered: the source is up
                     raise UnexpectedResponse(

@@ -30,7 +30,9 @@ from refaudit.text import strip_markup
 
 NAME = "dblp"
 BATCH_SIZE = 1
-RATE_LIMIT = RateLimit(rps=1.0, burst=1, concurrency=1)
+# No published limit: one request a second, and (as for Semantic Scholar) a second call
+# in flight so that a slow answer does not hold back the next request.
+RATE_LIMIT = RateLimit(rps=1.0, burst=1, concurrency=2)
 MAX_QUERY_WORDS = 10
 FALLBACK_WORDS = 6
 _HOMONYM_NUMBER = re.compile(r"\s+\d{4}$")

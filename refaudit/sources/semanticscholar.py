@@ -33,7 +33,9 @@ from refaudit.text import strip_markup
 
 NAME = "semanticscholar"
 BATCH_SIZE = 500
-RATE_LIMIT = RateLimit(rps=1.0, burst=1, concurrency=1)
+# The published limit is the rate; a second call in flight keeps one slow answer
+# (over a second) from holding back the next request, which would idle the pool.
+RATE_LIMIT = RateLimit(rps=1.0, burst=1, concurrency=2)
 API = "/graph/v1"
 FIELDS = (
     "paperId,externalIds,url,title,authors,year,publicationDate,venue,publicationVenue,"

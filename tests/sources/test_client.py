@@ -19,6 +19,7 @@ from refaudit.sources.client import (
     BREAKER_COOLDOWN_S,
     BREAKER_THRESHOLD,
     PACING,
+    PACING_RECOVERY,
     PACING_STEP,
     RateLimit,
     SourceClient,
@@ -237,8 +238,10 @@ class Upstream(httpx.AsyncBaseTransport):
     """Answers after `latencies` seconds of fake time (one per request, then the last),
     yielding meanwhile so that other calls run; notes when each request arrived."""
 
-    def __init__(self, clock: FakeClock, latencies: list[float]) -> None:
-        self.clock, self.latencies = clock, latencies
+    def __init__(
+        self, clock: FakeClock, latencies: list[float], replies: list[httpx.Response] = ()
+    ) -> None:
+        self.clock, self.latencies, self.replies = clock, latencies, list(replies)
         self.arrivals: list[tuple[float, str]] = []
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
@@ -247,6 +250,8 @@ class Upstream(httpx.AsyncBaseTransport):
         for _ in range(5):
             await asyncio.sleep(0)
         self.clock.now += latency
+        if self.replies:
+            return self.replies.pop(0)
         return httpx.Response(200, json={}, headers=JSON)
 
 
@@ -278,18 +283,38 @@ async def test_the_pool_sends_queued_calls_in_priority_order() -> None:
     assert [n for _, n in upstream.arrivals] == ["first", "lookup", "search"]
 
 
-async def test_a_pool_answered_429_paces_a_step_slower() -> None:
+async def test_a_pool_answered_429_paces_a_step_slower_then_recovers() -> None:
     fake, clock = ok_fake(), FakeClock()
     fake.fail("crossref", "429", times=1, retry_after=0)
     client = make_client(
         fake, "crossref", clock=clock, limits={"default": RateLimit(rps=1, burst=1)}
     )
     await client.get("/works", {"n": 0})
-    start = clock.now
+    gaps = []
+    for n in range(1, 30):
+        start = clock.now
+        await client.get("/works", {"n": n})
+        gaps.append(clock.now - start)
 
-    await client.get("/works", {"n": 1})
+    assert gaps[0] == pytest.approx(1 / (PACING * PACING_STEP + PACING_RECOVERY))
+    assert gaps[-1] == pytest.approx(1 / PACING)
 
-    assert clock.now - start == pytest.approx(1 / (PACING * PACING_STEP))
+
+async def test_after_a_429_the_pool_waits_what_retry_after_says_and_no_longer() -> None:
+    """Semantic Scholar's 1 request/s pool: a 429 costs the announced second, not two."""
+    clock = FakeClock()
+    too_many = httpx.Response(429, text="Too Many Requests", headers={"Retry-After": "1"})
+    upstream = Upstream(clock, [0.0], [too_many])
+    limits = {"default": RateLimit(rps=1, burst=1)}
+    client = make_client(upstream, "semanticscholar", clock=clock, limits=limits)
+
+    await client.get("/paper/search", {"n": "a"})
+    await client.get("/paper/search", {"n": "b"})
+
+    start, retry, after = (t - 1000.0 for t, _ in upstream.arrivals)
+    # One token's time at the slowed pace (which is longer than Retry-After's second).
+    assert retry - start == pytest.approx(1 / (PACING * PACING_STEP))
+    assert after - retry == pytest.approx(1 / (PACING * PACING_STEP + PACING_RECOVERY))
 
 
 async def test_identical_requests_in_flight_together_are_sent_once(tmp_path: Path) -> None:
