@@ -289,6 +289,15 @@ class _Pool:
         self._refill()
         self._tokens = min(self._tokens, 1.0 - seconds * self.limit.rps * self.pacing)
 
+    def sent_late(self, seconds: float) -> None:
+        """The request left `seconds` after it took its token: count the token from then.
+
+        Between the token and the wire the event loop may be busy, or a connection
+        opens; the server counts arrivals, so the next token must wait from the send.
+        """
+        self._refill()
+        self._tokens -= seconds * self.limit.rps * self.pacing
+
     def slow_down(self) -> None:
         """Answered 429 at this pace: the requests arrive bunched up; pace a step slower."""
         self.pacing = max(SLOWEST_PACING, self.pacing * PACING_STEP)
@@ -599,7 +608,12 @@ class SourceClient:
                 self.gate.admit(url)
             self._tally("requests")
             response = await self._http.request(
-                method, url, params=pairs or None, json=json_body, headers=headers
+                method,
+                url,
+                params=pairs or None,
+                json=json_body,
+                headers=headers,
+                extensions={"trace": self._on_the_wire(pool)},
             )
             text = response.text
         except httpx.TimeoutException as exc:
@@ -626,6 +640,18 @@ class SourceClient:
         return Fetched(
             response.status_code, text, redact(str(response.url)), kept, source=self.name
         )
+
+    def _on_the_wire(self, pool: _Pool) -> Callable[[str, dict[str, Any]], Awaitable[None]]:
+        """An httpcore trace hook telling `pool` when the request really left."""
+        granted, told = self._clock(), False
+
+        async def trace(event: str, _info: dict[str, Any]) -> None:
+            nonlocal told
+            if not told and event.endswith("send_request_headers.started"):
+                told = True
+                pool.sent_late(self._clock() - granted)
+
+        return trace
 
     def _adopt_announced_limits(self, headers: dict[str, str], pool: _Pool) -> None:
         """Crossref announces its pool's rate and in-flight cap on every answer."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
+from collections.abc import Sequence
 from pathlib import Path
 
 import httpx
@@ -239,12 +240,20 @@ class Upstream(httpx.AsyncBaseTransport):
     yielding meanwhile so that other calls run; notes when each request arrived."""
 
     def __init__(
-        self, clock: FakeClock, latencies: list[float], replies: list[httpx.Response] = ()
+        self,
+        clock: FakeClock,
+        latencies: list[float],
+        replies: Sequence[httpx.Response] = (),
+        wire_delays: Sequence[float] = (),
     ) -> None:
         self.clock, self.latencies, self.replies = clock, latencies, list(replies)
+        self.wire_delays = list(wire_delays)
         self.arrivals: list[tuple[float, str]] = []
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        # A connection to open, or a busy event loop: the request leaves this much later.
+        self.clock.now += self.wire_delays.pop(0) if self.wire_delays else 0.0
+        await request.extensions["trace"]("http11.send_request_headers.started", {})
         self.arrivals.append((self.clock.now, request.url.params.get("n", "")))
         latency = self.latencies[min(len(self.arrivals), len(self.latencies)) - 1]
         for _ in range(5):
@@ -315,6 +324,20 @@ async def test_after_a_429_the_pool_waits_what_retry_after_says_and_no_longer() 
     # One token's time at the slowed pace (which is longer than Retry-After's second).
     assert retry - start == pytest.approx(1 / (PACING * PACING_STEP))
     assert after - retry == pytest.approx(1 / (PACING * PACING_STEP + PACING_RECOVERY))
+
+
+async def test_the_next_token_counts_from_when_a_late_request_left() -> None:
+    clock = FakeClock()
+    upstream = Upstream(clock, [0.0], wire_delays=[0.3])
+    client = make_client(
+        upstream, "semanticscholar", clock=clock, limits={"default": RateLimit(rps=1, burst=1)}
+    )
+
+    await client.get("/paper/search", {"n": "late"})
+    await client.get("/paper/search", {"n": "next"})
+
+    (late, _), (following, _) = upstream.arrivals
+    assert following - late == pytest.approx(1 / PACING)
 
 
 async def test_identical_requests_in_flight_together_are_sent_once(tmp_path: Path) -> None:
