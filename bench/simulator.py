@@ -30,7 +30,7 @@ def simulator_env(url: str) -> dict[str, str]:
 
     root = url.rstrip("/")
     env = {}
-    for entry in (*registry.SOURCES, *registry.ENDPOINTS):
+    for entry in registry.UPSTREAMS:
         parts = urlsplit(entry.base_url)
         prefix = _HOST_PREFIXES.get(parts.hostname or "")
         path = prefix + parts.path.rstrip("/") if prefix else f"/{entry.name}"

@@ -26,9 +26,7 @@ OTHER_ENDPOINTS = registry.ENDPOINT_NAMES
 #: the local mirror (`refaudit mirror`): asked before the live sources, never by default
 MIRROR_SOURCE = registry.MIRROR.name
 
-DEFAULT_BASE_URLS: dict[str, str] = {
-    item.name: item.base_url for item in (*registry.SOURCES, *registry.ENDPOINTS)
-}
+DEFAULT_BASE_URLS: dict[str, str] = {item.name: item.base_url for item in registry.UPSTREAMS}
 
 DEFAULT_TTL_DAYS: dict[str, float] = {
     "lookup": 30.0,
@@ -432,7 +430,7 @@ def _apply_env(
     def origin(variable: str) -> str | None:
         return f".env ({variable})" if variable in from_dotenv else None
 
-    for item in (*registry.SOURCES, *registry.ENDPOINTS):
+    for item in registry.UPSTREAMS:
         url = environ.get(item.url_env)
         if url:
             settings.base_urls[item.name] = url.rstrip("/")

@@ -81,13 +81,13 @@ def settled(item: Evidence) -> bool:
 
 
 async def _as_mirror(
-    run: Callable[[], Awaitable[object]], items: list[Evidence] | None = None
+    run: Callable[[], Awaitable[list[Evidence] | None]], items: list[Evidence] | None = None
 ) -> list[Evidence]:
     """Run a gathering step on the mirror's views; report what they did as `mirror`."""
     before = {id(item): dict(item.statuses) for item in items or []}
     result = await run()
-    gathered = items if items is not None else result
-    for item in gathered:  # type: ignore[union-attr]
+    gathered = items if items is not None else result or []
+    for item in gathered:
         previous = before.get(id(item), {})
         touched = {n: s for n, s in item.statuses.items() if previous.get(n) is not s}
         item.statuses = {n: s for n, s in item.statuses.items() if n not in touched} | previous

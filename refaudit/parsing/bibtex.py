@@ -13,11 +13,15 @@ import logging
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from refaudit.braces import bibtex_split
 from refaudit.models import Bibliography, InputProblem, Reference
 from refaudit.parsing.lines import LineIndex
 from refaudit.parsing.records import build_reference
+
+if TYPE_CHECKING:
+    from bibtexparser.model import Block
 
 MONTH_MACROS = {
     "jan": "January",
@@ -106,7 +110,7 @@ def parse_bibtex(text: str, *, file: str | None = None) -> Bibliography:
     pending: list[_PendingEntry] = []
     for block, offset in _split_blocks(text):
         line = (block.start_line or 0) + offset + 1
-        if isinstance(block, DuplicateBlockKeyBlock):
+        if isinstance(block, DuplicateBlockKeyBlock) and block.ignore_error_block is not None:
             block = block.ignore_error_block
         if isinstance(block, String):
             _define_macro(block, macros, budget, source, line, problems)
@@ -168,7 +172,7 @@ def _pending(entry: object, line: int) -> _PendingEntry:
     )
 
 
-def _split_blocks(text: str) -> Iterator[tuple[object, int]]:
+def _split_blocks(text: str) -> Iterator[tuple[Block, int]]:
     """Blocks, each with the line offset of the chunk it was parsed from.
 
     The text is parsed CHUNK_BLOCKS blocks at a time, cut where bibtexparser itself
@@ -189,7 +193,7 @@ def _split_blocks(text: str) -> Iterator[tuple[object, int]]:
 
 def _parse_chunk(
     text: str, begin: int, end: int, starts: list[int], lines: LineIndex
-) -> Iterator[tuple[object, int]]:
+) -> Iterator[tuple[Block, int]]:
     import bibtexparser
 
     try:

@@ -24,7 +24,7 @@ from refaudit.notices import normalize_notice_kind
 from refaudit.retractions.store import INDEXES, NAME, SCHEMA, split_name, title_key
 
 if TYPE_CHECKING:
-    from _csv import _reader as _csv_reader
+    from _csv import Reader as _CsvReader
 
 # The real header, in order; the real file also ends every line with a comma (an unnamed column).
 COLUMNS: tuple[str, ...] = (
@@ -190,7 +190,7 @@ def load_csv(
 
 def _load_rows(
     db: sqlite3.Connection,
-    reader: _csv_reader,
+    reader: _CsvReader,
     repaired_lines: set[int],
     report: LoadReport,
 ) -> None:

@@ -171,7 +171,7 @@ class Fetched:
         if self._json is _UNPARSED:
             try:
                 self._json = json.loads(self.text)
-            except ValueError as exc:
+            except json.JSONDecodeError as exc:
                 raise UnexpectedResponse(
                     self.source, f"invalid JSON ({exc.msg} at {exc.pos})", url=self.url
                 ) from exc

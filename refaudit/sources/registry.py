@@ -304,6 +304,8 @@ ENDPOINTS: tuple[Endpoint, ...] = (
     Endpoint("doi", "https://doi.org"),
     Endpoint("retractionwatch", "https://api.labs.crossref.org/data/retractionwatch"),
 )
+#: Everything with a configurable base URL: the sources and the other endpoints.
+UPSTREAMS: tuple[SourceEntry | Endpoint, ...] = (*SOURCES, *ENDPOINTS)
 
 #: The local mirror (`refaudit mirror`): the `mirrored` sources' records and the
 #: Retraction Watch rows on this machine. Not among SOURCES: it needs no HTTP client,
