@@ -303,11 +303,11 @@ async def complete_for_screening(wanted: list[tuple[Evidence, str]], sources: So
         )
         if crossref is not None and not known and not is_datacite_arxiv_doi(doi):
             pending.setdefault(doi, []).append(item)
-    if not pending:
+    if not pending or crossref is None:
         return
     served = [item for items in pending.values() for item in items]
     found = await ask(served, "crossref", crossref.lookup_dois(list(pending)))
-    for doi, work in (found or {}).items():  # type: ignore[attr-defined]
+    for doi, work in (found or {}).items():
         for item in pending.get(doi, []):
             item.candidates.append(work)
 
@@ -506,7 +506,7 @@ async def _resolve_identifiers(evidence: list[Evidence], sources: Sources) -> No
                     getattr(item, failed_sets[method]).add(source_name)
             return
         for key in keys:
-            work = found.get(key)  # type: ignore[attr-defined]
+            work = found.get(key)
             if work is None:
                 continue
             for item in index[key]:

@@ -73,12 +73,12 @@ def find_dois(text: str | None) -> list[str]:
 
 def is_datacite_arxiv_doi(doi: str | None) -> bool:
     """arXiv's own DOIs (10.48550/arXiv.*) are registered with DataCite, not Crossref."""
-    return bool(doi) and doi.lower().startswith(DATACITE_ARXIV_PREFIX)
+    return bool(doi and doi.lower().startswith(DATACITE_ARXIV_PREFIX))
 
 
 def arxiv_id_from_doi(doi: str | None) -> str | None:
     """`10.48550/arXiv.1706.03762` → `1706.03762`."""
-    if not is_datacite_arxiv_doi(doi):
+    if doi is None or not is_datacite_arxiv_doi(doi):
         return None
     parsed = parse_arxiv_id(doi.split("/", 1)[1].removeprefix("arxiv.").removeprefix("arXiv."))
     return parsed[0] if parsed else None

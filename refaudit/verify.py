@@ -145,7 +145,7 @@ def unconfirmed_fields(
             continue
         if field == "venue" and match.is_preprint_venue(str(cited)):
             continue
-        shown = "; ".join(p.display() for p in cited) if field == "authors" else str(cited)
+        shown = "; ".join(p.display() for p in cited) if isinstance(cited, list) else str(cited)
         out.append(unconfirmed(field, shown, sorted(failures)))
     return out
 
@@ -315,7 +315,7 @@ def _identifier_elsewhere(evidence: Evidence, identity: Identity) -> list[Findin
 def _arxiv_only_via_doi(reference: Reference) -> bool:
     """The entry's arXiv id is only what its 10.48550/arXiv.* DOI spells out."""
     derived = arxiv_id_from_doi(reference.doi)
-    return bool(derived) and derived.lower() == (reference.arxiv_id or "").lower()
+    return bool(derived and derived.lower() == (reference.arxiv_id or "").lower())
 
 
 def _unregistered_doi(evidence: Evidence, found: str | None = None) -> list[Finding]:
@@ -451,9 +451,9 @@ def linked_versions(group: list[Work], pool: list[Work]) -> list[Work]:
         if any(work is member for member in group):
             continue
         doi = (work.doi or "").lower()
-        same_arxiv = bool(work.arxiv_id) and work.arxiv_id.lower() in arxiv_ids
-        points_here = (
-            bool(work.published_version_doi) and work.published_version_doi.lower() in dois
+        same_arxiv = bool(work.arxiv_id and work.arxiv_id.lower() in arxiv_ids)
+        points_here = bool(
+            work.published_version_doi and work.published_version_doi.lower() in dois
         )
         if same_arxiv or (doi and doi in published) or points_here or _same_title(group[0], work):
             linked.append(work)

@@ -98,7 +98,7 @@ async def _as_mirror(
             failed_names = getattr(item, name)
             if failed_names & touched.keys():
                 setattr(item, name, (failed_names - touched.keys()) | {MIRROR})
-    return gathered  # type: ignore[return-value]
+    return gathered
 
 
 def _combine(first: Evidence, second: Evidence) -> Evidence:

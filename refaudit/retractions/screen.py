@@ -133,7 +133,7 @@ def _rw_record(notice: Notice) -> str | None:
 
 def _dates_agree(a: str | None, b: str | None) -> bool:
     """ISO dates, either possibly partial ("2010-02" agrees with "2010-02-06")."""
-    return bool(a and b) and (a.startswith(b) or b.startswith(a))
+    return bool(a and b and (a.startswith(b) or b.startswith(a)))
 
 
 def _copy(notice: Notice) -> Notice:

@@ -32,6 +32,8 @@ from refaudit.names import person_from_name
 from refaudit.sources.base import SearchQuery, Source
 from refaudit.sources.client import RateLimit, SourceClient
 from refaudit.sources.mapping import (
+    as_dict,
+    as_dicts,
     as_int,
     first_text,
     normalize_orcid,
@@ -115,11 +117,12 @@ class DataCiteSource(Source):
 
 def to_work(record: dict[str, Any]) -> Work:
     """A DataCite JSON:API `data` object (or its bare `attributes`) as a Work."""
-    attributes = record.get("attributes") if isinstance(record.get("attributes"), dict) else record
+    nested = record.get("attributes")
+    attributes: dict[str, Any] = nested if isinstance(nested, dict) else record
     doi = normalize_doi(first_text(attributes.get("doi")) or first_text(record.get("id")))
     if not doi:
         raise UnexpectedResponse(NAME, "record without a DOI")
-    titles = _dicts(attributes.get("titles"))
+    titles = as_dicts(attributes.get("titles"))
     main = [t for t in titles if not t.get("titleType")] or titles
     raw_title = first_text(main[0].get("title")) if main else None
     subtitle = next(
@@ -128,7 +131,7 @@ def to_work(record: dict[str, Any]) -> Work:
     year = as_int(attributes.get("publicationYear"))
     date = _issued(attributes) or (str(year) if year else None)
     arxiv = _arxiv(attributes, doi)
-    container = attributes.get("container") if isinstance(attributes.get("container"), dict) else {}
+    container = as_dict(attributes.get("container"))
     version = first_text(attributes.get("version"))
     return Work(
         source=NAME,
@@ -138,7 +141,7 @@ def to_work(record: dict[str, Any]) -> Work:
         title=strip_markup(raw_title),
         raw_title=raw_title,
         subtitle=strip_markup(subtitle),
-        authors=[p for p in map(_person, _dicts(attributes.get("creators"))) if p is not None],
+        authors=[p for p in map(_person, as_dicts(attributes.get("creators"))) if p is not None],
         year=year or as_int((date or "")[:4]),
         date=date,
         venue=first_text(container.get("title")),
@@ -152,7 +155,7 @@ def to_work(record: dict[str, Any]) -> Work:
         abstract=next(
             (
                 strip_markup(first_text(d.get("description")))
-                for d in _dicts(attributes.get("descriptions"))
+                for d in as_dicts(attributes.get("descriptions"))
                 if d.get("descriptionType") == "Abstract"
             ),
             None,
@@ -169,7 +172,7 @@ def _person(creator: dict[str, Any]) -> Person | None:
     orcid = next(
         (
             normalize_orcid(identifier.get("nameIdentifier"))
-            for identifier in _dicts(creator.get("nameIdentifiers"))
+            for identifier in as_dicts(creator.get("nameIdentifiers"))
             if str(identifier.get("nameIdentifierScheme", "")).upper() == "ORCID"
         ),
         None,
@@ -186,7 +189,7 @@ def _person(creator: dict[str, Any]) -> Person | None:
 
 
 def _issued(attributes: dict[str, Any]) -> str | None:
-    dates = _dicts(attributes.get("dates"))
+    dates = as_dicts(attributes.get("dates"))
     for wanted in ("Issued", "Available", "Submitted"):
         for entry in dates:
             value = first_text(entry.get("date"))
@@ -221,7 +224,7 @@ def _arxiv(attributes: dict[str, Any], doi: str) -> str | None:
     from_doi = arxiv_id_from_doi(doi)
     if from_doi:
         return from_doi
-    for identifier in _dicts(attributes.get("identifiers")):
+    for identifier in as_dicts(attributes.get("identifiers")):
         if str(identifier.get("identifierType", "")).lower() == "arxiv":
             parsed = parse_arxiv_id(first_text(identifier.get("identifier")))
             if parsed:
@@ -230,7 +233,7 @@ def _arxiv(attributes: dict[str, Any], doi: str) -> str | None:
 
 
 def _published_version(attributes: dict[str, Any], doi: str) -> str | None:
-    for related in _dicts(attributes.get("relatedIdentifiers")):
+    for related in as_dicts(attributes.get("relatedIdentifiers")):
         relation = str(related.get("relationType", "")).lower()
         kind = str(related.get("relatedIdentifierType", "")).upper()
         if relation in _VERSION_RELATIONS and kind == "DOI":
@@ -238,7 +241,3 @@ def _published_version(attributes: dict[str, Any], doi: str) -> str | None:
             if target and target != doi:
                 return target
     return None
-
-
-def _dicts(value: Any) -> list[dict[str, Any]]:
-    return [entry for entry in value if isinstance(entry, dict)] if isinstance(value, list) else []

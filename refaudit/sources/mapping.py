@@ -35,6 +35,16 @@ def first_text(value: Any) -> str | None:
     return None
 
 
+def as_dict(value: Any) -> dict[str, Any]:
+    """`value` if the upstream sent an object there, else an empty one."""
+    return value if isinstance(value, dict) else {}
+
+
+def as_dicts(value: Any) -> list[dict[str, Any]]:
+    """The objects of a list the upstream sent (anything else in it, or no list: left out)."""
+    return [entry for entry in value if isinstance(entry, dict)] if isinstance(value, list) else []
+
+
 def as_int(value: Any) -> int | None:
     """An int from an int or a numeric string; None for anything else."""
     if isinstance(value, bool) or value is None:

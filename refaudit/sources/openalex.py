@@ -34,6 +34,8 @@ from refaudit.names import person_from_name
 from refaudit.sources.base import SearchQuery, Source
 from refaudit.sources.client import RateLimit, SourceClient
 from refaudit.sources.mapping import (
+    as_dict,
+    as_dicts,
     as_int,
     chunked,
     first_text,
@@ -232,12 +234,12 @@ def to_work(item: dict[str, Any]) -> Work:
     openalex_id = _work_id(first_text(item.get("id")))
     if not openalex_id:
         raise UnexpectedResponse(NAME, "work without an OpenAlex id")
-    ids = item.get("ids") if isinstance(item.get("ids"), dict) else {}
+    ids = as_dict(item.get("ids"))
     doi = normalize_doi(first_text(item.get("doi")) or first_text(ids.get("doi")))
     raw_title = first_text(item.get("display_name")) or first_text(item.get("title"))
-    primary = _dict(item.get("primary_location"))
-    source = _dict(primary.get("source"))
-    biblio = _dict(item.get("biblio"))
+    primary = as_dict(item.get("primary_location"))
+    source = as_dict(primary.get("source"))
+    biblio = as_dict(item.get("biblio"))
     arxiv = _arxiv(item, doi)
     retracted = item.get("is_retracted")
     return Work(
@@ -247,7 +249,7 @@ def to_work(item: dict[str, Any]) -> Work:
         type=first_text(item.get("type")),
         title=strip_markup(raw_title),
         raw_title=raw_title,
-        authors=[p for p in map(_person, _dicts(item.get("authorships"))) if p is not None],
+        authors=[p for p in map(_person, as_dicts(item.get("authorships"))) if p is not None],
         year=as_int(item.get("publication_year")),
         date=first_text(item.get("publication_date")),
         venue=first_text(source.get("display_name")),
@@ -280,7 +282,7 @@ def abstract_from_index(index: Any) -> str | None:
 
 
 def _person(authorship: dict[str, Any]) -> Person | None:
-    author = _dict(authorship.get("author"))
+    author = as_dict(authorship.get("author"))
     name = first_text(authorship.get("raw_author_name")) or first_text(author.get("display_name"))
     if not name:
         return None
@@ -295,7 +297,7 @@ def _arxiv(item: dict[str, Any], doi: str | None) -> tuple[str, int | None] | No
     from_doi = arxiv_id_from_doi(doi)
     if from_doi:
         return from_doi, None
-    for location in _dicts(item.get("locations")) + [_dict(item.get("primary_location"))]:
+    for location in as_dicts(item.get("locations")) + [as_dict(item.get("primary_location"))]:
         location_id = first_text(location.get("id")) or ""
         if location_id.lower().startswith("arxiv:"):
             parsed = parse_arxiv_id(location_id[len("arxiv:") :])
@@ -325,11 +327,3 @@ def _pmcid(url: str | None) -> str | None:
     if not segment:
         return None
     return segment if segment.startswith("PMC") else f"PMC{segment}"
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _dicts(value: Any) -> list[dict[str, Any]]:
-    return [entry for entry in value if isinstance(entry, dict)] if isinstance(value, list) else []
