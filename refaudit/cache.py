@@ -215,7 +215,8 @@ class ResponseCache:
 
     def clear(self, *, source: str | None = None, expired_only: bool = False) -> int:
         """Delete entries; returns how many were removed."""
-        clauses, args = [], []
+        clauses: list[str] = []
+        args: list[object] = []
         if source:
             clauses.append("source = ?")
             args.append(source)

@@ -271,7 +271,7 @@ async def _ask_source(name: str, source: Source, wanted: list[Evidence]) -> None
         if not queries or not _still_open(item):
             return
         works = await ask(item, name, source.search(queries[0]))
-        item.candidates.extend(works or [])  # type: ignore[arg-type]
+        item.candidates.extend(works or [])
 
     await asyncio.gather(*(search(item) for item in wanted if item.reference.title))
 

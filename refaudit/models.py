@@ -190,7 +190,7 @@ class Finding:
             raise ValueError(f"{code} takes its severity from the retraction policy")
         if len(entry.fields) == 1:
             evidence.setdefault("field", entry.fields[0])
-        return cls(code, entry.severity, message, **evidence)  # type: ignore[arg-type]
+        return cls(code, entry.severity, message, **evidence)
 
 
 SourceState = Literal["answered", "failed", "not_asked", "cached"]
@@ -227,7 +227,9 @@ class Result:
     @property
     def worst_severity(self) -> Severity | None:
         active = [f.severity for f in self.findings if not f.suppressed]
-        return max(active, key=SEVERITY_RANK.__getitem__) if active else None
+        if not active:
+            return None
+        return max(active, key=SEVERITY_RANK.__getitem__)
 
     @property
     def retracted(self) -> bool:

@@ -134,7 +134,8 @@ class SqliteStore(MirrorStore):
             expression = "{title abstract} : (" + " OR ".join(terms) + ")"
         if authors and mode == "any":
             expression += " OR authors : (" + " OR ".join(f'"{a}"' for a in authors) + ")"
-        clauses, args = [f"{upstream}_fts MATCH ?"], [expression]
+        clauses = [f"{upstream}_fts MATCH ?"]
+        args: list[object] = [expression]
         if year_from:
             clauses.append("t.year >= ?")
             args.append(year_from)

@@ -40,12 +40,16 @@ class Candidate:
     body: bytes
 
 
+#: The mirror's backends, as reports name them.
+Backend = Literal["sqlite", "postgresql"]
+
+
 @dataclass
 class MirrorInfo:
     """What `refaudit mirror status` prints and reports cite."""
 
     location: str
-    backend: str
+    backend: Backend
     built_at: str | None = None
     updated_at: str | None = None
     records: dict[str, int] = field(default_factory=dict)
@@ -55,7 +59,7 @@ class MirrorInfo:
 
     @classmethod
     def from_meta(
-        cls, location: str, backend: str, meta: dict[str, str], size_bytes: int | None
+        cls, location: str, backend: Backend, meta: dict[str, str], size_bytes: int | None
     ) -> MirrorInfo:
         """Read the facts every backend keeps in its `mirror_meta` table."""
         parts = (*UPSTREAMS, RETRACTION_WATCH)

@@ -104,7 +104,9 @@ def _header(report: AuditReport, context: RenderContext, files: list[str]) -> st
 
 def _summary(results: list[ReferenceResult], report: AuditReport, context: RenderContext) -> str:
     verdicts = Counter(_shown_verdict(r) for r in results)
-    severities = Counter(r.worst_severity or "none" for r in results if r.verdict != "skipped")
+    severities: Counter[str] = Counter(
+        r.worst_severity or "none" for r in results if r.verdict != "skipped"
+    )
     failing = [r for r in results if r.failing]
     if failing:
         keys = ", ".join(f"<a href='#ref-{_e(r.key)}'>{_e(r.key)}</a>" for r in failing)
@@ -158,7 +160,7 @@ def _bar(title: str, order: tuple[str, ...], counts: Counter[str], total: int) -
 
 def _filters(results: list[ReferenceResult]) -> str:
     verdicts = {_shown_verdict(r) for r in results}
-    severities = {r.worst_severity or "none" for r in results}
+    severities: set[str] = {r.worst_severity or "none" for r in results}
 
     def boxes(name: str, order: tuple[str, ...], present: set[str]) -> str:
         return "".join(

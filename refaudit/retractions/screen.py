@@ -10,7 +10,7 @@ severity comes from `settings.retraction_policy`.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from refaudit.config import Settings
 from refaudit.identifiers import normalize_doi
@@ -19,8 +19,16 @@ from refaudit.notices import NOTICE_FINDING_CODES, NOTICE_HEADLINES, WITHDRAWING
 from refaudit.retractions.store import CREDIT
 from refaudit.sources import registry
 
-if TYPE_CHECKING:
-    from refaudit.retractions.store import Snapshot
+
+class NoticeRows(Protocol):
+    """Retraction Watch rows to screen against: the snapshot, or a mirror's copy of it."""
+
+    def lookup_doi(self, doi: str) -> list[RetractionRecord]: ...
+
+    def lookup_pmid(self, pmid: str) -> list[RetractionRecord]: ...
+
+    def lookup_title(self, title: str, year: int | None = None) -> list[RetractionRecord]: ...
+
 
 # Whose account of a notice wins field by field: the publisher's own, then Retraction Watch.
 # Then the sources that report notices without naming where they come from.
@@ -217,7 +225,7 @@ def screen_results(
     records_by_result: Sequence[Sequence[Work]],
     settings: Settings,
     *,
-    snapshot: Snapshot | None,
+    snapshot: NoticeRows | None,
 ) -> None:
     """Attach integrity notices and findings to each result, in place.
 
@@ -240,7 +248,7 @@ def screen_results(
                 result.findings.append(finding)
 
 
-def _snapshot_rows(result: Result, snapshot: Snapshot) -> list[RetractionRecord]:
+def _snapshot_rows(result: Result, snapshot: NoticeRows) -> list[RetractionRecord]:
     """Snapshot rows by DOI and PMID (the match's, else the cited ones), else by title + year."""
     matched, reference = result.matched, result.reference
     doi = normalize_doi(matched.doi if matched and matched.doi else reference.doi)

@@ -82,7 +82,7 @@ Params = Mapping[str, Any] | Sequence[tuple[str, Any]] | None
 class Gate(Protocol):
     """Admission for a key-gated source (`quota.Budget`): may refuse to send, reads answers."""
 
-    def check(self, url: str) -> None: ...
+    def check(self, url: str) -> object: ...
 
     def admit(self, url: str) -> None: ...
 
@@ -610,7 +610,7 @@ class SourceClient:
             response = await self._http.request(
                 method,
                 url,
-                params=pairs or None,
+                params=tuple(pairs) or None,
                 json=json_body,
                 headers=headers,
                 extensions={"trace": self._on_the_wire(pool)},
