@@ -449,3 +449,36 @@ def test_apa_ampersand_ends_a_name_written_without_initials() -> None:
         ("OpenAI", ""),
         ("Wijayagunawardhana", "W. A. H. N."),
     ]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            r"P. Jaaskelainen, C. G. Magnussen and M. A. Sabin et al., \emph{Diabetes Care}, "
+            r"2012, \textbf{35}, 1937.",
+            ("Diabetes Care", 2012, "35", "1937", ["Jaaskelainen", "Magnussen", "Sabin"]),
+        ),
+        (
+            r"G. Pohnert and W. Boland, \emph{Eur. J. Org. Chem.}, 2000, \textbf{2000}, 1821.",
+            ("Eur. J. Org. Chem.", 2000, "2000", "1821", ["Pohnert", "Boland"]),
+        ),
+    ],
+    ids=["first-page-like-a-year", "volume-named-by-year"],
+)
+def test_rsc_style_puts_the_year_before_volume_and_page(
+    text: str, expected: tuple[str, int, str, str, list[str]]
+) -> None:
+    ref = parse_freetext(text, key="k")
+    families = [p.family for p in ref.authors]
+    assert (ref.venue, ref.year, ref.volume, ref.pages, families) == expected
+    assert ref.title is None
+
+
+def test_a_year_alone_after_an_institution_is_not_a_volume() -> None:
+    ref = parse_freetext(
+        r"J. Gauci, ``Obstacle detection in aerodrome areas through the use of computer "
+        r"vision,'' \emph{Cranfield University}, 2010.",
+        key="k",
+    )
+    assert (ref.venue, ref.year, ref.volume) == ("Cranfield University", 2010, None)

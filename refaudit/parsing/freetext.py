@@ -93,6 +93,14 @@ _TITLELESS = re.compile(
     rf"^(?P<authors>{_INITIALS_NAME}(?:,\s*(?:and\s+)?{_INITIALS_NAME})*(?:,?\s+et\s+al\.)?),\s+"
     rf"(?P<venue>[^\d,“”{EMPH_OPEN}{EMPH_CLOSE}]+?)\s*(?P<tail>\d[^()]*?)?\s*\((?P<year>{_YEAR})\)\.?$"
 )
+# Chemistry (RSC) styles print no title and put the year first:
+# `A. Author and B. Author, Venue, 2012, 35, 1937.`
+_TITLELESS_RSC = re.compile(
+    rf"^(?P<authors>{_INITIALS_NAME}(?:(?:,\s*|,?\s+and\s+){_INITIALS_NAME})*"
+    rf"(?:,?\s+et\s+al\.?)?),\s+{EMPH_OPEN}?(?P<venue>[^\d“”{EMPH_OPEN}{EMPH_CLOSE}]+?"
+    rf"(?:,\s*\d{{1,2}})?){EMPH_CLOSE}?,\s*(?P<year>{_YEAR}),"
+    r"\s*(?P<tail>\d[^()]*?)\.?$"
+)
 # A lone capital before the period is an initial; any other one-letter word (a symbol,
 # "ϕ") can end a title.
 _LOOSE_SENTENCE_END = re.compile(rf"(?<=\S\S|\s[^\s{_CAP}])[.?!]\s+(?=\S)")
@@ -177,6 +185,9 @@ def parse_freetext(
     outside_title = plain.replace(reference.title, " ") if reference.title else plain
     reference.year = parts.year or _fallback_year(outside_title)
     locator = parts.locator or _read_locator(parts.tail)
+    if locator.get("volume") == str(reference.year) and len(locator) == 1:
+        # "…, University of Southampton, 2017.": the year alone, not a volume.
+        del locator["volume"]
     reference.volume = locator.get("volume") or None
     reference.number = locator.get("number") or None
     reference.pages = normalize_pages(locator.get("pages")) if locator.get("pages") else None
@@ -243,7 +254,9 @@ def _read_style(text: str) -> _Parts:
     italic_pair = _ITALIC_PAIR.match(text)
     if italic_pair:
         return _read_italic_pair(italic_pair)
-    titleless = _TITLELESS.match(_URL.sub("", text).strip())
+    titleless = _TITLELESS.match(_URL.sub("", text).strip()) or _TITLELESS_RSC.match(
+        _URL.sub("", text).strip()
+    )
     if titleless:
         return _Parts(
             authors=titleless.group("authors"),
