@@ -482,3 +482,43 @@ def test_a_year_alone_after_an_institution_is_not_a_volume() -> None:
         key="k",
     )
     assert (ref.venue, ref.year, ref.volume) == ("Cranfield University", 2010, None)
+
+
+@pytest.mark.parametrize(
+    ("text", "names"),
+    [
+        (
+            "de Riedmatten H Chou C van Enk S Kimble H. Measurement induced entanglement for "
+            "excitation stored in remote atomic ensembles. QELS 2006. 2006",
+            [("de Riedmatten", "H"), ("Chou", "C"), ("van Enk", "S"), ("Kimble", "H")],
+        ),
+        (
+            "Zacca R Castro FAdS Azevedo R. Riding the digital wave of exercise, health, and "
+            "sports training optimization. Sports. 2024",
+            [("Zacca", "R"), ("Castro", "FAdS"), ("Azevedo", "R")],
+        ),
+        (
+            "Bays H Tóth PP Kris‐Etherton PM Cochez M d’Amato C. Obesity, adiposity, and "
+            "dyslipidemia: a consensus statement. J Clin Lipidol. 2013",
+            [("Bays", "H"), ("Tóth", "PP"), ("Kris‐Etherton", "PM"), ("Cochez", "M")]
+            + [("d’Amato", "C")],
+        ),
+    ],
+    ids=["particles", "particle-initial", "hyphen-and-apostrophe"],
+)
+def test_vancouver_names_without_commas_keep_particles_and_unusual_letters(
+    text: str, names: list[tuple[str, str]]
+) -> None:
+    ref = parse_freetext(text, key="k")
+    assert [(p.family, p.given) for p in ref.authors] == names
+    assert ref.title is not None and ref.title.split()[0] in text.split(". ")[1]
+
+
+def test_ocr_et_al_with_a_capital_i_still_truncates() -> None:
+    ref = parse_freetext(
+        "Shen, Tao, Xiubo Geng, and Binxing Jiao et aI.. 2023. “LexMAE: Lexicon-bottlenecked "
+        "pretraining for large-scale retrieval.” ICLR 2023",
+        key="k",
+    )
+    assert ref.authors_truncated
+    assert [p.family for p in ref.authors] == ["Shen", "Geng", "Jiao"]

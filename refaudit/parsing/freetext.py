@@ -34,7 +34,7 @@ from refaudit.identifiers import (
 )
 from refaudit.match.text import normalize_text
 from refaudit.models import Person, Reference
-from refaudit.names import parse_person
+from refaudit.names import PARTICLES, parse_person
 from refaudit.parsing.records import latex_url, normalize_pages
 from refaudit.text import latex_to_text, unwrap_href
 
@@ -80,8 +80,14 @@ _VANCOUVER_NAME = (
 # Names are separated by commas, or (in some reference managers' output) by spaces only;
 # then each family name must be written in capitalised letters, so that an upper-case
 # title ("THE EFFECT OF …") is not read as more names.
-_SPACED_FAMILY_WORD = rf"[{_CAP}][^\W\d_]*[a-zß-ÿ][^\W\d_'’\-]*(?:[\-'’][^\W\d_]+)*"
-_SPACED_NAME = rf"{_SPACED_FAMILY_WORD}(?:\s{_SPACED_FAMILY_WORD})?\s[{_CAP}]{{1,3}}"
+# A family name may follow particles ("van Enk S", "d’Amato C") and hold any hyphen
+# ("Kris‐Etherton PM"); initials may keep a particle's lower-case letter ("Castro FAdS").
+_PARTICLE = "|".join(sorted(PARTICLES, key=len, reverse=True))
+_SPACED_FAMILY_WORD = rf"(?:[dl][’'])?[{_CAP}][^\W\d_]*[a-zß-ÿ][^\W\d_'’\-‐]*(?:[\-‐'’][^\W\d_]+)*"
+_SPACED_INITIALS = rf"[{_CAP}](?:[{_CAP}]|[a-z](?=[{_CAP}])){{0,3}}"
+_SPACED_NAME = (
+    rf"(?:(?:{_PARTICLE})\s)*{_SPACED_FAMILY_WORD}(?:\s{_SPACED_FAMILY_WORD})?\s{_SPACED_INITIALS}"
+)
 _VANCOUVER = re.compile(
     rf"^(?P<authors>{_VANCOUVER_NAME}(?:(?:\s+{_SPACED_NAME})+|(?:,\s*{_VANCOUVER_NAME})*)"
     rf"(?:,?\s*et\s+al)?)\.?\s+(?P<rest>\S.+)$"
@@ -118,7 +124,8 @@ _ISBN = re.compile(r"ISBN(?:-1[03])?:?\s*([\dXx][\d\s-]{8,16}[\dXx])")
 _INITIALS = re.compile(
     rf"^[{_CAP}][a-z]?\.?[\s-]?(?:(?:[{_CAP}][a-z]?\.?|[a-z]\.)[\s-]?){{0,5}}$|^[{_CAP}]{{1,3}}$"
 )
-_ET_AL = re.compile(r"(?:,\s*|\s+)et\.?\s*al\.?\s*$", re.IGNORECASE)
+# "et aI": OCR reads the l of "al" as a capital I or a one.
+_ET_AL = re.compile(r"(?:,\s*|\s+)et\.?\s*a[lI1]\.?\s*$", re.IGNORECASE)
 _ELLIPSIS = re.compile(r"(?:,\s*)?(?:…|\.\s?\.\s?\.)\s*(?:,\s*)?")
 _AND = re.compile(r"\s*(?:,\s*)?(?:\band\b|&)\s*")
 _LOCATOR = (
@@ -564,7 +571,8 @@ def _vancouver_person(name: str) -> Person | None:
     keeps its particle ("van der Berg"), as the style writes it.
     """
     match = re.match(
-        rf"^(?P<family>.+?)\s+(?P<initials>[{_CAP}]{{1,3}}|(?:[{_CAP}]\.\s?){{1,3}})$", name.strip()
+        rf"^(?P<family>.+?)\s+(?P<initials>{_SPACED_INITIALS}|(?:[{_CAP}]\.\s?){{1,3}})$",
+        name.strip(),
     )
     if not match:
         return Person(family=name.strip()) if name.strip() else None
