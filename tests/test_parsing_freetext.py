@@ -522,3 +522,25 @@ def test_ocr_et_al_with_a_capital_i_still_truncates() -> None:
     )
     assert ref.authors_truncated
     assert [p.family for p in ref.authors] == ["Shen", "Geng", "Jiao"]
+
+
+def test_a_page_range_closing_the_title_is_the_locator() -> None:
+    ref = parse_freetext(
+        "Turing, A., Wilkinson, J. H. (2005). The Turing–Wilkinson lecture series (1946–7)., "
+        "459–528.",
+        key="k",
+    )
+    assert (ref.title, ref.pages, ref.year) == (
+        "The Turing–Wilkinson lecture series (1946–7)",
+        "459-528",
+        2005,
+    )
+
+
+def test_chicago_names_and_year_without_the_space_ocr_dropped() -> None:
+    ref = parse_freetext("Turing, A..1987. “Intelligence service: Schriften.”", key="k")
+    assert (ref.title, ref.year, [p.family for p in ref.authors]) == (
+        "Intelligence service: Schriften",
+        1987,
+        ["Turing"],
+    )

@@ -67,7 +67,10 @@ _ITALIC_PAIR = re.compile(
     rf"(?P<tail>\s*(?:vol\.\s*)?\d.*)$",
     re.DOTALL,
 )
-_CHICAGO_HEAD = re.compile(rf"^(?P<authors>.+?)\.?\s+(?P<year>{_YEAR})[a-z]?\.\s*$")
+# OCR may drop the space after the names' full stop ("Turing, A..1987.").
+_CHICAGO_HEAD = re.compile(rf"^(?P<authors>.+?)(?:\.?\s+|\.)(?P<year>{_YEAR})[a-z]?\.\s*$")
+# A page range closing what was read as a title ("… (1946–7)., 459–528") is a locator.
+_TITLE_PAGES = re.compile(r"[.,;:]\s*(?:pp?\.\s*)?(?P<pages>\d+\s*[–-]\s*\d+)$")
 # Volume, number and pages are bare tokens, never a URL's pieces ("https://doi. org/…").
 _LISTING_TAIL = re.compile(
     rf"\.\s+(?P<venue>[^.]+?)\.\s+(?P<year>{_YEAR})\.\s*(?P<volume>[^.\s/:]*)\s*\.\s*"
@@ -184,6 +187,10 @@ def parse_freetext(
     parts = _read_style(marked)
     reference = Reference(key=key, entry_type="misc", file=file, line=line, free_text=plain)
     reference.title = _clean(parts.title) if parts.title else None
+    title_pages = _TITLE_PAGES.search(reference.title or "")
+    if reference.title and title_pages:
+        reference.title = _clean(reference.title[: title_pages.start()])
+        parts.locator = parts.locator or {"pages": title_pages.group("pages")}
     if reference.title and len(reference.title) < 4:
         reference.title = None
     reference.venue = _clean_venue(parts.venue) if parts.venue else None
