@@ -177,7 +177,7 @@ class _Screening:
     async def _fetch(self, batch: dict[str, list[Evidence]]) -> None:
         request_priority.set(SCREENING_PRIORITY)
         found = await ask([], "crossref", self._crossref.lookup_dois(list(batch)))  # type: ignore[union-attr]
-        for doi, work in (found or {}).items():  # type: ignore[attr-defined]
+        for doi, work in (found or {}).items():
             for item in batch[doi]:
                 item.screening.append(work)
 
