@@ -9,6 +9,7 @@ reference carries real evidence.
 
     python bench/hostile_inputs.py                          # scaling table + 10k/100k offline
     python bench/hostile_inputs.py --memory-only --mirror --entries 10000 --work /tmp/w
+    python bench/hostile_inputs.py --memory-only --mirror --one-process   # no forked workers
     python bench/hostile_inputs.py --formats json table     # peak RSS per report format
     python bench/hostile_inputs.py --fuzz                   # also the long fuzz profile (minutes)
 """
@@ -121,11 +122,22 @@ def real_bibliography(path: Path, entries: int) -> None:
             out.write(_ENTRY_KEY.sub(rf"\g<1>\g<2>-{i},", blocks[i % len(blocks)], count=1))
 
 
-def peak_memory(bib: Path, folder: str, output_format: str, extra: list[str]) -> str:
+# `refaudit` with a long mirror-only audit kept in one process (no option says so): the
+# peak RSS of a run that forks workers is that of its largest process, not of the run.
+_ONE_PROCESS = (
+    "import refaudit.mirror.parallel as parallel; parallel.worker_count = lambda *_: 1; "
+    "from refaudit.cli import main; main()"
+)
+
+
+def peak_memory(
+    bib: Path, folder: str, output_format: str, extra: list[str], *, one_process: bool = False
+) -> str:
     """`refaudit check` on `bib` in a child process: exit code, wall time and its peak RSS."""
     env = {**os.environ, "REFAUDIT_CACHE_DIR": folder + "/cache", "REFAUDIT_DATA_DIR": folder}
+    program = ["-c", _ONE_PROCESS] if one_process else ["-m", "refaudit"]
     command = [
-        sys.executable, "-m", "refaudit", "check", str(bib), *extra, "-q", "--allow-unverified",
+        sys.executable, *program, "check", str(bib), *extra, "-q", "--allow-unverified",
         "--format", output_format, "-o", f"{folder}/report.{output_format}",
     ]  # fmt: skip
     started = time.perf_counter()
@@ -141,7 +153,9 @@ def peak_memory(bib: Path, folder: str, output_format: str, extra: list[str]) ->
     return line
 
 
-def memory(counts: list[int], formats: list[str], mirror: Path | None) -> None:
+def memory(
+    counts: list[int], formats: list[str], mirror: Path | None, *, one_process: bool = False
+) -> None:
     """Peak RSS of `check` on bibliographies of each size, offline or through a mirror only."""
     for entries in counts:
         with tempfile.TemporaryDirectory() as folder:
@@ -154,7 +168,7 @@ def memory(counts: list[int], formats: list[str], mirror: Path | None) -> None:
                 extra, how = ["--sources", "mirror", "--mirror", str(mirror)], "--sources mirror"
             size = bib.stat().st_size / 1e6
             for output_format in formats:
-                outcome = peak_memory(bib, folder, output_format, extra)
+                outcome = peak_memory(bib, folder, output_format, extra, one_process=one_process)
                 print(f"{entries:,} entries ({size:.1f} MB), {how}, {output_format}: {outcome}")
 
 
@@ -184,6 +198,9 @@ def main() -> None:
         "--mirror", action="store_true", help="real citations through a world mirror, no network"
     )
     parser.add_argument("--work", type=Path, help="keep the world export and mirror here")
+    parser.add_argument(
+        "--one-process", action="store_true", help="no worker processes for a mirror-only audit"
+    )
     parser.add_argument("--memory-only", action="store_true", help="skip the scaling table")
     parser.add_argument("--fuzz", action="store_true", help="also run the long fuzz profile")
     args = parser.parse_args()
@@ -192,7 +209,7 @@ def main() -> None:
     if args.mirror:
         with contextlib.ExitStack() as stack:
             work = args.work or Path(stack.enter_context(tempfile.TemporaryDirectory()))
-            memory(args.entries, args.formats, world_mirror(work))
+            memory(args.entries, args.formats, world_mirror(work), one_process=args.one_process)
     else:
         memory(args.entries, args.formats, None)
     if args.fuzz:
