@@ -289,14 +289,17 @@ class _Pool:
         self._refill()
         self._tokens = min(self._tokens, 1.0 - seconds * self.limit.rps * self.pacing)
 
-    def sent_late(self, seconds: float) -> None:
-        """The request left `seconds` after it took its token: count the token from then.
+    def sent_late(self) -> None:
+        """The request just left, later than it took its token: count the token from now.
 
         Between the token and the wire the event loop may be busy, or a connection
         opens; the server counts arrivals, so the next token must wait from the send.
+        Tokens that came while the request waited are the server's too (it refilled
+        its own bucket meanwhile): only what the bucket holds beyond a full one less
+        this request is taken back, so a slow connection never leaves the pool in debt.
         """
         self._refill()
-        self._tokens -= seconds * self.limit.rps * self.pacing
+        self._tokens = min(self._tokens, self.limit.burst - 1.0)
 
     def slow_down(self) -> None:
         """Answered 429 at this pace: the requests arrive bunched up; pace a step slower."""
@@ -643,13 +646,13 @@ class SourceClient:
 
     def _on_the_wire(self, pool: _Pool) -> Callable[[str, dict[str, Any]], Awaitable[None]]:
         """An httpcore trace hook telling `pool` when the request really left."""
-        granted, told = self._clock(), False
+        told = False
 
         async def trace(event: str, _info: dict[str, Any]) -> None:
             nonlocal told
             if not told and event.endswith("send_request_headers.started"):
                 told = True
-                pool.sent_late(self._clock() - granted)
+                pool.sent_late()
 
         return trace
 

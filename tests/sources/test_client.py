@@ -340,6 +340,21 @@ async def test_the_next_token_counts_from_when_a_late_request_left() -> None:
     assert following - late == pytest.approx(1 / PACING)
 
 
+async def test_a_slow_connection_does_not_leave_the_pool_in_debt() -> None:
+    """3 s to the wire at 2 requests/s: the next call waits one interval, not the 3 s again."""
+    clock = FakeClock()
+    upstream = Upstream(clock, [0.0], wire_delays=[3.0])
+    client = make_client(
+        upstream, "crossref", clock=clock, limits={"default": RateLimit(rps=2, burst=1)}
+    )
+
+    for n in range(3):
+        await client.get("/works", {"n": n})
+
+    times = [t for t, _ in upstream.arrivals]
+    assert [b - a for a, b in itertools.pairwise(times)] == pytest.approx([0.5 / PACING] * 2)
+
+
 async def test_identical_requests_in_flight_together_are_sent_once(tmp_path: Path) -> None:
     """Two references citing the same work search it at the same moment: one request."""
     clock = FakeClock()
