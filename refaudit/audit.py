@@ -186,7 +186,7 @@ def _records_of(result: Result, item: Evidence) -> list[Work]:
 
     if result.matched is None:
         return []
-    pool = item.id_records + item.candidates + item.screening
+    pool = item.id_records + item.candidates
     return [w for w in pool if is_same_work(w, result.matched)]
 
 

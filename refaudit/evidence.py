@@ -29,9 +29,6 @@ SEARCH_LIMIT = 5
 # reference's later searches go before other references' first ones, so the references
 # that escalate reach the slow pools (Semantic Scholar, DBLP) early and keep them busy.
 SEARCH_PRIORITY = 10.0
-# Crossref's records for the retraction screen are wanted only at the end of the run:
-# fetched while the slow pools still work, but after every search waiting for a turn.
-SCREENING_PRIORITY = SEARCH_PRIORITY + 1
 # A title with at most this many words changed is a near miss when it scores at
 # least this, or when this share of its words (and at least this many) is kept:
 # one long word swapped in a short title ("Competitive" for "Adversarial") costs
@@ -64,8 +61,6 @@ class Evidence(Ledger):
     searched: bool = False
     #: the sources whose title or citation search answered about this reference
     searched_by: set[str] = field(default_factory=set)
-    #: Crossref's records of the identified work fetched for the retraction screen only
-    screening: list[Work] = field(default_factory=list)
     #: the verdict reached when this reference's search ended, and what it was reached on
     early: tuple[tuple[object, ...], Result] | None = field(default=None, repr=False, compare=False)
 
@@ -118,7 +113,6 @@ async def gather_evidence(
     run (`Evidence.verdict` gives it, unless the quota-bound sources added to it).
     """
     evidence = [Evidence(reference) for reference in references]
-    screening = _Screening(sources)
 
     async def search_one(item: Evidence) -> None:
         if needs_search(item):
@@ -130,7 +124,6 @@ async def gather_evidence(
             # In a worker thread: the event loop stays free to send the paced requests
             # on time (a verdict costs milliseconds of matching).
             await asyncio.to_thread(item.decide_early, decide)
-            screening.add(item)
         if on_done:
             on_done()
 
@@ -145,45 +138,7 @@ async def gather_evidence(
     await _ask_budgeted(evidence, sources)
     for item in evidence:
         item.sort_records()
-    await screening.fetched()
     return evidence
-
-
-class _Screening:
-    """Crossref's records of works identified early, fetched in batches during the run.
-
-    The retraction screen needs Crossref's `updated-by` notices of every identified
-    work; asked for here while the slow pools still work, they no longer wait for
-    the last answer (`complete_for_screening` asks for whatever is left). They are
-    kept apart from the evidence and on no ledger: the verdict was reached without
-    them, as it is when they are fetched at the end.
-    """
-
-    def __init__(self, sources: Sources) -> None:
-        self._crossref = sources.get("crossref")
-        self._pending: dict[str, list[Evidence]] = {}
-        self._asked: list[asyncio.Task[None]] = []
-
-    def add(self, item: Evidence) -> None:
-        matched = item.early[1].matched if item.early is not None else None
-        doi = (matched.doi or "").lower() if matched is not None else ""
-        if self._crossref is None or not doi or not _wants_crossref_record(item, doi):
-            return
-        self._pending.setdefault(doi, []).append(item)
-        if len(self._pending) >= (self._crossref.doi_batch_size or 1):
-            batch, self._pending = self._pending, {}
-            self._asked.append(asyncio.create_task(self._fetch(batch)))
-
-    async def _fetch(self, batch: dict[str, list[Evidence]]) -> None:
-        request_priority.set(SCREENING_PRIORITY)
-        found = await ask([], "crossref", self._crossref.lookup_dois(list(batch)))  # type: ignore[union-attr]
-        for doi, work in (found or {}).items():
-            for item in batch[doi]:
-                item.screening.append(work)
-
-    async def fetched(self) -> None:
-        """Wait for the batches asked for (what is still pending is left to the end)."""
-        await asyncio.gather(*self._asked)
 
 
 def _has_identifier(reference: Reference) -> bool:
@@ -343,7 +298,10 @@ async def complete_for_screening(wanted: list[tuple[Evidence, str]], sources: So
     crossref = sources.get("crossref")
     pending: dict[str, list[Evidence]] = {}
     for item, doi in wanted:
-        if crossref is not None and _wants_crossref_record(item, doi):
+        known = any(
+            w.source == "crossref" and (w.doi or "").lower() == doi for w in item.id_records
+        )
+        if crossref is not None and not known and not is_datacite_arxiv_doi(doi):
             pending.setdefault(doi, []).append(item)
     if not pending or crossref is None:
         return
@@ -351,16 +309,7 @@ async def complete_for_screening(wanted: list[tuple[Evidence, str]], sources: So
     found = await ask(served, "crossref", crossref.lookup_dois(list(pending)))
     for doi, work in (found or {}).items():
         for item in pending.get(doi, []):
-            item.screening.append(work)
-
-
-def _wants_crossref_record(item: Evidence, doi: str) -> bool:
-    """Crossref's record of `doi` is not in hand yet, and Crossref registers it."""
-    known = any(
-        w.source == "crossref" and (w.doi or "").lower() == doi
-        for w in item.id_records + item.screening
-    )
-    return not known and not is_datacite_arxiv_doi(doi)
+            item.candidates.append(work)
 
 
 def needs_search(item: Evidence) -> bool:

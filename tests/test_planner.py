@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import functools
-import re
 from pathlib import Path
 
-import httpx
 import pytest
 
 from refaudit import planner
@@ -16,13 +13,7 @@ from refaudit.models import Reference, Result, RunStats, Work
 from refaudit.parsing.freetext import parse_freetext
 from refaudit.sources import open_sources, registry
 from refaudit.verify import decide
-from tests.fakes import (
-    FakeUpstreams,
-    YieldingClock,
-    crossref_work,
-    openalex_list,
-    openalex_work,
-)
+from tests.fakes import FakeUpstreams, YieldingClock, crossref_work
 
 ALL = registry.SOURCE_NAMES
 
@@ -240,43 +231,3 @@ def test_a_verdict_reached_when_the_search_ends_is_kept_while_nothing_is_added()
     item.answered("ieee")
     assert item.verdict(counting) is not early
     assert decided == ["w", "w"]
-
-
-@pytest.mark.anyio
-async def test_crossref_records_for_the_screen_are_fetched_while_others_still_search(
-    tmp_path: Path,
-) -> None:
-    """Works identified early get Crossref's record (its notices) in batches during the run."""
-    titles = [f"Adaptive gait transitions in hexapod robot number {n}" for n in range(41)]
-    works = [
-        openalex_work(f"W{n}", title, doi=f"10.1000/g{n}", venue="Robotics and Autonomous Systems")
-        for n, title in enumerate(titles)
-    ]
-    fake = FakeUpstreams()
-    fake.serve_crossref([crossref_work(f"10.1000/g{n}", title) for n, title in enumerate(titles)])
-
-    def search(request: httpx.Request, _match: re.Match[str]) -> httpx.Response:
-        words = request.url.params.get("search", "").lower()
-        hits = [w for w in works if str(w["title"]).lower() in words]
-        return httpx.Response(200, json=openalex_list(hits))
-
-    fake.route("openalex", r"/works", search)
-    references = [
-        Reference(key=f"g{n}", entry_type="inproceedings", title=title, venue="ICRA")
-        for n, title in enumerate(titles)
-    ]
-    config = Settings(
-        sources=["openalex", "crossref"], cache_dir=tmp_path, data_dir=tmp_path, use_cache=False
-    )
-    verdict = functools.partial(decide, enabled_sources=config.sources)
-
-    clock = YieldingClock()
-    async with open_sources(
-        config, RunStats(), transport=fake.transport(), clock=clock, sleep=clock.sleep
-    ) as sources:
-        evidence = await gather_evidence(references, sources, decide=verdict)
-
-    fetched = [item for item in evidence if item.screening]
-    assert len(fetched) == 40  # one whole batch; the last is left to complete_for_screening
-    assert all(item.screening[0].source == "crossref" for item in fetched)
-    assert all(item.verdict(verdict) is item.early[1] for item in evidence)  # type: ignore[index]

@@ -56,7 +56,7 @@ async def complete_mirror_first(
         for item, doi in wanted
         if not any(
             w.source == "crossref" and (w.doi or "").lower() == doi
-            for w in item.id_records + item.candidates + item.screening
+            for w in item.id_records + item.candidates
         )
     ]
     if missing and live.get("crossref") is not None:
@@ -107,7 +107,6 @@ def _combine(first: Evidence, second: Evidence) -> Evidence:
     second.arxiv_records = first.arxiv_records + second.arxiv_records
     second.pmid_records = first.pmid_records + second.pmid_records
     second.candidates = first.candidates + second.candidates
-    second.screening = first.screening + second.screening
     second.statuses = {**first.statuses, **second.statuses}
     second.doi_asked |= first.doi_asked
     second.doi_failed |= first.doi_failed

@@ -97,7 +97,6 @@ class CrossrefSource(Source):
     """DOI lookups, bibliographic search and notices from api.crossref.org."""
 
     name = NAME
-    doi_batch_size = BATCH_SIZE
 
     def __init__(self, client: SourceClient, settings: Settings) -> None:
         self._client = client
