@@ -17,7 +17,7 @@ from refaudit.discovery import opening
 from refaudit.discovery.graph import neighbours
 from refaudit.discovery.integrity import integrity_note, own_notices
 from refaudit.discovery.resolve import Status, resolve
-from refaudit.merge import merge_records, priority
+from refaudit.merge import priority
 from refaudit.models import Notice, RunStats, SourceStatus, Work
 
 if TYPE_CHECKING:
@@ -124,22 +124,22 @@ def _comparable(name: str, work: Work) -> str:
     return normalize_text(value)
 
 
-def field_origins(records: dict[str, Work], chosen: Work | None = None) -> list[FieldOrigin]:
+def field_origins(records: dict[str, Work], shown: Work) -> list[FieldOrigin]:
     """For each compared field: the value shown, its source, and the sources that differ.
 
-    `chosen` is the record shown (the published version of a paper with a preprint);
-    by default all records merged.
+    `shown` is the record presented: the published version of a paper with a preprint,
+    else all records merged.
     """
     ordered = sorted(records.values(), key=lambda work: priority(work.source))
-    merged = chosen or merge_records(ordered)
     origins: list[FieldOrigin] = []
     for name in _COMPARED_FIELDS:
-        shown = _display(name, getattr(merged, name))
-        if not shown:
+        value = _display(name, getattr(shown, name))
+        if not value:
             continue
+        wanted = _comparable(name, shown)
         having = [w for w in ordered if _display(name, getattr(w, name))]
-        same = [w for w in having if _comparable(name, w) == _comparable(name, merged)]
+        same = [w for w in having if _comparable(name, w) == wanted]
         others = {w.source: _display(name, getattr(w, name)) for w in having if w not in same}
-        winner = same[0].source if same else merged.source
-        origins.append(FieldOrigin(name, shown, winner, others))
+        winner = same[0].source if same else shown.source
+        origins.append(FieldOrigin(name, value, winner, others))
     return origins
