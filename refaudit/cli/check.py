@@ -7,9 +7,10 @@ Each command reads its flags into Settings, runs the one pipeline
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import contextlib
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -29,6 +30,9 @@ from refaudit.cli.common import (
     progress_bars,
     settings_from_flags,
 )
+
+if TYPE_CHECKING:
+    from refaudit.audit import BatchDone
 
 
 def register(app: typer.Typer) -> None:
@@ -143,7 +147,7 @@ def check_command(
     # JSON is written batch by batch as the audit goes, and the table keeps whole only
     # the results it lists, so a long bibliography's results are not all held whole.
     stream = None
-    on_batch: Callable[[list[Any]], Sequence[Any]] | None = None
+    on_batch: BatchDone | None = None
     if output_format == "json":
         from refaudit.render.json import JsonStream
 
@@ -358,7 +362,7 @@ def _audit(
     *,
     all_entries: bool,
     quiet: bool,
-    on_batch: Callable[[list[Any]], Sequence[Any]] | None = None,
+    on_batch: BatchDone | None = None,
 ) -> Any:
     """Run the pipeline, with a progress bar only for a person watching a terminal."""
     import asyncio
@@ -379,31 +383,26 @@ def _audit(
         )
 
 
-def _rich_progress() -> Any:
-    import contextlib
-
+@contextlib.contextmanager
+def _rich_progress() -> Iterator[Callable[[int, int], None]]:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
     from refaudit.cli.common import stderr_console
 
-    @contextlib.contextmanager
-    def bar() -> Any:
-        with Progress(
-            "checking references",
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            console=stderr_console(),
-            transient=True,
-        ) as progress:
-            task = progress.add_task("check", total=None)
+    with Progress(
+        "checking references",
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=stderr_console(),
+        transient=True,
+    ) as progress:
+        task = progress.add_task("check", total=None)
 
-            def update(done: int, total: int) -> None:
-                progress.update(task, completed=done, total=total)
+        def update(done: int, total: int) -> None:
+            progress.update(task, completed=done, total=total)
 
-            yield update
-
-    return bar()
+        yield update
 
 
 def _emit(
@@ -421,26 +420,21 @@ def _emit(
 
         render_table(report, context, stdout_console())
         return
-    if output is None:
+
+    def put(write: Callable[[str], object]) -> None:
         if stream is not None:
-            stream.write(report, lambda piece: typer.echo(piece, nl=False))
+            stream.write(report, write)
         else:
-            typer.echo(render(report, output_format, context), nl=False)
+            write(render(report, output_format, context))
+
+    if output is None:
+        put(lambda piece: typer.echo(piece, nl=False))
         return
     from refaudit.render.table import outcome_lines, summary_lines
-    from refaudit.safewrite import (
-        refuse_overwriting_inputs,
-        write_atomically,
-        write_atomically_with,
-    )
+    from refaudit.safewrite import refuse_overwriting_inputs, write_atomically_with
 
     refuse_overwriting_inputs(output, map(Path, report.files))
-    if stream is not None:
-        write_atomically_with(
-            output, lambda out: stream.write(report, lambda piece: out.write(piece.encode()))
-        )
-    else:
-        write_atomically(output, render(report, output_format, context).encode("utf-8"))
+    write_atomically_with(output, lambda out: put(lambda piece: out.write(piece.encode("utf-8"))))
 
     # A CI log shows stderr only: it still says what fails and why.
     _note(f"wrote {output_format} report to {output}", quiet=context.quiet)

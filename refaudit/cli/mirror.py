@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -15,6 +15,9 @@ from refaudit.cli.common import (
     load_config,
     progress_bars,
 )
+
+if TYPE_CHECKING:
+    from refaudit.config import Settings
 
 DbOption = Annotated[
     str | None,
@@ -63,7 +66,7 @@ def build_command(
     from refaudit.mirror import display_location
     from refaudit.mirror.build import build_mirror
 
-    location = _location(config, db)
+    location = _location(load_config(config), db)
     with progress_bars(quiet, _rich_progress) as progress:
         report = build_mirror(
             location,
@@ -111,7 +114,7 @@ def update_command(
     if unknown:
         fail(f"--skip: unknown part(s) {', '.join(unknown)}", hint=f"known: {', '.join(PARTS)}")
     settings = load_config(config)
-    store = open_store(_location(config, db), writable=True)
+    store = open_store(_location(settings, db), writable=True)
     try:
         with progress_bars(quiet, _rich_progress) as progress:
             report = asyncio.run(
@@ -151,7 +154,7 @@ def status_command(
 
     if output_format not in ("table", "json"):
         fail(f"unknown format {output_format!r}", hint="choose table or json")
-    store = open_store(_location(config, db))
+    store = open_store(_location(load_config(config), db))
     try:
         info = store.info()
     finally:
@@ -170,10 +173,9 @@ def status_command(
         typer.echo(f"  {name:<17} {count:>12,} records  newest {newest}")
 
 
-def _location(config: Path | None, db: str | None) -> str:
+def _location(settings: Settings, db: str | None) -> str:
     from refaudit.mirror import default_location, mirror_location
 
-    settings = load_config(config)
     return mirror_location(settings, db) or default_location(settings)
 
 
