@@ -128,8 +128,7 @@ async def _audit_batch(
     from refaudit.verify import decide
 
     if mirror is None:
-        enabled = sources.enabled
-        verdict = functools.partial(decide, enabled_sources=enabled)
+        verdict = functools.partial(decide, enabled_sources=sources.enabled)
         evidence = await gather_evidence(references, sources, on_done=tick, decide=verdict)
     else:
         from refaudit.mirror.evidence import MIRROR, gather_mirror_first
@@ -137,8 +136,7 @@ async def _audit_batch(
 
         local = MirrorSource(mirror).as_sources()
         evidence = await gather_mirror_first(references, local, sources, on_done=tick)
-        enabled = [MIRROR, *sources.enabled]
-        verdict = functools.partial(decide, enabled_sources=enabled)
+        verdict = functools.partial(decide, enabled_sources=[MIRROR, *sources.enabled])
     results = [item.verdict(verdict) for item in evidence]
     identified = [
         (item, result.matched.doi.lower())
