@@ -99,8 +99,9 @@ def render_json(report: AuditReport, context: RenderContext) -> str:
     those cost gigabytes, the text alone a tenth of that.
     """
     parts: list[str] = []
-    items = (_result_text(result, context) for result in report.results)
-    _write_report(report, context, items, parts.append)
+    texts = (_result_text(result, context) for result in report.results)
+    pieces = (text if n == 0 else _SEPARATOR + text for n, text in enumerate(texts))
+    _write_report(report, context, pieces, parts.append)
     return "".join(parts)
 
 
@@ -130,7 +131,7 @@ class JsonStream:
         with self._spool:
             self._spool.seek(0)
             pieces = iter(functools.partial(self._spool.read, 1 << 20), "")
-            _write_report(report, self._context, pieces, write, joined=True)
+            _write_report(report, self._context, pieces, write)
 
 
 def _result_text(result: Result, context: RenderContext) -> str:
@@ -141,28 +142,22 @@ def _result_text(result: Result, context: RenderContext) -> str:
 def _write_report(
     report: AuditReport,
     context: RenderContext,
-    items: Iterator[str],
+    pieces: Iterator[str],
     write: Callable[[str], object],
-    *,
-    joined: bool = False,
 ) -> None:
-    """The report around its results.
-
-    `items` are the results' texts, or (`joined`) pieces of their text with the
-    separators already in place.
-    """
+    """The report around its results: `pieces` of their text, separators in place."""
     data = report_model(report, context, with_results=False).model_dump(mode="json")
     data["results"] = _RESULTS_SLOT
     head, tail = json.dumps(data, indent=2, ensure_ascii=False).split(json.dumps(_RESULTS_SLOT), 1)
     write(head)
-    first = next(items, None)
+    first = next(pieces, None)
     if first is None:
         write("[]")
     else:
         write("[\n    ")
         write(first)
-        for item in items:
-            write(item if joined else _SEPARATOR + item)
+        for piece in pieces:
+            write(piece)
         write("\n  ]")
     write(tail + "\n")
 
