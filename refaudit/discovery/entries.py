@@ -60,20 +60,18 @@ async def bibtex_entries(
                 for text, tracker in zip(identifiers, trackers, strict=True)
             )
         )
+        works = [r.work_for(text) for text, r in zip(identifiers, resolutions, strict=True)]
         texts = await asyncio.gather(
             *(
-                _fetch_bibtex(resolution.work_for(text), opened, tracker)
-                for text, resolution, tracker in zip(
-                    identifiers, resolutions, trackers, strict=True
-                )
+                _fetch_bibtex(work, opened, tracker)
+                for work, resolution, tracker in zip(works, resolutions, trackers, strict=True)
                 if resolution.records
             )
         )
     fetched = iter(texts)
     taken: set[str] = set()
     entries: list[BibtexEntry] = []
-    for text, resolution in zip(identifiers, resolutions, strict=True):
-        work = resolution.work_for(text)
+    for text, resolution, work in zip(identifiers, resolutions, works, strict=True):
         if work is None:
             entries.append(BibtexEntry(text, resolution.status, message=resolution.message))
             continue

@@ -20,8 +20,6 @@ import html
 import re
 from dataclasses import dataclass, field, replace
 
-from rapidfuzz import fuzz
-
 from refaudit.braces import latex_closing
 from refaudit.identifiers import (
     arxiv_id_from_doi,
@@ -32,7 +30,6 @@ from refaudit.identifiers import (
     normalize_isbn,
     parse_arxiv_id,
 )
-from refaudit.match.text import normalize_text
 from refaudit.models import Person, Reference
 from refaudit.names import PARTICLES, parse_person
 from refaudit.parsing.records import latex_url, normalize_pages
@@ -268,9 +265,8 @@ def _read_style(text: str) -> _Parts:
     italic_pair = _ITALIC_PAIR.match(text)
     if italic_pair:
         return _read_italic_pair(italic_pair)
-    titleless = _TITLELESS.match(_URL.sub("", text).strip()) or _TITLELESS_RSC.match(
-        _URL.sub("", text).strip()
-    )
+    bare = _URL.sub("", text).strip()
+    titleless = _TITLELESS.match(bare) or _TITLELESS_RSC.match(bare)
     if titleless:
         return _Parts(
             authors=titleless.group("authors"),
@@ -646,6 +642,11 @@ def reread_with_title(reference: Reference, title: str) -> Reference | None:
     what follows them is read again as venue, year, volume and pages. None when
     `title` is not there or the reading would not change.
     """
+    # Only the evidence stage re-reads, with matching loaded already: parsing stays light.
+    from rapidfuzz import fuzz
+
+    from refaudit.match.text import normalize_text
+
     text, cited = reference.free_text, reference.title
     if not (text and cited) or (start := text.find(cited)) < 0:
         return None
