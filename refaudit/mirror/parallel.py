@@ -15,6 +15,7 @@ import asyncio
 import dataclasses
 import multiprocessing
 import os
+import signal
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 
@@ -57,7 +58,10 @@ async def audit_in_processes(
     loop = asyncio.get_running_loop()
     merged: AuditReport | None = None
     done = 0
-    with ProcessPoolExecutor(max_workers=workers, mp_context=_context()) as pool:
+    pool = ProcessPoolExecutor(
+        max_workers=workers, mp_context=_context(), initializer=_default_interrupt
+    )
+    try:
         futures = [
             asyncio.wrap_future(pool.submit(_audit_slice, part, one_process), loop=loop)
             for part in slices
@@ -70,8 +74,18 @@ async def audit_in_processes(
             merged = _merge(merged, report)
             if progress:
                 progress(done, len(references))
+    except BaseException:
+        # Ctrl-C or a failed slice: the queued slices are dropped, not run to the end.
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown()
     assert merged is not None
     return merged
+
+
+def _default_interrupt() -> None:
+    """A forked worker inherits the parent's asyncio SIGINT handler; Ctrl-C must stop it."""
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def _audit_slice(references: list[Reference], settings: Settings) -> AuditReport:
