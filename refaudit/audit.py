@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -64,20 +65,77 @@ async def audit_references(
     References go through the pipeline BATCH_REFERENCES at a time, sharing one
     set of source clients, the cache and the retraction snapshot.
     """
-    from refaudit.mirror import mirror_state, open_mirror
     from refaudit.mirror.parallel import audit_in_processes, worker_count
-    from refaudit.retractions.store import Snapshot
-    from refaudit.sources import open_sources
 
     started = time.monotonic()
     workers = worker_count(references, settings)
     if workers > 1:
         report = await audit_in_processes(references, settings, workers, progress, on_batch)
-        report.stats.elapsed_s = round(time.monotonic() - started, 3)
-        return report
+    else:
+        stores = Stores.open(settings)
+        try:
+            report = await audit_with(
+                references, settings, stores, transport=transport, progress=progress,
+                on_batch=on_batch,
+            )  # fmt: skip
+        finally:
+            stores.close()
+    report.stats.elapsed_s = round(time.monotonic() - started, 3)
+    if report.stats.floor_s >= 1:
+        report.stats.floor_ratio = round(report.stats.elapsed_s / report.stats.floor_s, 2)
+    return report
+
+
+@dataclass
+class Stores:
+    """The local data an audit reads: the mirror and the retraction snapshot.
+
+    Opened once per audit, or once per worker process for the many slices of a
+    long mirror-only audit.
+    """
+
+    mirror: MirrorStore | None
+    snapshot: Snapshot | RetractionRows | None
+
+    @classmethod
+    def open(cls, settings: Settings) -> Stores:
+        """A mirror built with the Retraction Watch CSV screens with its own rows;
+        otherwise the snapshot `refaudit retractions update` installed is used."""
+        from refaudit.mirror import open_mirror
+        from refaudit.retractions.store import Snapshot
+
+        mirror = open_mirror(settings)
+        try:
+            rows = mirror.retractions() if mirror is not None else None
+            return cls(mirror, rows or Snapshot.open(settings))
+        except BaseException:
+            if mirror is not None:
+                mirror.close()
+            raise
+
+    def close(self) -> None:
+        if self.snapshot is not None:
+            self.snapshot.close()
+        if self.mirror is not None:
+            self.mirror.close()
+
+
+async def audit_with(
+    references: Sequence[Reference],
+    settings: Settings,
+    stores: Stores,
+    *,
+    transport: httpx.AsyncBaseTransport | None = None,
+    progress: Progress | None = None,
+    on_batch: BatchDone | None = None,
+) -> AuditReport:
+    """`audit_references` in this process, with stores the caller opened (and closes)."""
+    from refaudit.mirror import mirror_state
+    from refaudit.sources import open_sources
+
     report = AuditReport(offline=settings.offline)
     total, done = len(references), 0
-    mirror = open_mirror(settings)
+    mirror, snapshot = stores.mirror, stores.snapshot
 
     def tick() -> None:
         nonlocal done
@@ -87,30 +145,17 @@ async def audit_references(
 
     if progress:
         progress(0, total)
-    snapshot = None
-    try:
-        # A mirror built with the Retraction Watch CSV screens with its own rows;
-        # otherwise the snapshot `refaudit retractions update` installed is used.
-        snapshot = (mirror.retractions() if mirror is not None else None) or Snapshot.open(settings)
-        report.retraction_snapshot = _snapshot_state(snapshot)
-        if mirror is not None:
-            report.mirror = mirror_state(mirror.info())
-        async with open_sources(settings, report.stats, transport=transport) as sources:
-            for first in range(0, total, BATCH_REFERENCES):
-                batch = list(references[first : first + BATCH_REFERENCES])
-                results = await _audit_batch(batch, sources, mirror, settings, snapshot, tick)
-                report.results += on_batch(results) if on_batch else results
-            if sources.cache_problem:
-                report.problems.append(_cache_problem(settings, sources.cache_problem))
-            report.stats.floor_s = round(sources.floor_s(report.stats.requests), 1)
-    finally:
-        if snapshot is not None:
-            snapshot.close()
-        if mirror is not None:
-            mirror.close()
-    report.stats.elapsed_s = round(time.monotonic() - started, 3)
-    if report.stats.floor_s >= 1:
-        report.stats.floor_ratio = round(report.stats.elapsed_s / report.stats.floor_s, 2)
+    report.retraction_snapshot = _snapshot_state(snapshot)
+    if mirror is not None:
+        report.mirror = mirror_state(mirror.info())
+    async with open_sources(settings, report.stats, transport=transport) as sources:
+        for first in range(0, total, BATCH_REFERENCES):
+            batch = list(references[first : first + BATCH_REFERENCES])
+            results = await _audit_batch(batch, sources, mirror, settings, snapshot, tick)
+            report.results += on_batch(results) if on_batch else results
+        if sources.cache_problem:
+            report.problems.append(_cache_problem(settings, sources.cache_problem))
+        report.stats.floor_s = round(sources.floor_s(report.stats.requests), 1)
     return report
 
 

@@ -278,6 +278,13 @@ class RunStats:
     floor_ratio: float | None = None
     """wall time over that floor (null under a second of floor): 1.0 is the limits' pace"""
 
+    def add(self, other: RunStats) -> None:
+        """Count another run's requests, cache hits, rate limits and failures into these."""
+        for name in ("requests", "cache_hits", "rate_limited", "failures"):
+            total = getattr(self, name)
+            for source, count in getattr(other, name).items():
+                total[source] = total.get(source, 0) + count
+
 
 RETRACTION_WATCH = "retractionwatch"
 

@@ -108,9 +108,15 @@ def test_the_typo_pass_runs_only_for_a_word_that_is_in_no_title(mirror: Path) ->
     from refaudit.sources.mirror import MirrorSource
 
     store = open_store(str(mirror))
+    statements: list[str] = []
+    store._db.set_trace_callback(statements.append)  # type: ignore[attr-defined]
     assert store.unknown_title_words("crossref", ["residual", "recogntion", "image"]) == [
         "recogntion"
     ]
+    assert store.unknown_title_words("crossref", ["lerning"]) == ["lerning"]
+    # The vocabulary table is set up on the connection's first question only.
+    assert sum("CREATE VIRTUAL TABLE" in sql for sql in statements) == 1
+    store._db.set_trace_callback(None)  # type: ignore[attr-defined]
     modes: list[str] = []
     candidates = store.candidates
 

@@ -3,15 +3,21 @@
 from __future__ import annotations
 
 import asyncio
+import multiprocessing
 import re
+import threading
+import warnings
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
-from refaudit.audit import audit_paths
+from refaudit.audit import audit_paths, read_bibliography
 from refaudit.config import load_settings
+from refaudit.errors import MirrorError
 from refaudit.mirror import parallel
-from refaudit.models import AuditReport, Reference
+from refaudit.mirror.store import MirrorStore
+from refaudit.models import AuditReport, Reference, Result, Verdict
 from tests.mirror_dumps import BIBLIOGRAPHY, build_test_mirror
 
 
@@ -88,3 +94,112 @@ def test_only_long_mirror_only_audits_use_several_processes(
     assert parallel.worker_count(long, with_live) == 1
     mirror_only.processes = 1
     assert parallel.worker_count(long, mirror_only) == 1
+
+
+def test_workers_start_from_a_fork_server_not_from_the_threaded_caller(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A progress bar's or the MCP server's thread runs while the workers start."""
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        pytest.skip("no fork server on this platform")
+    assert parallel._context().get_start_method() == "forkserver"
+    mirror = build_test_mirror(tmp_path)
+    bib = _copies(tmp_path, 3)
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_REFERENCES", 10)
+    monkeypatch.setattr(parallel, "SLICE_REFERENCES", 5)
+    monkeypatch.setattr(parallel.os, "sched_getaffinity", lambda _pid: {0, 1}, raising=False)
+    stop = threading.Event()
+    busy = threading.Thread(target=stop.wait, daemon=True)
+    busy.start()
+    try:
+        with warnings.catch_warnings():
+            # Python 3.12+ warns when a process with threads forks itself.
+            warnings.simplefilter("error", DeprecationWarning)
+            report = _audit(bib, mirror, processes=2)
+    finally:
+        stop.set()
+    assert len(report.results) == 15
+
+
+class _FakeWorker:
+    """Stands in for a worker's open stores: records the slices it is given."""
+
+    def __init__(self, fail_first: bool) -> None:
+        self.slices: list[str] = []
+        self.fail_first = fail_first
+        self.release = threading.Event()
+
+    def audit(self, references: list[Reference]) -> AuditReport:
+        self.slices.append(references[0].key)
+        if len(self.slices) == 1:
+            if self.fail_first:
+                raise RuntimeError("the mirror went away")
+        else:
+            self.release.wait(10)
+        return AuditReport(results=[Result(r, Verdict.SKIPPED) for r in references])
+
+
+def _stop_after_first_slice(done: int, total: int) -> None:
+    raise KeyboardInterrupt
+
+
+@pytest.mark.parametrize("fail_first", [True, False], ids=["failed slice", "ctrl-c"])
+def test_a_failed_slice_or_ctrl_c_drops_the_queued_slices(
+    monkeypatch: pytest.MonkeyPatch, fail_first: bool
+) -> None:
+    worker = _FakeWorker(fail_first)
+    monkeypatch.setattr(parallel, "_worker", worker)
+    monkeypatch.setattr(parallel, "SLICE_REFERENCES", 10)
+    references = [Reference(key=f"r{n}") for n in range(80)]  # 8 slices
+    pool = ThreadPoolExecutor(max_workers=1)
+    expected = RuntimeError if fail_first else KeyboardInterrupt
+    with pytest.raises(expected):
+        asyncio.run(parallel.run_slices(pool, references, _stop_after_first_slice))
+    worker.release.set()
+    pool.shutdown(wait=True)
+    # The first slice, and at most the one the worker had already taken: never all 8.
+    assert worker.slices in (["r0"], ["r0", "r10"])
+
+
+def test_a_worker_opens_its_mirror_once_for_all_its_slices(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import refaudit.mirror as mirror_module
+
+    location = build_test_mirror(tmp_path)
+    opened: list[str] = []
+    open_store = mirror_module.open_store
+
+    def counted(where: str) -> MirrorStore:
+        opened.append(where)
+        return open_store(where)
+
+    monkeypatch.setattr(mirror_module, "open_store", counted)
+    monkeypatch.setattr(parallel, "_worker", None)
+    settings = load_settings(
+        overrides={"sources": ["mirror"], "mirror": location, "use_cache": False}, env={}
+    )
+    references = read_bibliography([_copies(tmp_path, 2)]).references
+    parallel._start_worker(settings)
+    try:
+        first = parallel._audit_slice(references[:5])
+        second = parallel._audit_slice(references[5:])
+    finally:
+        assert isinstance(parallel._worker, parallel._Worker)
+        parallel._worker.close()
+    assert opened == [location]
+    assert [r.verdict for r in first.results] == [r.verdict for r in second.results]
+    assert first.mirror == second.mirror is not None
+
+
+def test_a_worker_that_cannot_open_the_mirror_says_why_for_each_slice(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(parallel, "_worker", None)
+    missing = str(tmp_path / "no-mirror.sqlite3")
+    settings = load_settings(
+        overrides={"sources": ["mirror"], "mirror": missing, "use_cache": False}, env={}
+    )
+    parallel._start_worker(settings)
+    with pytest.raises(MirrorError, match="no mirror at"):
+        parallel._audit_slice([Reference(key="a")])

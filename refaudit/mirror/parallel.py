@@ -3,7 +3,8 @@
 With `--sources mirror` nothing waits on the network: every step (search in the
 mirror, matching, verdicts, screening) is CPU work, so one process keeps one core
 busy. A long bibliography is cut into slices audited by worker processes, each
-with its own mirror connection, and the results come back in input order.
+opening its mirror connection, snapshot and source clients once for all its
+slices, and the results come back in input order.
 
 Only audits without live sources take this path: a live source's rate limit is
 kept by its client in one process, and several processes would each spend it.
@@ -12,15 +13,16 @@ kept by its client in one process, and several processes would each spend it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import multiprocessing
+import multiprocessing.util
 import os
-import signal
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Executor, ProcessPoolExecutor
 
 from refaudit.config import MIRROR_SOURCE, Settings
-from refaudit.models import AuditReport, Reference, Result
+from refaudit.models import AuditReport, Reference, Result, RunStats
 
 #: Below this many references, starting the workers costs more than they save.
 PARALLEL_MIN_REFERENCES = 2000
@@ -50,21 +52,33 @@ async def audit_in_processes(
     Each slice's results are handed to `on_batch` (as a batch of the one-process
     pipeline is) in input order, as soon as it and the slices before it are done.
     """
+    one_process = dataclasses.replace(settings, processes=1)
+    pool = ProcessPoolExecutor(
+        max_workers=workers,
+        mp_context=_context(),
+        initializer=_start_worker,
+        initargs=(one_process,),
+    )
+    return await run_slices(pool, references, progress, on_batch)
+
+
+async def run_slices(
+    pool: Executor,
+    references: Sequence[Reference],
+    progress: Callable[[int, int], None] | None = None,
+    on_batch: Callable[[list[Result]], Sequence[Result]] | None = None,
+) -> AuditReport:
+    """Every slice submitted to `pool` at once, merged in input order; `pool` is shut down."""
     slices = [
         list(references[i : i + SLICE_REFERENCES])
         for i in range(0, len(references), SLICE_REFERENCES)
     ]
-    one_process = dataclasses.replace(settings, processes=1)
     loop = asyncio.get_running_loop()
     merged: AuditReport | None = None
     done = 0
-    pool = ProcessPoolExecutor(
-        max_workers=workers, mp_context=_context(), initializer=_default_interrupt
-    )
     try:
         futures = [
-            asyncio.wrap_future(pool.submit(_audit_slice, part, one_process), loop=loop)
-            for part in slices
+            asyncio.wrap_future(pool.submit(_audit_slice, part), loop=loop) for part in slices
         ]
         for future in futures:
             report = await future
@@ -83,21 +97,69 @@ async def audit_in_processes(
     return merged
 
 
-def _default_interrupt() -> None:
-    """A forked worker inherits the parent's asyncio SIGINT handler; Ctrl-C must stop it."""
-    signal.signal(signal.SIGINT, signal.default_int_handler)
+class _Worker:
+    """One worker process's mirror, snapshot and source clients, open for all its slices."""
+
+    def __init__(self, settings: Settings) -> None:
+        from refaudit.audit import Stores
+        from refaudit.sources import open_sources
+
+        self.settings = settings
+        self.loop = asyncio.new_event_loop()
+        self.stores = Stores.open(settings)
+        self.clients = contextlib.AsyncExitStack()
+        opening = open_sources(settings, RunStats())
+        self.sources = self.loop.run_until_complete(self.clients.enter_async_context(opening))
+        #: closes everything once: when the worker process exits, or when called
+        self.close = multiprocessing.util.Finalize(self, self._close, exitpriority=10)
+
+    def audit(self, references: list[Reference]) -> AuditReport:
+        from refaudit.audit import audit_with
+        from refaudit.sources import sharing
+
+        with sharing(self.sources):
+            return self.loop.run_until_complete(audit_with(references, self.settings, self.stores))
+
+    def _close(self) -> None:
+        self.loop.run_until_complete(self.clients.aclose())
+        self.stores.close()
+        self.loop.close()
 
 
-def _audit_slice(references: list[Reference], settings: Settings) -> AuditReport:
-    from refaudit.audit import audit_references
+#: This worker process's open stores and clients, or why they could not be opened.
+_worker: _Worker | BaseException | None = None
 
-    return asyncio.run(audit_references(references, settings))
+
+def _start_worker(settings: Settings) -> None:
+    """Pool initializer: open once what every slice of this worker reads."""
+    global _worker
+    try:
+        _worker = _Worker(settings)
+    except Exception as exc:  # raised again by each slice, so the parent sees the cause
+        _worker = exc
+
+
+def _audit_slice(references: list[Reference]) -> AuditReport:
+    if isinstance(_worker, BaseException):
+        raise _worker
+    assert _worker is not None, "slices run only in workers started by _start_worker"
+    return _worker.audit(references)
 
 
 def _context() -> multiprocessing.context.BaseContext:
-    """Fork where the platform has it: workers start at once, modules already imported."""
+    """A fresh server process forks the workers: the caller may be running threads.
+
+    Forking the caller itself copies whatever its threads (a progress bar's, the
+    MCP server's) hold at that moment, locks included; the fork server is started
+    from a clean interpreter with the audit's modules already imported, so its
+    workers still start at once.
+    """
     methods = multiprocessing.get_all_start_methods()
-    return multiprocessing.get_context("fork" if "fork" in methods else None)
+    if "forkserver" not in methods:
+        return multiprocessing.get_context("spawn")
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["refaudit.audit", "refaudit.mirror.parallel"])
+    return context
 
 
 def _merge(merged: AuditReport | None, report: AuditReport) -> AuditReport:
@@ -107,8 +169,5 @@ def _merge(merged: AuditReport | None, report: AuditReport) -> AuditReport:
     merged.results += report.results
     seen = {(problem.file, problem.message) for problem in merged.problems}
     merged.problems += [p for p in report.problems if (p.file, p.message) not in seen]
-    for name in ("requests", "cache_hits", "rate_limited", "failures"):
-        total = getattr(merged.stats, name)
-        for source, count in getattr(report.stats, name).items():
-            total[source] = total.get(source, 0) + count
+    merged.stats.add(report.stats)
     return merged

@@ -83,6 +83,7 @@ class SqliteStore(MirrorStore):
                 f"no mirror at {path}", hint="build one with `refaudit mirror build --crossref …`"
             )
         mode = "rw" if writable else "ro"
+        self._vocabularies: set[str] = set()
         try:
             self._db = sqlite3.connect(
                 f"file:{path}?mode={mode}", uri=True, check_same_thread=False
@@ -153,12 +154,7 @@ class SqliteStore(MirrorStore):
     def unknown_title_words(self, upstream: str, words: Sequence[str]) -> list[str]:
         if upstream not in UPSTREAMS or not words:
             return []
-        # The FTS index's own vocabulary, per column (a temporary table: no write to the file).
-        vocabulary = f"temp.{upstream}_vocabulary"
-        self._db.execute(
-            f"CREATE VIRTUAL TABLE IF NOT EXISTS {vocabulary}"
-            f" USING fts5vocab(main, '{upstream}_fts', 'col')"
-        )
+        vocabulary = self._vocabulary(upstream)
         marks = ",".join("?" * len(words))
         known = {
             row[0]
@@ -168,6 +164,17 @@ class SqliteStore(MirrorStore):
             )
         }
         return [word for word in words if word not in known]
+
+    def _vocabulary(self, upstream: str) -> str:
+        """The FTS index's own vocabulary, per column: a temporary table (no write to
+        the file), created on this connection's first use."""
+        vocabulary = f"temp.{upstream}_vocabulary"
+        if upstream not in self._vocabularies:
+            self._db.execute(
+                f"CREATE VIRTUAL TABLE {vocabulary} USING fts5vocab(main, '{upstream}_fts', 'col')"
+            )
+            self._vocabularies.add(upstream)
+        return vocabulary
 
     def retractions(self) -> RetractionRows | None:
         if not int(self._meta.get("records_retraction_watch") or 0):

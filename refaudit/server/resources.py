@@ -30,10 +30,10 @@ def sources_overview(state: ServerState) -> dict[str, Any]:
             "state": seen.last_state,
             "reason": seen.last_reason,
             "last_seen": seen.last_seen,
-            "requests": seen.requests,
-            "cache_hits": seen.cache_hits,
-            "rate_limited": seen.rate_limited,
-            "failures": seen.failures,
+            "requests": state.totals.requests.get(name, 0),
+            "cache_hits": state.totals.cache_hits.get(name, 0),
+            "rate_limited": state.totals.rate_limited.get(name, 0),
+            "failures": state.totals.failures.get(name, 0),
             "circuit": client.health if client else None,
         }
     return {

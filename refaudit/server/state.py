@@ -30,10 +30,6 @@ class SourceHealth:
     last_state: str = "not used yet"
     last_reason: str | None = None
     last_seen: str | None = None
-    requests: int = 0
-    cache_hits: int = 0
-    rate_limited: int = 0
-    failures: int = 0
 
 
 @dataclass
@@ -44,6 +40,8 @@ class ServerState:
     root: Path | None
     transport: httpx.AsyncBaseTransport | None
     health: dict[str, SourceHealth] = field(default_factory=dict)
+    totals: RunStats = field(default_factory=RunStats)
+    """every run's requests, cache hits, rate limits and failures, per source"""
     sources: Sources | None = None
     """the source clients opened once in the server's lifespan, shared by every call"""
 
@@ -73,15 +71,7 @@ class ServerState:
 
     def record_stats(self, stats: RunStats) -> None:
         """Add one run's request, cache-hit, rate-limit and failure counts."""
-        for counter, attribute in (
-            (stats.requests, "requests"),
-            (stats.cache_hits, "cache_hits"),
-            (stats.rate_limited, "rate_limited"),
-            (stats.failures, "failures"),
-        ):
-            for name, count in counter.items():
-                health = self.health.setdefault(name, SourceHealth())
-                setattr(health, attribute, getattr(health, attribute) + count)
+        self.totals.add(stats)
 
 
 def render_context(settings: Settings) -> RenderContext:
