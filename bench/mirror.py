@@ -118,6 +118,29 @@ def audit_set(
     return report.results, time.monotonic() - wall, _cpu_seconds() - cpu, requests
 
 
+def _adopt_orphans() -> None:
+    """Become the reaper of orphaned descendants (Linux): the command's fork server,
+    whose children are a long audit's workers, outlives the command by a moment."""
+    import ctypes
+
+    pr_set_child_subreaper = 36
+    ctypes.CDLL(None, use_errno=True).prctl(pr_set_child_subreaper, 1, 0, 0, 0)
+
+
+def _reap_orphans() -> None:
+    """Wait for adopted fork servers, so their workers' CPU time counts as our children's."""
+    for process in Path("/proc").glob("[0-9]*"):
+        try:
+            command = (process / "cmdline").read_bytes()
+            state, parent = (process / "stat").read_text().rsplit(")", 1)[1].split()[:2]
+        except (OSError, ValueError):
+            continue
+        # A fork server that has already exited is a zombie: no command line any more.
+        if int(parent) == os.getpid() and (state == "Z" or b"forkserver" in command):
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(int(process.name), 0)
+
+
 def _stop_fork_server() -> None:
     """A long audit's workers are the fork server's children: stopping the server (the
     next long audit starts it again) adds their CPU time to this process's children."""
@@ -142,7 +165,9 @@ def cli_check(name: str, location: str, folder: Path) -> dict[str, object]:
     load = load_average()
     started, cpu = time.monotonic(), _cpu_seconds()
     subprocess.run(command, check=True, capture_output=True)
-    seconds, cpu = time.monotonic() - started, _cpu_seconds() - cpu
+    seconds = time.monotonic() - started
+    _reap_orphans()
+    cpu = _cpu_seconds() - cpu
     references = len(json.loads((folder / f"{name}.json").read_text())["results"])
     return _rates(references, seconds, cpu, load)
 
@@ -339,6 +364,7 @@ def main() -> None:
     args = parser.parse_args()
     if not PUBLIC.exists():
         raise SystemExit(f"{PUBLIC} not found: the benchmark needs ../shared")
+    _adopt_orphans()
     with tempfile.TemporaryDirectory(prefix="refaudit-mirror-bench-") as scratch:
         args.work = args.work or Path(scratch)
         args.work.mkdir(parents=True, exist_ok=True)

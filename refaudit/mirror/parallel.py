@@ -81,6 +81,9 @@ async def run_slices(
             asyncio.wrap_future(pool.submit(_audit_slice, part), loop=loop) for part in slices
         ]
         for future in futures:
+            # Once one slice fails, the others fail alike (a broken pool): one error is told.
+            future.add_done_callback(_retrieved)
+        for future in futures:
             report = await future
             done += len(report.results)
             if on_batch:
@@ -95,6 +98,11 @@ async def run_slices(
     pool.shutdown()
     assert merged is not None
     return merged
+
+
+def _retrieved(future: asyncio.Future[AuditReport]) -> None:
+    if not future.cancelled():
+        future.exception()
 
 
 class _Worker:
