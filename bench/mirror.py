@@ -1,9 +1,10 @@
 """Mirror and batch benchmarks: parity, throughput, batch rates, build and load.
 
-Every step works from the bulk export of a corpus (`../shared/scholarsim/export_dumps.py`,
-the simulator's own renderers), so a mirror built from it must agree with the
-simulated live APIs record for record. No simulator runs: `--sources mirror`
-sends no request at all.
+Every step works from the bulk export of a corpus (`../shared/scholarsim/export_dumps.py`
+for Crossref, OpenAlex and Retraction Watch, `export_s2.py` for Semantic Scholar's
+`papers` release, both with the simulator's own renderers), so a mirror built from it
+must agree with the simulated live APIs record for record. No simulator runs:
+`--sources mirror` sends no request at all.
 
     python bench/mirror.py parity                # world export → SQLite; gen, hallmark, retractions
     python bench/mirror.py throughput            # scale-5000 via SQLite and PostgreSQL
@@ -36,6 +37,7 @@ from simulator import SHARED
 
 REPO = Path(__file__).resolve().parents[1]
 EXPORT = SHARED / "scholarsim" / "export_dumps.py"
+EXPORT_S2 = Path(__file__).with_name("export_s2.py")
 CORPORA = {
     "world": SHARED / "bench" / "world.jsonl.gz",
     "synth": SHARED / "bench" / "world-synth.jsonl.gz",
@@ -47,13 +49,16 @@ def load_average() -> str:
 
 
 def export(corpus: str, folder: Path) -> Path:
-    """The corpus as bulk files (reused when `folder` already holds them)."""
+    """The corpus as bulk files (reused when `folder` already holds them): Crossref,
+    OpenAlex and Retraction Watch by the simulator's export, Semantic Scholar's
+    `papers` release by `export_s2.py`."""
+    source = str(CORPORA[corpus])
     if not (folder / "manifest.json").is_file():
-        subprocess.run(
-            [sys.executable, str(EXPORT), "--corpus", str(CORPORA[corpus]), "--out", str(folder)],
-            check=True,
-            stdout=subprocess.DEVNULL,
-        )
+        command = [sys.executable, str(EXPORT), "--corpus", source, "--out", str(folder)]
+        subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+    if not (folder / "s2" / "papers").is_dir():
+        command = [sys.executable, str(EXPORT_S2), "--corpus", source, "--out", str(folder / "s2")]
+        subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
     return folder
 
 
@@ -62,7 +67,7 @@ def build(dumps: Path, location: str) -> dict[str, object]:
     command = [
         sys.executable, "-m", "refaudit", "mirror", "build", "--quiet", "--db", location,
         "--crossref", str(dumps / "crossref"), "--openalex", str(dumps / "openalex"),
-        "--retractions", str(dumps / "retraction_watch.csv"),
+        "--s2", str(dumps / "s2"), "--retractions", str(dumps / "retraction_watch.csv"),
     ]  # fmt: skip
     started, cpu = time.monotonic(), _cpu_seconds()
     done = subprocess.run(command, check=True, capture_output=True, text=True)

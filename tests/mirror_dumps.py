@@ -2,8 +2,10 @@
 
 `write_dumps(folder)` writes a Crossref public-data-file part (gzip'd JSON Lines,
 one `/works` message per line, with two malformed lines), an OpenAlex snapshot
-(`data/works/updated_date=…/part_000.gz`, one work in two partitions) and a
-Retraction Watch CSV, built from the same body builders as the API fakes.
+(`data/works/updated_date=…/part_000.gz`, one work in two partitions), a Semantic
+Scholar `papers` release part (one malformed line) and a Retraction Watch CSV, built
+from the same body builders as the API fakes. `build_test_mirror` leaves the
+Semantic Scholar part out.
 """
 
 from __future__ import annotations
@@ -93,6 +95,46 @@ def openalex_records() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     return older, newer
 
 
+SLOT_MACHINES_TITLE = (
+    "Slot Machines: Discovering Winning Combinations of Random Weights in Neural Networks"
+)
+
+
+def s2_papers() -> list[dict[str, Any]]:
+    """`papers` dataset lines (Semantic Scholar Datasets API): a conference paper with no
+    DOI, which neither Crossref nor OpenAlex holds, and ResNet, which they hold too."""
+    return [
+        {
+            "corpusid": 231632936,
+            "externalids": {"DBLP": "conf/icml/AladagoT21", "CorpusId": 231632936},
+            "url": "https://www.semanticscholar.org/paper/2a1e7b0f6d8c3e4f5a6b7c8d9e0f1a2b3c4d5e6f",
+            "title": SLOT_MACHINES_TITLE,
+            "authors": [
+                {"authorId": "2047590132", "name": "Maxwell Mbabilla Aladago"},
+                {"authorId": "1732879", "name": "L. Torresani"},
+            ],
+            "venue": "International Conference on Machine Learning",
+            "publicationvenueid": "fc0a208c-acb7-47dc-a0d4-af8190e21d29",
+            "year": 2021,
+            "citationcount": 21,
+            "isopenaccess": False,
+            "publicationtypes": ["JournalArticle", "Conference"],
+            "publicationdate": "2021-01-16",
+            "journal": {"name": "", "pages": "163-174"},
+        },
+        {
+            "corpusid": 206594692,
+            "externalids": {"DOI": "10.1109/CVPR.2016.90", "CorpusId": 206594692},
+            "url": "https://www.semanticscholar.org/paper/2c03df8b48bf3fa39054345bafabfeff15bfd11d",
+            "title": RESNET_TITLE,
+            "authors": [{"authorId": "39353098", "name": "Kaiming He"}],
+            "venue": "Computer Vision and Pattern Recognition",
+            "year": 2016,
+            "publicationtypes": ["JournalArticle", "Conference"],
+        },
+    ]
+
+
 def write_dumps(folder: Path) -> dict[str, Path]:
     """Write the three inputs below `folder`; returns their paths as `mirror build` takes them."""
     crossref_dir = folder / "crossref"
@@ -110,9 +152,20 @@ def write_dumps(folder: Path) -> dict[str, Path]:
             out.write(
                 "".join(json.dumps(r | {"updated_date": f"{day}T00:00:00"}) + "\n" for r in records)
             )
+    s2_dir = folder / "s2" / "papers"
+    s2_dir.mkdir(parents=True)
+    lines = [json.dumps(paper) for paper in s2_papers()]
+    lines.append(json.dumps({"corpusid": 1, "title": "a line without the paper's url"}))
+    with gzip.open(s2_dir / "part_000.jsonl.gz", "wt", encoding="utf-8") as out:
+        out.write("\n".join(lines) + "\n")
     csv_path = folder / "retraction_watch.csv"
     shutil.copyfile(FIXTURES / "retractionwatch" / "sample.csv", csv_path)
-    return {"crossref": crossref_dir, "openalex": folder / "openalex", "retractions": csv_path}
+    return {
+        "crossref": crossref_dir,
+        "openalex": folder / "openalex",
+        "s2": folder / "s2",
+        "retractions": csv_path,
+    }
 
 
 def build_test_mirror(folder: Path, location: str | None = None) -> str:

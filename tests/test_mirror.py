@@ -58,6 +58,7 @@ def test_build_reports_malformed_lines_with_file_and_line(tmp_path: Path, dumps:
             "mirror", "build", "--db", str(location),
             "--crossref", str(dumps["crossref"]),
             "--openalex", str(dumps["openalex"]),
+            "--s2", str(dumps["s2"]),
             "--retractions", str(dumps["retractions"]),
         ],
     )  # fmt: skip
@@ -65,12 +66,19 @@ def test_build_reports_malformed_lines_with_file_and_line(tmp_path: Path, dumps:
     part = dumps["crossref"] / "0000.jsonl.gz"
     assert f"skipped {part}:3: not JSON" in result.output
     assert f"skipped {part}:6: not a crossref record: work without a DOI" in result.output
-    assert "10 crossref, 3 openalex" in result.output
-    assert "(2 line(s) skipped)" in result.output
+    s2_part = dumps["s2"] / "papers" / "part_000.jsonl.gz"
+    assert f"skipped {s2_part}:3: not a semanticscholar record" in result.output
+    assert "10 crossref, 3 openalex, 2 semanticscholar" in result.output
+    assert "(3 line(s) skipped)" in result.output
 
     status = runner.invoke(app, ["mirror", "status", "--db", str(location), "--format", "json"])
     info = json.loads(status.output)
-    assert info["records"] == {"crossref": 10, "openalex": 3, "retraction_watch": 8}
+    assert info["records"] == {
+        "crossref": 10,
+        "openalex": 3,
+        "semanticscholar": 2,
+        "retraction_watch": 8,
+    }
     assert info["newest"]["openalex"] == "2026-11-01"
     assert info["backend"] == "sqlite" and info["size_bytes"] > 0
 
@@ -160,6 +168,60 @@ def test_sources_mirror_audits_without_any_request(mirror: Path, bib: Path) -> N
     assert report.mirror is not None and report.mirror.records["crossref"] == 10
     assert report.retraction_snapshot.rows == 8  # type: ignore[union-attr]
     assert upstreams.count("crossref") == 0
+
+
+SLOT_MACHINES = r"""
+@inproceedings{aladago2021,
+  title = {Slot Machines: Discovering Winning Combinations of Random Weights in Neural Networks},
+  author = {Aladago, Maxwell Mbabilla and Torresani, Lorenzo},
+  booktitle = {ICML}, year = {2021}
+}
+"""
+
+
+def test_a_paper_only_semantic_scholar_holds_is_found_in_its_datasets_release(
+    tmp_path: Path, dumps: dict[str, Path]
+) -> None:
+    bib = tmp_path / "slots.bib"
+    bib.write_text(BIBLIOGRAPHY + SLOT_MACHINES, encoding="utf-8")
+    inputs = {"crossref": [dumps["crossref"]], "openalex": [dumps["openalex"]]}
+    without = str(tmp_path / "without.sqlite3")
+    build_mirror(without, inputs=inputs, retractions=dumps["retractions"])
+    with_s2 = str(tmp_path / "with-s2.sqlite3")
+    build_mirror(
+        with_s2,
+        inputs=inputs | {"semanticscholar": [dumps["s2"]]},
+        retractions=dumps["retractions"],
+    )
+
+    def verdicts(location: str) -> dict[str, Verdict]:
+        report = _audit(bib, FakeUpstreams(), sources=["mirror"], mirror=location)
+        return {r.reference.key: r.verdict for r in report.results}
+
+    before, after = verdicts(without), verdicts(with_s2)
+    assert before["aladago2021"] == Verdict.NOT_FOUND  # in neither Crossref nor OpenAlex
+    assert after["aladago2021"] == Verdict.VERIFIED
+    assert {k: v for k, v in after.items() if k != "aladago2021"} == {
+        k: v for k, v in before.items() if k != "aladago2021"
+    }
+    # `mirror update` has no Semantic Scholar feed: a new Datasets release is built instead.
+    from refaudit.mirror.update import PARTS
+
+    assert "semanticscholar" not in PARTS
+
+
+def test_a_mirror_built_before_semantic_scholar_was_mirrored_still_answers(
+    mirror: Path, bib: Path
+) -> None:
+    import sqlite3
+
+    with sqlite3.connect(mirror) as db:  # the layout of a mirror built by an older refaudit
+        db.executescript("DROP TABLE semanticscholar_fts; DROP TABLE semanticscholar;")
+    report = _audit(bib, FakeUpstreams(), sources=["mirror"], mirror=str(mirror))
+    verdicts = {r.reference.key: r.verdict for r in report.results}
+    assert verdicts["he2016"] == Verdict.VERIFIED
+    assert verdicts["invented2021"] == Verdict.NOT_FOUND
+    assert report.mirror is not None and report.mirror.records["semanticscholar"] == 0
 
 
 def test_only_what_the_mirror_cannot_settle_goes_to_the_live_sources(

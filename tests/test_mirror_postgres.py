@@ -51,14 +51,21 @@ def test_build_and_status_through_the_cli(cluster: str, dumps: dict[str, Path]) 
     result = runner.invoke(
         app,
         ["mirror", "build", "--db", cluster, "--crossref", str(dumps["crossref"]),
-         "--openalex", str(dumps["openalex"]), "--retractions", str(dumps["retractions"])],
+         "--openalex", str(dumps["openalex"]), "--s2", str(dumps["s2"]),
+         "--retractions", str(dumps["retractions"])],
     )  # fmt: skip
     assert result.exit_code == 0, result.output
-    assert ":3: not JSON" in result.output and "10 crossref, 3 openalex" in result.output
+    assert ":3: not JSON" in result.output
+    assert "10 crossref, 3 openalex, 2 semanticscholar" in result.output
     status = runner.invoke(app, ["mirror", "status", "--db", cluster, "--format", "json"])
     info = json.loads(status.output)
     assert info["backend"] == "postgresql"
-    assert info["records"] == {"crossref": 10, "openalex": 3, "retraction_watch": 8}
+    assert info["records"] == {
+        "crossref": 10,
+        "openalex": 3,
+        "semanticscholar": 2,
+        "retraction_watch": 8,
+    }
     assert info["size_bytes"] > 0
 
 

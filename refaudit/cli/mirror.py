@@ -51,6 +51,12 @@ def build_command(
         list[Path] | None,
         typer.Option("--openalex", help="OpenAlex snapshot folder (data/works/…) or part files."),
     ] = None,
+    s2: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--s2", help="Semantic Scholar Datasets `papers` file(s) or folder (JSON Lines, gz)."
+        ),
+    ] = None,
     retractions: Annotated[
         Path | None, typer.Option("--retractions", help="The Retraction Watch CSV.", dir_okay=False)
     ] = None,
@@ -70,7 +76,7 @@ def build_command(
     with progress_bars(quiet, _rich_progress) as progress:
         report = build_mirror(
             location,
-            inputs=dict(crossref=crossref or [], openalex=openalex or []),
+            inputs=dict(crossref=crossref or [], openalex=openalex or [], semanticscholar=s2 or []),
             retractions=retractions,
             progress=progress,
         )

@@ -4,6 +4,8 @@
   (`*.jsonl.gz`; plain `.jsonl` is read too).
 - OpenAlex snapshot: `data/works/updated_date=YYYY-MM-DD/part_NNN.gz`, one Work per
   line. Partitions are read oldest first, so a work updated later wins.
+- Semantic Scholar Datasets `papers` release: gzip'd JSON Lines, one paper per line
+  (the Graph API's fields with lower-case keys, `semanticscholar.from_bulk`).
 
 Both are streamed: memory stays flat however large the input. A line that is
 not a record is reported with its file and line number and skipped.
@@ -98,7 +100,7 @@ def _record(
     on_problem: Callable[[Problem], None],
 ) -> MirrorRecord | None:
     try:
-        return MirrorRecord.from_json(upstream, json.loads(line))
+        return MirrorRecord.from_bulk(upstream, json.loads(line))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         on_problem(Problem(str(path), line_number, f"not JSON ({exc})"))
     except MalformedRecord as exc:

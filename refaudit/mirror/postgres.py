@@ -115,6 +115,12 @@ class PostgresStore(MirrorStore):
                 hint="build one with `refaudit mirror build --db URL --crossref …`",
             ) from exc
         self._meta = {row["key"]: row["value"] for row in rows}
+        tables = self._db.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = %s", (SCHEMA,)
+        ).fetchall()
+        #: the upstreams this mirror has a table for (one built before an upstream was
+        #: added to the mirror has none for it: that upstream holds nothing here)
+        self._held = {row["table_name"] for row in tables} & set(UPSTREAMS)
         self._db.execute(f"SET pg_trgm.similarity_threshold = {TRIGRAM_THRESHOLD}")
 
     def info(self) -> MirrorInfo:
@@ -128,7 +134,7 @@ class PostgresStore(MirrorStore):
         return MirrorInfo.from_meta(self.location, "postgresql", self._meta, total)
 
     def lookup(self, upstream: str, field: str, values: Sequence[str]) -> list[bytes]:
-        if upstream not in UPSTREAMS or field not in LOOKUP_FIELDS or not values:
+        if upstream not in self._held or field not in LOOKUP_FIELDS or not values:
             return []
         rows = self._db.execute(
             f"SELECT body FROM {SCHEMA}.{upstream} WHERE {field} = ANY(%s)", (list(values),)
@@ -147,7 +153,7 @@ class PostgresStore(MirrorStore):
         year_to: int | None = None,
         limit: int = 50,
     ) -> list[Candidate]:
-        if upstream not in UPSTREAMS or not words:
+        if upstream not in self._held or not words:
             return []
         clauses: list[str] = []
         args: list[Any] = []
@@ -183,7 +189,7 @@ class PostgresStore(MirrorStore):
         return [Candidate(row["title"] or "", bytes(row["body"])) for row in rows]
 
     def unknown_title_words(self, upstream: str, words: Sequence[str]) -> list[str]:
-        if upstream not in UPSTREAMS:
+        if upstream not in self._held:
             return []
         # One index probe per word: is it among the title lexemes (weight A) of any record?
         queries = {f"{_lexeme(w)}:A": w for w in words if _lexeme(w)}
@@ -215,7 +221,7 @@ class PostgresStore(MirrorStore):
                     _row(record),
                 )
                 written += 1
-            _refresh_counts(self._db, SCHEMA)
+            _refresh_counts(self._db, SCHEMA, sorted(self._held))
         self._reload_meta()
         return written
 
@@ -292,7 +298,7 @@ class PostgresBuilder(MirrorBuilder):
                 self._db.execute(statement.format(s=self.staging, u=upstream))
             self._db.execute(f"ANALYZE {table}")
         _set_meta(self._db, self.staging, meta)
-        _refresh_counts(self._db, self.staging)
+        _refresh_counts(self._db, self.staging, UPSTREAMS)
         for upstream in UPSTREAMS:
             row = self._db.execute(
                 f"SELECT value FROM {self.staging}.mirror_meta WHERE key = %s",
@@ -343,12 +349,12 @@ def _set_meta(db: psycopg.Connection[Any], schema: str, values: dict[str, str]) 
             )
 
 
-def _refresh_counts(db: psycopg.Connection[Any], schema: str) -> None:
+def _refresh_counts(db: psycopg.Connection[Any], schema: str, upstreams: Sequence[str]) -> None:
     from psycopg.rows import tuple_row
 
     values: dict[str, str] = {}
     with db.cursor(row_factory=tuple_row) as cursor:
-        for upstream in UPSTREAMS:
+        for upstream in upstreams:
             cursor.execute(f"SELECT count(*), max(updated) FROM {schema}.{upstream}")
             count, newest = cursor.fetchone() or (0, None)
             values |= {f"records_{upstream}": str(count), f"newest_{upstream}": newest or ""}

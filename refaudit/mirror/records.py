@@ -1,10 +1,10 @@
 """One bulk-file line → one row a mirror stores.
 
 A mirror keeps each upstream's own record (the Crossref `/works` message, the
-OpenAlex Work), trimmed to the fields refaudit reads, so the `to_work` of the
-live source reads it exactly as it reads an API answer. Alongside the record it
-keeps the keys lookups and searches need: DOI, arXiv id, PMID, year and the
-normalised title, authors and abstract.
+OpenAlex Work, the Semantic Scholar paper), trimmed to the fields refaudit reads,
+so the `to_work` of the live source reads it exactly as it reads an API answer.
+Alongside the record it keeps the keys lookups and searches need: DOI, arXiv id,
+PMID, year and the normalised title, authors and abstract.
 """
 
 from __future__ import annotations
@@ -30,6 +30,13 @@ def _reader(upstream: str) -> tuple[frozenset[str], Callable[[dict[str, Any]], W
     """The fields the upstream's `to_work` reads (its SELECT_FIELDS), and `to_work`."""
     _, module = load(upstream)
     return frozenset(module.SELECT_FIELDS), module.to_work
+
+
+@functools.cache
+def _bulk_shape(upstream: str) -> Callable[[Any], Any]:
+    """The upstream's `from_bulk` (its bulk layout → its API's), or none needed."""
+    _, module = load(upstream)
+    return getattr(module, "from_bulk", lambda item: item)
 
 
 class MalformedRecord(ValueError):
@@ -63,7 +70,7 @@ class MirrorRecord:
             work = to_work(kept)
         except UnexpectedResponse as exc:
             raise MalformedRecord(exc.reason) from exc
-        key = work.openalex_id or work.doi
+        key = work.openalex_id or work.s2_id or work.doi
         return cls(
             upstream=upstream,
             key=key or "",
@@ -77,6 +84,11 @@ class MirrorRecord:
             body=encode_body(kept),
             updated=_updated(item),
         )
+
+    @classmethod
+    def from_bulk(cls, upstream: str, item: Any) -> MirrorRecord:
+        """Read one decoded line of the upstream's bulk file (its own layout)."""
+        return cls.from_json(upstream, _bulk_shape(upstream)(item))
 
 
 #: Abstracts beyond this length add index size without helping a title search.

@@ -89,14 +89,18 @@ class SqliteStore(MirrorStore):
                 f"file:{path}?mode={mode}", uri=True, check_same_thread=False
             )
             self._meta = dict(self._db.execute("SELECT key, value FROM mirror_meta"))
+            tables = self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
         except sqlite3.DatabaseError as exc:
             raise MirrorError(f"{path} is not a refaudit mirror ({exc})") from exc
+        #: the upstreams this file has a table for (one built before an upstream was
+        #: added to the mirror has none for it: that upstream holds nothing here)
+        self._held = {name for (name,) in tables} & set(UPSTREAMS)
 
     def info(self) -> MirrorInfo:
         return MirrorInfo.from_meta(self.location, "sqlite", self._meta, self.path.stat().st_size)
 
     def lookup(self, upstream: str, field: str, values: Sequence[str]) -> list[bytes]:
-        if upstream not in UPSTREAMS or field not in LOOKUP_FIELDS or not values:
+        if upstream not in self._held or field not in LOOKUP_FIELDS or not values:
             return []
         found: list[bytes] = []
         for start in range(0, len(values), 500):
@@ -118,7 +122,7 @@ class SqliteStore(MirrorStore):
         year_to: int | None = None,
         limit: int = 50,
     ) -> list[Candidate]:
-        if upstream not in UPSTREAMS:
+        if upstream not in self._held:
             return []
         if mode == "similar":
             # Word prefixes survive a slip late in a word ("Atention", "recognitoin").
@@ -152,7 +156,7 @@ class SqliteStore(MirrorStore):
         ]
 
     def unknown_title_words(self, upstream: str, words: Sequence[str]) -> list[str]:
-        if upstream not in UPSTREAMS or not words:
+        if upstream not in self._held or not words:
             return []
         vocabulary = self._vocabulary(upstream)
         marks = ",".join("?" * len(words))
@@ -213,7 +217,7 @@ class SqliteStore(MirrorStore):
         self._db.close()
 
     def _refresh_counts(self) -> None:
-        for upstream in UPSTREAMS:
+        for upstream in sorted(self._held):
             count, newest = self._db.execute(
                 f"SELECT COUNT(*), MAX(updated) FROM {upstream}"
             ).fetchone()

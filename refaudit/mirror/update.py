@@ -20,13 +20,17 @@ from refaudit.errors import SourceError
 from refaudit.mirror.records import UPSTREAMS, MalformedRecord, MirrorRecord
 from refaudit.mirror.store import MirrorStore, now_iso
 from refaudit.models import RunStats
+from refaudit.sources import load
 
 if TYPE_CHECKING:
     import httpx
 
     from refaudit.mirror.build import BuildProgress
 
-PARTS = (*UPSTREAMS, "retractions")
+#: The mirrored sources whose API lists what changed since a day (Semantic Scholar's
+#: changes come as a new Datasets release, loaded with `mirror build`).
+UPDATABLE = tuple(u for u in UPSTREAMS if hasattr(load(u)[0], "changes_since"))
+PARTS = (*UPDATABLE, "retractions")
 
 
 @dataclass
@@ -67,7 +71,7 @@ async def update_mirror(
     report = UpdateReport()
     info = store.info()
     fallback = (info.updated_at or info.built_at or now_iso())[:10]
-    names = [p for p in parts if p in UPSTREAMS]
+    names = [p for p in parts if p in UPDATABLE]
     async with open_sources(settings, RunStats(), transport=transport, names=names) as sources:
         for upstream in names:
             source = sources.get(upstream)

@@ -1,4 +1,4 @@
-"""The local mirror as a source: Crossref and OpenAlex records without the network.
+"""The local mirror as a source: Crossref, OpenAlex and Semantic Scholar records offline.
 
 A mirror (`refaudit mirror build`) holds each upstream's own records, so the
 evidence pipeline reads them exactly as it reads the live answers: a Crossref
@@ -58,15 +58,16 @@ class MirrorSource(Source):
     def as_sources(self) -> Sources:
         """Views of the mirror under the names the evidence pipeline asks.
 
-        A mirrored source (Crossref, OpenAlex) is answered by its own records; the
-        first live source asked for arXiv DOIs, arXiv ids or PMIDs, which the mirror
-        does not hold, is answered from the OpenAlex records that carry those ids.
+        A mirrored source (Crossref, OpenAlex, Semantic Scholar) is answered by its own
+        records; the first live source the mirror does not hold among those asked for
+        arXiv DOIs, arXiv ids or PMIDs (DataCite, arXiv, PubMed) is answered from the
+        OpenAlex records that carry those ids.
         """
         views: dict[str, Source] = {name: MirrorView(self.store, name) for name in UPSTREAMS}
         fallback = next((u for u in UPSTREAMS if "pmid" in registry.entry(u).capabilities), None)
         for kind in _ID_KINDS:
-            first = next(iter(registry.resolvers(kind, 0)), None)
-            if fallback and first and first not in views:
+            first = next((n for n in registry.resolvers(kind, 0) if n not in views), None)
+            if fallback and first:
                 views[first] = MirrorView(self.store, fallback, searches=False)
         return Sources(views, {})
 

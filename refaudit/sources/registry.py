@@ -113,7 +113,8 @@ class SourceEntry:
     #: its bare "retracted" flag becomes a dateless notice when no source names one
     retraction_flag: bool = False
     #: publishes a bulk data file that `refaudit mirror build` loads (its records are
-    #: stored as the API returns them and read by the module's `to_work`)
+    #: stored as the API returns them and read by the module's `to_work`; a bulk layout
+    #: that differs from the API's is reshaped by the module's `from_bulk`)
     mirrored: bool = False
 
     @property
@@ -196,6 +197,7 @@ SOURCES: tuple[SourceEntry, ...] = (
             {"article", "conference", "chapter", "thesis", "report", "preprint", "dataset"}
         ),
         last_resort=True,
+        mirrored=True,
         ranked=True,
         field_priority=60,
         citation_graph=0,

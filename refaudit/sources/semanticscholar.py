@@ -41,6 +41,8 @@ FIELDS = (
     "paperId,externalIds,url,title,authors,year,publicationDate,venue,publicationVenue,"
     "journal,citationCount,publicationTypes,isOpenAccess"
 )
+#: the paper fields `to_work` reads (a mirror keeps only these)
+SELECT_FIELDS = (*FIELDS.split(","), "abstract")
 # S2 publicationTypes → refaudit's work types, most specific first: S2 lists many
 # conference papers as ["JournalArticle", "Conference"], and they are conference papers.
 TYPES = {
@@ -206,6 +208,33 @@ def to_work(item: Any) -> Work:
         citation_count=item.get("citationCount"),
         abstract=_clean(item.get("abstract")),
     )
+
+
+def from_bulk(item: Any) -> Any:
+    """A line of the S2 Datasets `papers` release → the Graph API paper `to_work` reads.
+
+    The datasets spell the API's keys in lower case and leave out the paperId, which
+    is the last part of the paper's `url`; a line without one is not a paper.
+    """
+    if not isinstance(item, dict) or "paperId" in item:
+        return item
+    url = item.get("url")
+    paper = {
+        "externalIds": item.get("externalids"),
+        "url": url,
+        "title": item.get("title"),
+        "authors": item.get("authors"),
+        "year": item.get("year"),
+        "publicationDate": item.get("publicationdate"),
+        "venue": item.get("venue"),
+        "journal": item.get("journal"),
+        "citationCount": item.get("citationcount"),
+        "publicationTypes": item.get("publicationtypes"),
+        "isOpenAccess": item.get("isopenaccess"),
+    }
+    if isinstance(url, str) and url.rstrip("/"):
+        paper["paperId"] = url.rstrip("/").rsplit("/", 1)[-1]
+    return paper
 
 
 def _journal_name(journal: dict[str, Any]) -> str | None:
