@@ -282,6 +282,31 @@ class FakeClock:
         self.now += max(0.0, seconds)
 
 
+class Overlap(httpx.AsyncBaseTransport):
+    """Wraps a transport; each request stays open for a few event-loop turns, as on a network.
+
+    `most` is the largest number of requests that were open at once: requests sent one
+    after the other leave it at 1, requests sent together raise it.
+    """
+
+    TURNS = 20
+
+    def __init__(self, inner: httpx.AsyncBaseTransport) -> None:
+        self.inner = inner
+        self.open = 0
+        self.most = 0
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        self.open += 1
+        self.most = max(self.most, self.open)
+        try:
+            for _ in range(self.TURNS):
+                await asyncio.sleep(0)
+            return await self.inner.handle_async_request(request)
+        finally:
+            self.open -= 1
+
+
 class YieldingClock(FakeClock):
     """A fake clock whose sleep lets other calls run, as a real sleep does (for queue order)."""
 
@@ -299,10 +324,12 @@ def make_client(
     cache: ResponseCache | None = None,
     limits: dict[str, RateLimit] | None = None,
     stats: RunStats | None = None,
+    hedging: bool = False,
 ) -> SourceClient:
     """A SourceClient for `source` wired to `fake` (or any transport), a fake clock, a cache.
 
-    Rate limits default to "practically none" so only tests about pacing see pacing.
+    Rate limits default to "practically none" so only tests about pacing see pacing,
+    and only tests about hedging hedge.
     """
     settings = settings or Settings()
     clock = clock or FakeClock()
@@ -316,6 +343,7 @@ def make_client(
         transport=fake.transport() if isinstance(fake, FakeUpstreams) else fake,
         clock=clock,
         sleep=clock.sleep,
+        hedging=hedging,
     )
 
 

@@ -215,6 +215,7 @@ async def open_sources(
                 transport=transport,
                 **timing,
                 gate=budget_for(name, module, settings, cache),
+                hedging=True,
             )
             clients[name] = client
             sources[name] = cls(client, settings)

@@ -9,10 +9,15 @@ identifier missing from the dict is one the source does not know.
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Awaitable, Iterable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from refaudit.models import Reference, Work
 from refaudit.sources import registry
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -81,3 +86,21 @@ class Source:
     def describe_search(self, query: SearchQuery) -> str:
         """The query text `search` sends for `query`, as shown to users."""
         return query.text()
+
+
+async def all_at_once(calls: Iterable[Awaitable[T]]) -> list[T]:
+    """Await every call concurrently; the first failure cancels the calls still waiting.
+
+    A source's batches of one look-up are independent requests: sent one after the
+    other, each waits for the round trip of the one before, and a pool that may have
+    several requests in flight (Crossref's list pool: three) sits mostly idle. The
+    client's pool still paces them and keeps them in the order they were made.
+    """
+    tasks = [asyncio.ensure_future(call) for call in calls]
+    try:
+        return await asyncio.gather(*tasks)
+    finally:
+        for task in tasks:
+            task.cancel()
+        # Let the cancelled calls give their pool slots back before the caller goes on.
+        await asyncio.gather(*tasks, return_exceptions=True)

@@ -11,16 +11,19 @@ persistent cache, offline mode, and the translation of httpx errors into
 from __future__ import annotations
 
 import asyncio
+import collections
 import email.utils
 import functools
 import heapq
 import itertools
 import json
 import logging
+import os
 import random
 import re
 import socket
 import ssl
+import statistics
 import time
 import xml.etree.ElementTree as ET
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
@@ -29,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 from urllib.parse import quote, quote_plus, urlencode
 
+import certifi
 import httpx
 from defusedxml import DefusedXmlException
 from defusedxml.ElementTree import fromstring as defused_fromstring
@@ -65,6 +69,14 @@ BREAKER_THRESHOLD = 6
 BREAKER_COOLDOWN_S = 60.0
 # Longest single sleep while waiting for a rate-limit token.
 _NAP_S = 0.25
+# Hedging: an answer this many times slower than the pool's median (and at least
+# HEDGE_MIN_S) is overdue, and the same request goes out once more through the pool,
+# paced and counted like any other; the first usable answer wins. The median is taken
+# over the pool's last HEDGE_WINDOW answers, once it has HEDGE_MIN_SAMPLES of them.
+HEDGE_FACTOR = 4.0
+HEDGE_MIN_S = 2.0
+HEDGE_WINDOW = 32
+HEDGE_MIN_SAMPLES = 8
 #: Set by `refaudit batch --engine ray` in each task: awaited (source, rps, burst) before
 #: every request, so all the workers of a cluster share each source's published rate.
 shared_pacer: ContextVar[Callable[[str, float, int], Awaitable[None]] | None] = ContextVar(
@@ -90,6 +102,8 @@ class Gate(Protocol):
 
 
 Check = Callable[["Fetched"], None]
+#: One try of a request, bound to its call; given an event, sets it when the request leaves.
+_Send = Callable[..., Awaitable["Fetched"]]
 #: The stats of the run a long-lived client is working for (set by `open_sources` when it
 #: hands out shared clients), so each run still counts its own requests and cache hits.
 RUN_STATS: ContextVar[RunStats | None] = ContextVar("refaudit_run_stats", default=None)
@@ -230,6 +244,21 @@ class _Pool:
         self._queue: list[_Ticket] = []
         self._arrivals = itertools.count()
         self._in_flight = 0
+        self._latencies: collections.deque[float] = collections.deque(maxlen=HEDGE_WINDOW)
+
+    def place(self) -> int:
+        """A place in the queue, in arrival order: a call keeps it for its retries and hedge."""
+        return next(self._arrivals)
+
+    def answered_in(self, seconds: float) -> None:
+        """An answer came back `seconds` after its request left."""
+        self._latencies.append(seconds)
+
+    def hedge_after(self) -> float | None:
+        """Seconds after which an answer is overdue here (None: too few answers seen yet)."""
+        if len(self._latencies) < HEDGE_MIN_SAMPLES:
+            return None
+        return max(HEDGE_MIN_S, HEDGE_FACTOR * statistics.median(self._latencies))
 
     def adopt(self, rps: float | None = None, concurrency: int | None = None) -> None:
         """Tighten the limits when the server announces lower ones (never loosen them)."""
@@ -243,14 +272,16 @@ class _Pool:
         sleep: Callable[[float], Awaitable[None]],
         give_up: Callable[[], bool],
         priority: float = 0.0,
+        place: int | None = None,
     ) -> bool:
         """Wait for this call's turn, a free slot and a token (True, holding the slot).
 
         False as soon as `give_up()` says so. The slot is taken before the token: a
         call that waited for a slot with a token in hand would be sent right after
-        the one before it, faster than the rate.
+        the one before it, faster than the rate. A retry or a hedge comes with the
+        `place` its call was given, so it does not queue behind the calls made since.
         """
-        ticket = _Ticket(priority, next(self._arrivals))
+        ticket = _Ticket(priority, self.place() if place is None else place)
         heapq.heappush(self._queue, ticket)
         try:
             while not give_up():
@@ -351,9 +382,12 @@ class SourceClient:
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         default_headers: Mapping[str, str] | None = None,
         gate: Gate | None = None,
+        hedging: bool = False,
     ) -> None:
         self.name = name
         self.gate = gate
+        # A key's quota is not spent twice on one answer: gated sources never hedge.
+        self._hedging = hedging and gate is None
         self.base_url = base_url.rstrip("/")
         self._settings = settings
         self._stats = stats
@@ -367,6 +401,7 @@ class SourceClient:
         self._sending: dict[str, asyncio.Event] = {}
         self._http = httpx.AsyncClient(
             transport=transport,
+            verify=_tls_context(os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR")),
             timeout=httpx.Timeout(settings.timeout, connect=min(10.0, settings.timeout)),
             headers={"User-Agent": user_agent(settings), **(default_headers or {})},
             follow_redirects=True,
@@ -524,6 +559,7 @@ class SourceClient:
         probe = self._check_breaker(url)
         # The half-open probe asks once: a source that is still down reopens the circuit.
         attempts = 1 if probe else self._settings.max_retries + 1
+        place = pool.place()
         last_error: SourceError | None = None
         for attempt in range(attempts):
             if attempt:
@@ -532,9 +568,10 @@ class SourceClient:
             try:
                 if self.gate is not None:
                     self.gate.check(url)  # refused at once: no wait for a rate-limit token
-                fetched = await self._send_once(
-                    method, url, pairs, json_body, headers, pool, probe=probe
+                send = functools.partial(
+                    self._send_once, method, url, pairs, json_body, headers, pool, probe, place
                 )
+                fetched = await (send() if probe else self._hedged(send, pool))
                 if self.gate is not None:
                     self.gate.answered(fetched)
                 if fetched.status in RETRY_STATUSES:
@@ -585,6 +622,46 @@ class SourceClient:
         self._tally("failures")
         raise last_error
 
+    async def _hedged(self, send: _Send, pool: _Pool) -> Fetched:
+        """`send()`, and once more if its answer is overdue: the first usable answer wins.
+
+        The watch starts when the request leaves, not while it queues. The second
+        request takes its slot and token like any other (so the published rate and
+        in-flight cap still hold, and it is counted as a request); its place in the
+        queue is the first one's, ahead of the calls made since.
+        """
+        if not self._hedging:
+            return await send()
+        left = asyncio.Event()
+        first = asyncio.ensure_future(send(left))
+        tasks: list[asyncio.Future[Any]] = [first]
+        try:
+            leaving = asyncio.ensure_future(left.wait())
+            tasks.append(leaving)
+            await asyncio.wait([first, leaving], return_when=asyncio.FIRST_COMPLETED)
+            overdue = pool.hedge_after()
+            if first.done() or overdue is None:
+                return await first
+            timer = asyncio.ensure_future(self._sleep(overdue))
+            tasks.append(timer)
+            await asyncio.wait([first, timer], return_when=asyncio.FIRST_COMPLETED)
+            if first.done():
+                return await first
+            log.debug("%s: no answer after %.1f s, sending the request again", self.name, overdue)
+            second = asyncio.ensure_future(send())
+            tasks.append(second)
+            waiting = {first, second}
+            while waiting:
+                done, waiting = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+                for task in done:
+                    if task.exception() is None and task.result().status not in RETRY_STATUSES:
+                        return task.result()
+            return await first  # neither answer is usable: the first one's outcome counts
+        finally:
+            for each in tasks:
+                each.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
     async def _send_once(
         self,
         method: str,
@@ -593,11 +670,12 @@ class SourceClient:
         json_body: Any,
         headers: Mapping[str, str] | None,
         pool: _Pool,
-        *,
         probe: bool = False,
+        place: int | None = None,
+        left: asyncio.Event | None = None,
     ) -> Fetched:
         stops = functools.partial(self._breaker_stops, probe)
-        if not await pool.enter(self._sleep, stops, request_priority.get()):
+        if not await pool.enter(self._sleep, stops, request_priority.get(), place):
             raise self._circuit_open(url)
         try:
             pacer = shared_pacer.get()
@@ -610,6 +688,9 @@ class SourceClient:
                 # Asked at the last moment: a quota spent while this call queued stops it.
                 self.gate.admit(url)
             self._tally("requests")
+            if left is not None:
+                left.set()
+            sent_at = self._clock()
             response = await self._http.request(
                 method,
                 url,
@@ -619,6 +700,7 @@ class SourceClient:
                 extensions={"trace": self._on_the_wire(pool)},
             )
             text = response.text
+            pool.answered_in(self._clock() - sent_at)
         except httpx.TimeoutException as exc:
             raise SourceUnavailable(
                 self.name, f"timed out ({type(exc).__name__})", url=url
@@ -713,6 +795,21 @@ _KEPT_HEADERS = frozenset(
         "x-error-detail-header",
     }
 )
+
+
+@functools.cache
+def _tls_context(cert_file: str | None, cert_dir: str | None) -> ssl.SSLContext:
+    """One TLS context for every client of the process, built as httpx builds its own.
+
+    Loading the CA bundle takes ~60 ms: once per source client it put most of half a
+    second before a run's first request. SSL_CERT_FILE, then SSL_CERT_DIR, replaces
+    certifi's bundle as in httpx; they are the cache's key, so a changed one is read.
+    """
+    if cert_file:
+        return ssl.create_default_context(cafile=cert_file)
+    if cert_dir:
+        return ssl.create_default_context(capath=cert_dir)
+    return ssl.create_default_context(cafile=certifi.where())
 
 
 def user_agent(settings: Settings) -> str:

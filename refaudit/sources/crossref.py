@@ -34,7 +34,7 @@ from refaudit.errors import UnexpectedResponse
 from refaudit.identifiers import normalize_doi
 from refaudit.models import Notice, Person, Work
 from refaudit.notices import WITHDRAWING_KINDS, normalize_notice_kind
-from refaudit.sources.base import SearchQuery, Source
+from refaudit.sources.base import SearchQuery, Source, all_at_once
 from refaudit.sources.client import RateLimit, SourceClient
 from refaudit.sources.mapping import (
     as_int,
@@ -111,8 +111,9 @@ class CrossrefSource(Source):
             work = await self._fetch_single(doi)
             if work is not None:
                 found[doi] = work
-        for batch in filter_batches([d for d in wanted if "," not in d]):
-            found.update(await self._fetch_batch(batch))
+        batches = filter_batches([d for d in wanted if "," not in d])
+        for answer in await all_at_once(self._fetch_batch(batch) for batch in batches):
+            found.update(answer)
         return found
 
     async def search(self, query: SearchQuery) -> list[Work]:

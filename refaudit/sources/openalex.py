@@ -22,7 +22,7 @@ set `mailto` (REFAUDIT_MAILTO), sent as a parameter.
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 from urllib.parse import quote
 
@@ -31,7 +31,7 @@ from refaudit.errors import UnexpectedResponse
 from refaudit.identifiers import arxiv_id_from_doi, normalize_doi, parse_arxiv_id
 from refaudit.models import Person, Work
 from refaudit.names import person_from_name
-from refaudit.sources.base import SearchQuery, Source
+from refaudit.sources.base import SearchQuery, Source, all_at_once
 from refaudit.sources.client import RateLimit, SourceClient
 from refaudit.sources.mapping import (
     as_dict,
@@ -92,28 +92,29 @@ class OpenAlexSource(Source):
             if work is not None and work.doi == doi:
                 found[doi] = work
         batchable = [d for d in wanted if not _FILTER_SYNTAX.search(d)]
-        for batch in chunked(batchable, BATCH_SIZE):
-            for work in await self._filter("doi", batch):
-                if work.doi in batch:
-                    found[work.doi] = work
+        found.update(await self._by_filter("doi", batchable, lambda work: work.doi))
         return found
 
     async def lookup_ids(self, ids: list[str]) -> dict[str, Work]:
         wanted = unique([_work_id(value) for value in ids])
-        found: dict[str, Work] = {}
-        for batch in chunked(wanted, BATCH_SIZE):
-            for work in await self._filter("openalex", batch):
-                if work.openalex_id in batch:
-                    found[work.openalex_id] = work
-        return found
+        return await self._by_filter("openalex", wanted, lambda work: work.openalex_id)
 
     async def lookup_pmids(self, pmids: list[str]) -> dict[str, Work]:
         wanted = unique([p.strip() for p in pmids if p and p.strip().isdigit()])
+        return await self._by_filter("ids.pmid", wanted, lambda work: work.pmid)
+
+    async def _by_filter(
+        self, key: str, wanted: list[str], key_of: Callable[[Work], str | None]
+    ) -> dict[str, Work]:
+        """The works whose `key` is one of `wanted`: one OR-filter per batch, all sent at once."""
+        batches = list(chunked(wanted, BATCH_SIZE))
+        answers = await all_at_once(self._filter(key, batch) for batch in batches)
         found: dict[str, Work] = {}
-        for batch in chunked(wanted, BATCH_SIZE):
-            for work in await self._filter("ids.pmid", batch):
-                if work.pmid in batch:
-                    found[work.pmid] = work
+        for batch, works in zip(batches, answers, strict=True):
+            for work in works:
+                value = key_of(work)
+                if value is not None and value in batch:
+                    found[value] = work
         return found
 
     async def search(self, query: SearchQuery) -> list[Work]:

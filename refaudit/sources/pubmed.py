@@ -26,9 +26,9 @@ from refaudit.identifiers import normalize_doi
 from refaudit.models import Notice, Person, Work
 from refaudit.names import display_name_to_person
 from refaudit.notices import normalize_notice_kind
-from refaudit.sources.base import SearchQuery, Source
+from refaudit.sources.base import SearchQuery, Source, all_at_once
 from refaudit.sources.client import Fetched, RateLimit, SourceClient
-from refaudit.sources.mapping import query_words, year_from
+from refaudit.sources.mapping import chunked, query_words, year_from
 from refaudit.text import strip_markup
 
 NAME = "pubmed"
@@ -82,21 +82,23 @@ class PubMedSource(Source):
     async def lookup_pmids(self, pmids: list[str]) -> dict[str, Work]:
         wanted = list(dict.fromkeys(p.strip() for p in pmids if p.strip().isdigit()))
         found: dict[str, Work] = {}
-        for start in range(0, len(wanted), BATCH_SIZE):
-            found.update(await self._summaries(wanted[start : start + BATCH_SIZE]))
+        for answer in await all_at_once(map(self._summaries, chunked(wanted, BATCH_SIZE))):
+            found.update(answer)
         return found
 
     async def lookup_dois(self, dois: list[str]) -> dict[str, Work]:
         wanted = list(dict.fromkeys(d for d in (normalize_doi(x) for x in dois) if d))
         found: dict[str, Work] = {}
-        for start in range(0, len(wanted), DOI_BATCH_SIZE):
-            chunk = wanted[start : start + DOI_BATCH_SIZE]
-            term = " OR ".join(f'"{doi}"[doi]' for doi in chunk)
-            pmids = await self._esearch(term, retmax=2 * len(chunk), ttl="lookup")
-            for work in (await self._summaries(pmids)).values():
-                if work.doi in chunk:
-                    found[work.doi] = work
+        for answer in await all_at_once(map(self._by_dois, chunked(wanted, DOI_BATCH_SIZE))):
+            found.update(answer)
         return found
+
+    async def _by_dois(self, dois: list[str]) -> dict[str, Work]:
+        """One esearch for a batch of DOIs, then the summaries of what it found."""
+        term = " OR ".join(f'"{doi}"[doi]' for doi in dois)
+        pmids = await self._esearch(term, retmax=2 * len(dois), ttl="lookup")
+        summaries = await self._summaries(pmids)
+        return {work.doi: work for work in summaries.values() if work.doi and work.doi in dois}
 
     async def search(self, query: SearchQuery) -> list[Work]:
         for term in search_terms(query):

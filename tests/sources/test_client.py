@@ -8,6 +8,7 @@ import logging
 from collections.abc import Sequence
 from pathlib import Path
 
+import certifi
 import httpx
 import pytest
 from fakes import FakeClock, FakeUpstreams, YieldingClock, json_response, make_client
@@ -19,6 +20,8 @@ from refaudit.models import RunStats
 from refaudit.sources.client import (
     BREAKER_COOLDOWN_S,
     BREAKER_THRESHOLD,
+    HEDGE_MIN_S,
+    HEDGE_MIN_SAMPLES,
     PACING,
     PACING_RECOVERY,
     PACING_STEP,
@@ -555,3 +558,107 @@ async def test_a_circuit_opening_releases_calls_queued_for_a_rate_limit_token() 
     )
     assert all(isinstance(o, SourceUnavailable) for o in outcomes)
     assert sum(clock.sleeps) < 1.0
+
+
+async def test_a_retry_keeps_its_place_in_the_queue() -> None:
+    """Answered 429, a call waits as told, then goes before the calls queued behind it."""
+    clock = YieldingClock()
+    refused = httpx.Response(429, text="slow down", headers={"retry-after": "0"})
+    upstream = Upstream(clock, [0.1], replies=[refused])
+    limits = {"default": RateLimit(rps=1, burst=1, concurrency=1)}
+    client = make_client(upstream, "semanticscholar", clock=clock, limits=limits)
+
+    await asyncio.gather(*(client.get("/paper/search", {"n": n}) for n in "ABC"))
+
+    assert [n for _, n in upstream.arrivals] == ["A", "A", "B", "C"]
+
+
+class Stalling(httpx.AsyncBaseTransport):
+    """Answers after a few turns, except the first request for a `stalled` n: never."""
+
+    def __init__(self, stalled: set[str]) -> None:
+        self.stalled = stalled
+        self.sent: list[str] = []
+        self.dropped: list[str] = []
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        n = request.url.params.get("n", "")
+        self.sent.append(n)
+        if n in self.stalled:
+            self.stalled.discard(n)
+            try:
+                await asyncio.Event().wait()
+            except asyncio.CancelledError:
+                self.dropped.append(n)
+                raise
+        for _ in range(5):  # a round trip: other calls run meanwhile
+            await asyncio.sleep(0)
+        return httpx.Response(200, json={"n": n, "copy": self.sent.count(n)}, headers=JSON)
+
+
+class Still(FakeClock):
+    """A fake clock on which no time passes while a call sleeps: a sleep never ends."""
+
+    async def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+        await asyncio.Event().wait()
+
+
+async def warm_up(client: SourceClient, answers: int = HEDGE_MIN_SAMPLES) -> None:
+    for n in range(answers):
+        await client.get("/paper/search", {"n": f"warm{n}"})
+
+
+async def test_an_overdue_answer_is_asked_again_and_the_first_usable_answer_wins() -> None:
+    wire, clock, stats = Stalling({"slow"}), FakeClock(), RunStats()
+    client = make_client(wire, "semanticscholar", clock=clock, stats=stats, hedging=True)
+    await warm_up(client)
+
+    fetched = await client.get("/paper/search", {"n": "slow"})
+
+    assert fetched.json() == {"n": "slow", "copy": 2}
+    assert wire.dropped == ["slow"]  # the first request is given up once the copy answered
+    assert clock.sleeps[-1] == HEDGE_MIN_S  # answers here take no time: the least wait
+    assert stats.requests["semanticscholar"] == HEDGE_MIN_SAMPLES + 2  # the copy counts
+
+
+async def test_an_answer_in_time_is_not_asked_again() -> None:
+    wire, clock, stats = Stalling(set()), Still(), RunStats()
+    client = make_client(wire, "semanticscholar", clock=clock, stats=stats, hedging=True)
+    await warm_up(client)
+
+    fetched = await client.get("/paper/search", {"n": "quick"})
+
+    assert fetched.json() == {"n": "quick", "copy": 1}
+    # The answer came while the watch waited for it to be overdue: nothing more was sent.
+    assert wire.sent.count("quick") == 1 and clock.sleeps[-1] == HEDGE_MIN_S
+
+
+async def test_no_answer_is_overdue_before_the_pool_has_seen_enough_of_them() -> None:
+    wire, clock = Stalling({"slow"}), FakeClock()
+    client = make_client(wire, "semanticscholar", clock=clock, hedging=True)
+    await warm_up(client, HEDGE_MIN_SAMPLES - 1)
+    slow = asyncio.ensure_future(client.get("/paper/search", {"n": "slow"}))
+    for _ in range(50):
+        await asyncio.sleep(0)
+
+    assert wire.sent.count("slow") == 1 and not clock.sleeps
+    slow.cancel()
+
+
+def test_every_client_shares_one_tls_context_until_the_ca_setting_changes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def context_of(name: str) -> object:
+        settings = Settings()
+        client = SourceClient(
+            name, settings.base_urls[name], settings=settings, stats=RunStats(), limits={}
+        )
+        return client._http._transport._pool._ssl_context  # type: ignore[attr-defined]
+
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    monkeypatch.delenv("SSL_CERT_DIR", raising=False)
+    first, second = context_of("crossref"), context_of("openalex")
+    monkeypatch.setenv("SSL_CERT_FILE", certifi.where())
+
+    assert first is second and context_of("crossref") is not first

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import pytest
 from fakes import (
     FIXTURES,
     FakeUpstreams,
+    Overlap,
     crossref_list,
     crossref_update,
     crossref_work,
@@ -236,3 +238,52 @@ async def test_long_dois_are_batched_by_url_length_so_every_url_stays_under_4kb(
     assert sorted(found) == sorted(d.lower() for d in dois)
     assert all(len(str(r.url)) < 4000 for r in fake.requests)
     assert 2 < fake.count("crossref") <= 4
+
+
+async def test_doi_batches_are_sent_together_within_the_list_pools_three_in_flight() -> None:
+    fake = FakeUpstreams()
+    dois = [f"10.1000/t{n}" for n in range(4 * BATCH_SIZE)]
+    fake.serve_crossref([crossref_work(doi) for doi in dois])
+    wire = Overlap(fake.transport())
+    settings = Settings(mailto="me@example.org")
+    client = make_client(wire, "crossref", settings=settings, limits=rate_limits(settings))
+
+    found = await CrossrefSource(client, settings).lookup_dois(dois)
+
+    assert len(found) == len(dois) and fake.count("crossref") == 4
+    # Four batches, one after the other, took four round trips; now the pool's cap decides.
+    assert wire.most == 3
+
+
+class _FirstFailsOthersHang(httpx.AsyncBaseTransport):
+    """The first request's connection fails; the others never get an answer."""
+
+    def __init__(self) -> None:
+        self.sent = 0
+        self.cancelled = 0
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        self.sent += 1
+        if self.sent == 1:
+            for _ in range(Overlap.TURNS):  # the others are on their way meanwhile
+                await asyncio.sleep(0)
+            raise httpx.ConnectError("connection reset", request=request)
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            self.cancelled += 1
+            raise
+        raise AssertionError("unreachable")
+
+
+async def test_a_failed_batch_fails_the_look_up_and_the_batches_in_flight_are_dropped() -> None:
+    wire = _FirstFailsOthersHang()
+    settings = Settings(max_retries=0)
+    client = make_client(wire, "crossref", settings=settings)
+
+    with pytest.raises(SourceUnavailable):
+        await CrossrefSource(client, settings).lookup_dois(
+            [f"10.1000/t{n}" for n in range(3 * BATCH_SIZE)]
+        )
+
+    assert wire.sent == 3 and wire.cancelled == 2

@@ -6,12 +6,18 @@ import json
 from pathlib import Path
 
 import pytest
-from fakes import FIXTURES, FakeUpstreams, make_client, openalex_list, openalex_work
+from fakes import FIXTURES, FakeUpstreams, Overlap, make_client, openalex_list, openalex_work
 
 from refaudit.config import Settings
 from refaudit.errors import SourceUnavailable, UnexpectedResponse
 from refaudit.sources.base import SearchQuery
-from refaudit.sources.openalex import OpenAlexSource, abstract_from_index, to_work
+from refaudit.sources.openalex import (
+    BATCH_SIZE,
+    RATE_LIMIT,
+    OpenAlexSource,
+    abstract_from_index,
+    to_work,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -174,3 +180,16 @@ async def test_citation_graph_needs_an_openalex_id() -> None:
 
     assert await source_for(fake).citations("10.1000/not-an-openalex-id") == []
     assert fake.count("openalex") == 0
+
+
+async def test_doi_batches_are_sent_together() -> None:
+    fake = FakeUpstreams()
+    dois = [f"10.1000/oa.{n}" for n in range(3 * BATCH_SIZE)]
+    fake.serve_openalex([openalex_work(f"W{n}", doi=d) for n, d in enumerate(dois)])
+    wire = Overlap(fake.transport())
+    client = make_client(wire, "openalex", settings=Settings(), limits={"default": RATE_LIMIT})
+
+    found = await OpenAlexSource(client, Settings()).lookup_dois(dois)
+
+    assert len(found) == len(dois) and fake.count("openalex") == 3
+    assert wire.most == 3

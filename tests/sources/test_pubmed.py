@@ -12,8 +12,14 @@ from refaudit.config import Settings
 from refaudit.errors import RateLimited
 from refaudit.models import NoticeKind
 from refaudit.sources.base import SearchQuery
-from refaudit.sources.pubmed import PubMedSource, rate_limits, search_terms, to_work
-from tests.fakes import FIXTURES, FakeUpstreams, json_response, make_client
+from refaudit.sources.pubmed import (
+    DOI_BATCH_SIZE,
+    PubMedSource,
+    rate_limits,
+    search_terms,
+    to_work,
+)
+from tests.fakes import FIXTURES, FakeUpstreams, Overlap, json_response, make_client
 
 NAME = "pubmed"
 ESUMMARY = json.loads((FIXTURES / "pubmed" / "esummary.json").read_text())
@@ -169,3 +175,19 @@ def test_to_work_reads_collective_authors_markup_pmc_and_concerns() -> None:
     assert work.pages == "aac4716"
     assert work.is_retracted is False
     assert [n.kind for n in work.notices] == [NoticeKind.EXPRESSION_OF_CONCERN]
+
+
+@pytest.mark.anyio
+async def test_doi_batches_are_sent_together_each_esummary_after_its_esearch() -> None:
+    fake = FakeUpstreams()
+    fake.fixture(NAME, r"/esearch.fcgi", "pubmed/esearch.json")
+    fake.json(NAME, r"/esummary.fcgi", ESUMMARY)
+    wire = Overlap(fake.transport())
+    client = make_client(wire, NAME, settings=Settings(mailto="me@example.org"))
+    dois = [f"10.1000/pm.{n}" for n in range(2 * DOI_BATCH_SIZE)]
+
+    await PubMedSource(client, Settings(mailto="me@example.org")).lookup_dois(dois)
+
+    paths = [r.url.path.rsplit("/", 1)[-1] for r in fake.requests]
+    assert paths == ["esearch.fcgi", "esearch.fcgi", "esummary.fcgi", "esummary.fcgi"]
+    assert wire.most == 2
