@@ -28,6 +28,8 @@ SEARCH_LIMIT = 5
 # A search's turn in its pool's queue (lower goes first; identifier look-ups are 0): a
 # reference's later searches go before other references' first ones, so the references
 # that escalate reach the slow pools (Semantic Scholar, DBLP) early and keep them busy.
+# A reference whose cited identifier no source knows starts a step ahead: such a citation
+# is most often invented, and calling it not found takes every search of its plan.
 SEARCH_PRIORITY = 10.0
 # A title with at most this many words changed is a near miss when it scores at
 # least this, or when this share of its words (and at least this many) is kept:
@@ -115,7 +117,10 @@ async def gather_evidence(
     evidence = [Evidence(reference) for reference in references]
 
     async def search_one(item: Evidence) -> None:
-        if needs_search(item):
+        # Matching work, in a worker thread too: when a thousand references' identifiers
+        # resolve at once, deciding on the event loop whether each needs a search held
+        # every pool's next request back for a second.
+        if await asyncio.to_thread(needs_search, item):
             await _search(item, sources)
         else:
             _decided_without_search(item, sources)
@@ -580,6 +585,7 @@ async def _search(item: Evidence, sources: Sources) -> None:
         if name not in order and name not in item.statuses:
             item.not_asked(name, "decided", "its search is not used for this kind of citation")
     budget = planner.SEARCH_BUDGET
+    head_start = 1 if _identifier_unknown(item) else 0
     for query in search_queries(reference):
         # Only searches count towards settling: an identifier look-up that found
         # nothing says nothing about the title.
@@ -600,7 +606,7 @@ async def _search(item: Evidence, sources: Sources) -> None:
                 detail = f"the search budget ({planner.SEARCH_BUDGET} requests) was spent"
                 _leave_unasked(item, sources, detail)
                 return
-            request_priority.set(SEARCH_PRIORITY - (planner.SEARCH_BUDGET - budget))
+            request_priority.set(SEARCH_PRIORITY - head_start - (planner.SEARCH_BUDGET - budget))
             budget -= 1
             works = await ask(item, name, sources.get(name).search(query))  # type: ignore[union-attr]
             if works is not None:
@@ -611,6 +617,11 @@ async def _search(item: Evidence, sources: Sources) -> None:
             if settled is not None:
                 _leave_unasked(item, sources, f"{settled.source} found the cited work")
                 return
+
+
+def _identifier_unknown(item: Evidence) -> bool:
+    """The reference cites an identifier, and the sources asked about it know none of it."""
+    return _has_identifier(item.reference) and not item.id_records
 
 
 def _identified(item: Evidence) -> bool:

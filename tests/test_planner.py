@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+import re
+import threading
 from pathlib import Path
 
+import httpx
 import pytest
 
-from refaudit import planner
+from refaudit import evidence, planner
 from refaudit.config import Settings
-from refaudit.evidence import Evidence, gather_evidence
+from refaudit.evidence import SEARCH_PRIORITY, Evidence, gather_evidence
 from refaudit.models import Reference, Result, RunStats, Work
 from refaudit.parsing.freetext import parse_freetext
 from refaudit.sources import open_sources, registry
+from refaudit.sources.client import request_priority
 from refaudit.verify import decide
-from tests.fakes import FakeUpstreams, YieldingClock, crossref_work
+from tests.fakes import FakeUpstreams, YieldingClock, crossref_list, crossref_work
 
 ALL = registry.SOURCE_NAMES
 
@@ -207,7 +211,60 @@ async def test_identifier_look_ups_go_before_the_searches_queued_ahead_of_them(
 
     sent = [r.url.params.get("filter", "") for r in fake.requests_to("crossref")]
     assert len(sent) == 7
-    assert sent[1].startswith("doi:")
+    # It may reach the idle pool first; else it takes the turn after the one search sent.
+    assert any(s.startswith("doi:") for s in sent[:2])
+
+
+@pytest.mark.anyio
+async def test_a_reference_whose_doi_no_source_knows_is_searched_before_the_others(
+    tmp_path: Path,
+) -> None:
+    """Its plan is likely to run to the end: its searches take their turns a step ahead."""
+    fake = FakeUpstreams()
+    fake.serve_crossref([])
+    turns: list[tuple[str, float]] = []
+
+    def noting_turn(request: httpx.Request, _match: re.Match[str]) -> httpx.Response:
+        words = request.url.params.get("query.bibliographic", "doi").split()
+        turns.append((words[0], request_priority.get()))
+        return crossref_list([])
+
+    fake.route("crossref", r"/works", noting_turn)
+    without_doi = Reference(key="s", entry_type="article", title="Soil survey", venue="Geoderma")
+    invented = Reference(
+        key="d", entry_type="article", doi="10.1000/invented", title="Grazing and wind erosion"
+    )
+    config = Settings(sources=["crossref"], cache_dir=tmp_path, data_dir=tmp_path)
+
+    async with open_sources(config, RunStats(), transport=fake.transport()) as sources:
+        await gather_evidence([without_doi, invented], sources)
+
+    first_turns = dict(reversed(turns))
+    assert first_turns == {"doi": 0, "Soil": SEARCH_PRIORITY, "Grazing": SEARCH_PRIORITY - 1}
+
+
+@pytest.mark.anyio
+async def test_whether_a_reference_needs_a_search_is_decided_off_the_event_loop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A thousand identified references at once must not hold the loop while pools wait."""
+    fake = FakeUpstreams()
+    fake.serve_crossref([crossref_work("10.1000/known", "Wind erosion of sandy soils")])
+    threads: list[threading.Thread] = []
+
+    def noting_thread(item: Evidence) -> bool:
+        threads.append(threading.current_thread())
+        return needs_search(item)
+
+    needs_search = evidence.needs_search
+    monkeypatch.setattr(evidence, "needs_search", noting_thread)
+    cited = Reference(key="d", entry_type="article", doi="10.1000/known", title="Wind erosion")
+    config = Settings(sources=["crossref"], cache_dir=tmp_path, data_dir=tmp_path)
+
+    async with open_sources(config, RunStats(), transport=fake.transport()) as sources:
+        await gather_evidence([cited], sources)
+
+    assert threads and threading.main_thread() not in threads
 
 
 def test_a_verdict_reached_when_the_search_ends_is_kept_while_nothing_is_added() -> None:
