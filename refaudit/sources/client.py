@@ -102,7 +102,8 @@ class Gate(Protocol):
 
 
 Check = Callable[["Fetched"], None]
-#: One try of a request, bound to its call; given an event, sets it when the request leaves.
+#: One try of a request, bound to its call: sets the event it is given when the request
+#: leaves, and is not sent once the predicate it is given says so.
 _Send = Callable[..., Awaitable["Fetched"]]
 #: The stats of the run a long-lived client is working for (set by `open_sources` when it
 #: hands out shared clients), so each run still counts its own requests and cache hits.
@@ -399,6 +400,8 @@ class SourceClient:
         self._answered = False
         #: requests on their way, by cache key: an identical one waits for the answer
         self._sending: dict[str, asyncio.Event] = {}
+        #: requests that lost to their hedge, still holding their slots until answered
+        self._unwanted: set[asyncio.Future[Fetched]] = set()
         self._http = httpx.AsyncClient(
             transport=transport,
             verify=_tls_context(os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR")),
@@ -410,6 +413,9 @@ class SourceClient:
         self._host = httpx.URL(self.base_url).host
 
     async def aclose(self) -> None:
+        for attempt in self._unwanted:
+            attempt.cancel()
+        await asyncio.gather(*self._unwanted, return_exceptions=True)
         await self._http.aclose()
 
     async def _keep_keys_home(self, request: httpx.Request) -> None:
@@ -628,39 +634,53 @@ class SourceClient:
         The watch starts when the request leaves, not while it queues. The second
         request takes its slot and token like any other (so the published rate and
         in-flight cap still hold, and it is counted as a request); its place in the
-        queue is the first one's, ahead of the calls made since.
+        queue is the first one's, ahead of the calls made since. The request that
+        loses keeps its slot until its answer comes, as the server is still at work
+        on it; one still waiting for its turn is simply not sent.
         """
         if not self._hedging:
             return await send()
-        left = asyncio.Event()
-        first = asyncio.ensure_future(send(left))
-        tasks: list[asyncio.Future[Any]] = [first]
+        left = [asyncio.Event(), asyncio.Event()]
+        tries = [asyncio.ensure_future(send(left[0]))]
+        first = tries[0]
+        watches: list[asyncio.Future[Any]] = []
         try:
-            leaving = asyncio.ensure_future(left.wait())
-            tasks.append(leaving)
-            await asyncio.wait([first, leaving], return_when=asyncio.FIRST_COMPLETED)
+            watches.append(asyncio.ensure_future(left[0].wait()))
+            await asyncio.wait([first, watches[-1]], return_when=asyncio.FIRST_COMPLETED)
             overdue = pool.hedge_after()
             if first.done() or overdue is None:
                 return await first
-            timer = asyncio.ensure_future(self._sleep(overdue))
-            tasks.append(timer)
-            await asyncio.wait([first, timer], return_when=asyncio.FIRST_COMPLETED)
+            watches.append(asyncio.ensure_future(self._sleep(overdue)))
+            await asyncio.wait([first, watches[-1]], return_when=asyncio.FIRST_COMPLETED)
             if first.done():
                 return await first
             log.debug("%s: no answer after %.1f s, sending the request again", self.name, overdue)
-            second = asyncio.ensure_future(send())
-            tasks.append(second)
-            waiting = {first, second}
+            tries.append(asyncio.ensure_future(send(left[1], first.done)))
+            waiting = set(tries)
             while waiting:
                 done, waiting = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
                 for task in done:
-                    if task.exception() is None and task.result().status not in RETRY_STATUSES:
+                    if task.cancelled() or task.exception() is not None:
+                        continue
+                    if task.result().status not in RETRY_STATUSES:
                         return task.result()
             return await first  # neither answer is usable: the first one's outcome counts
         finally:
-            for each in tasks:
-                each.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
+            for watch in watches:
+                watch.cancel()
+            for attempt, sent in zip(tries, left, strict=False):
+                if attempt.done():
+                    continue
+                if sent.is_set():
+                    self._let_finish(attempt)
+                else:
+                    attempt.cancel()
+
+    def _let_finish(self, attempt: asyncio.Future[Fetched]) -> None:
+        """An answer no longer wanted is still awaited (closing the client drops it)."""
+        self._unwanted.add(attempt)
+        attempt.add_done_callback(self._unwanted.discard)
+        attempt.add_done_callback(_outcome_ignored)
 
     async def _send_once(
         self,
@@ -673,9 +693,14 @@ class SourceClient:
         probe: bool = False,
         place: int | None = None,
         left: asyncio.Event | None = None,
+        unwanted: Callable[[], bool] | None = None,
     ) -> Fetched:
-        stops = functools.partial(self._breaker_stops, probe)
+        def stops() -> bool:
+            return self._breaker_stops(probe) or (unwanted is not None and unwanted())
+
         if not await pool.enter(self._sleep, stops, request_priority.get(), place):
+            if unwanted is not None and unwanted():
+                raise asyncio.CancelledError  # a hedge whose first request answered meanwhile
             raise self._circuit_open(url)
         try:
             pacer = shared_pacer.get()
@@ -810,6 +835,12 @@ def _tls_context(cert_file: str | None, cert_dir: str | None) -> ssl.SSLContext:
     if cert_dir:
         return ssl.create_default_context(capath=cert_dir)
     return ssl.create_default_context(cafile=certifi.where())
+
+
+def _outcome_ignored(attempt: asyncio.Future[Fetched]) -> None:
+    """Retrieve an unwanted answer's error, so that asyncio does not report it as lost."""
+    if not attempt.cancelled():
+        attempt.exception()
 
 
 def user_agent(settings: Settings) -> str:

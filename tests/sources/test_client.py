@@ -596,6 +596,22 @@ class Stalling(httpx.AsyncBaseTransport):
         return httpx.Response(200, json={"n": n, "copy": self.sent.count(n)}, headers=JSON)
 
 
+class Held(httpx.AsyncBaseTransport):
+    """Answers at once, or, once `hold` is set, when the test sets `release`."""
+
+    def __init__(self) -> None:
+        self.hold = False
+        self.release = asyncio.Event()
+        self.sent: list[str] = []
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        n = request.url.params.get("n", "")
+        self.sent.append(n)
+        if self.hold:
+            await self.release.wait()
+        return httpx.Response(200, json={"n": n}, headers=JSON)
+
+
 class Still(FakeClock):
     """A fake clock on which no time passes while a call sleeps: a sleep never ends."""
 
@@ -617,9 +633,27 @@ async def test_an_overdue_answer_is_asked_again_and_the_first_usable_answer_wins
     fetched = await client.get("/paper/search", {"n": "slow"})
 
     assert fetched.json() == {"n": "slow", "copy": 2}
-    assert wire.dropped == ["slow"]  # the first request is given up once the copy answered
     assert clock.sleeps[-1] == HEDGE_MIN_S  # answers here take no time: the least wait
     assert stats.requests["semanticscholar"] == HEDGE_MIN_SAMPLES + 2  # the copy counts
+    # The server still works on the first request: it keeps its slot until it answers.
+    assert client._pools["default"]._in_flight == 1 and not wire.dropped
+    await client.aclose()
+    assert wire.dropped == ["slow"] and client._pools["default"]._in_flight == 0
+
+
+async def test_a_copy_still_waiting_for_a_slot_when_the_answer_comes_is_not_sent() -> None:
+    wire, clock = Held(), FakeClock()
+    limits = {"default": RateLimit(rps=1000, burst=1000, concurrency=1)}
+    client = make_client(wire, "semanticscholar", clock=clock, limits=limits, hedging=True)
+    await warm_up(client)
+    wire.hold = True
+    call = asyncio.ensure_future(client.get("/paper/search", {"n": "slow"}))
+    while not client._pools["default"]._queue:  # overdue: the copy queues for the one slot
+        await asyncio.sleep(0)
+    wire.release.set()
+
+    assert (await call).json() == {"n": "slow"}
+    assert wire.sent.count("slow") == 1
 
 
 async def test_an_answer_in_time_is_not_asked_again() -> None:
