@@ -295,16 +295,19 @@ def _free_source_failed(item: Evidence) -> bool:
 
 
 async def complete_for_screening(wanted: list[tuple[Evidence, str]], sources: Sources) -> None:
-    """Fetch Crossref's record for identified DOIs it was not asked about.
+    """Fetch Crossref's record for identified DOIs it has not given yet.
 
     A reference found by search (no DOI cited) still needs Crossref's `updated-by`
-    notices for the retraction screen; one batched request covers 20–50 DOIs.
+    notices for the retraction screen; one batched request covers 20–50 DOIs. A
+    record Crossref's own search returned carries them already (the same fields
+    are selected), so its DOI is not asked for again.
     """
     crossref = sources.get("crossref")
     pending: dict[str, list[Evidence]] = {}
     for item, doi in wanted:
         known = any(
-            w.source == "crossref" and (w.doi or "").lower() == doi for w in item.id_records
+            w.source == "crossref" and (w.doi or "").lower() == doi
+            for w in item.id_records + item.candidates
         )
         if crossref is not None and not known and not is_datacite_arxiv_doi(doi):
             pending.setdefault(doi, []).append(item)

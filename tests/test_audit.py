@@ -374,6 +374,22 @@ async def test_retraction_is_found_for_a_reference_cited_without_its_doi(setting
     assert any(f.code == "retracted" and f.severity == "error" for f in result.findings)
 
 
+async def test_a_work_crossref_found_by_search_is_screened_without_asking_for_it_again(
+    settings,
+) -> None:
+    fake = _searchable([WAKEFIELD])
+    bib = r"""@article{wakefield, author={Wakefield, A. J. and Murch, S. H. and Anthony, A.},
+      title={Ileal-lymphoid-nodular hyperplasia, non-specific colitis, and pervasive
+      developmental disorder in children}, journal={Lancet}, year={1998}}"""
+    report = await _audit(bib, settings, fake)
+
+    (result,) = report.results
+    assert result.verdict == Verdict.VERIFIED
+    assert [n.kind.value for n in result.integrity] == ["correction", "retraction"]
+    asked = [r.url.params for r in fake.requests_to("crossref")]
+    assert ["query.bibliographic" in params for params in asked] == [True]
+
+
 async def test_a_short_title_from_another_year_does_not_stop_the_search(settings) -> None:
     """One reviewer's "Book review" of 1999 is not the one of 1997 that Crossref holds."""
     cited_review = crossref_work(
