@@ -75,6 +75,9 @@ _NAP_S = 0.25
 # over the pool's last HEDGE_WINDOW answers, once it has HEDGE_MIN_SAMPLES of them.
 HEDGE_FACTOR = 4.0
 HEDGE_MIN_S = 2.0
+# A hedge goes out only while the pool is idle (nobody queued, a slot free): in a busy
+# pool its token would be taken from a waiting call. Until then, look again this often.
+HEDGE_RECHECK_S = 0.5
 HEDGE_WINDOW = 32
 HEDGE_MIN_SAMPLES = 8
 #: Set by `refaudit batch --engine ray` in each task: awaited (source, rps, burst) before
@@ -346,6 +349,10 @@ class _Pool:
         refill = (now - self._updated) * self.limit.rps * self.pacing
         self._tokens = min(float(self.limit.burst), self._tokens + refill)
         self._updated = now
+
+    def idle(self) -> bool:
+        """No call waits for its turn and a slot is free: a request now takes from no one."""
+        return not self._full() and all(ticket.gone for ticket in self._queue)
 
     def _full(self) -> bool:
         return bool(self.limit.concurrency) and self._in_flight >= self.limit.concurrency
@@ -632,9 +639,9 @@ class SourceClient:
         """`send()`, and once more if its answer is overdue: the first usable answer wins.
 
         The watch starts when the request leaves, not while it queues. The second
-        request takes its slot and token like any other (so the published rate and
-        in-flight cap still hold, and it is counted as a request); its place in the
-        queue is the first one's, ahead of the calls made since. The request that
+        request goes out only while the pool is idle, so it takes no waiting call's
+        turn; it takes its slot and token like any other (so the published rate and
+        in-flight cap still hold, and it is counted as a request). The request that
         loses keeps its slot until its answer comes, as the server is still at work
         on it; one still waiting for its turn is simply not sent.
         """
@@ -650,10 +657,15 @@ class SourceClient:
             overdue = pool.hedge_after()
             if first.done() or overdue is None:
                 return await first
-            watches.append(asyncio.ensure_future(self._sleep(overdue)))
-            await asyncio.wait([first, watches[-1]], return_when=asyncio.FIRST_COMPLETED)
-            if first.done():
-                return await first
+            wait = overdue
+            while True:
+                watches.append(asyncio.ensure_future(self._sleep(wait)))
+                await asyncio.wait([first, watches[-1]], return_when=asyncio.FIRST_COMPLETED)
+                if first.done():
+                    return await first
+                if pool.idle():
+                    break
+                wait = HEDGE_RECHECK_S
             log.debug("%s: no answer after %.1f s, sending the request again", self.name, overdue)
             tries.append(asyncio.ensure_future(send(left[1], first.done)))
             waiting = set(tries)

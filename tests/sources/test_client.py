@@ -22,6 +22,7 @@ from refaudit.sources.client import (
     BREAKER_THRESHOLD,
     HEDGE_MIN_S,
     HEDGE_MIN_SAMPLES,
+    HEDGE_RECHECK_S,
     PACING,
     PACING_RECOVERY,
     PACING_STEP,
@@ -612,6 +613,18 @@ class Held(httpx.AsyncBaseTransport):
         return httpx.Response(200, json={"n": n}, headers=JSON)
 
 
+class Frozen(FakeClock):
+    """Once `frozen`, no time passes while a call naps for a token (a longer wait still ends)."""
+
+    frozen = False
+
+    async def sleep(self, seconds: float) -> None:
+        if self.frozen and seconds < HEDGE_MIN_S:
+            self.sleeps.append(seconds)
+            await asyncio.Event().wait()
+        await super().sleep(seconds)
+
+
 class Still(FakeClock):
     """A fake clock on which no time passes while a call sleeps: a sleep never ends."""
 
@@ -641,19 +654,37 @@ async def test_an_overdue_answer_is_asked_again_and_the_first_usable_answer_wins
     assert wire.dropped == ["slow"] and client._pools["default"]._in_flight == 0
 
 
-async def test_a_copy_still_waiting_for_a_slot_when_the_answer_comes_is_not_sent() -> None:
-    wire, clock = Held(), FakeClock()
-    limits = {"default": RateLimit(rps=1000, burst=1000, concurrency=1)}
+async def test_a_copy_still_waiting_for_a_token_when_the_answer_comes_is_not_sent() -> None:
+    wire, clock = Held(), Frozen()
+    limits = {"default": RateLimit(rps=0.1, burst=1, concurrency=2)}
     client = make_client(wire, "semanticscholar", clock=clock, limits=limits, hedging=True)
     await warm_up(client)
-    wire.hold = True
+    clock.now += 60  # a full bucket: the slow request leaves at once
+    wire.hold, clock.frozen = True, True
     call = asyncio.ensure_future(client.get("/paper/search", {"n": "slow"}))
-    while not client._pools["default"]._queue:  # overdue: the copy queues for the one slot
+    while not client._pools["default"]._queue:  # overdue: the copy waits for the next token
         await asyncio.sleep(0)
     wire.release.set()
 
     assert (await call).json() == {"n": "slow"}
     assert wire.sent.count("slow") == 1
+
+
+async def test_an_overdue_answer_is_not_asked_again_while_other_calls_wait_their_turn() -> None:
+    wire, clock = Held(), FakeClock()
+    limits = {"default": RateLimit(rps=1000, burst=1000, concurrency=1)}
+    client = make_client(wire, "semanticscholar", clock=clock, limits=limits, hedging=True)
+    await warm_up(client)
+    wire.hold = True
+    slow = asyncio.ensure_future(client.get("/paper/search", {"n": "slow"}))
+    queued = asyncio.ensure_future(client.get("/paper/search", {"n": "queued"}))
+    while len(clock.sleeps) < 4:  # overdue, then looked at again: the pool is never idle
+        await asyncio.sleep(0)
+
+    assert wire.sent[-1] == "slow" and clock.sleeps[1:4] == [HEDGE_RECHECK_S] * 3
+    wire.release.set()
+    await asyncio.gather(slow, queued)
+    assert wire.sent.count("slow") == 1 and wire.sent[-1] == "queued"
 
 
 async def test_an_answer_in_time_is_not_asked_again() -> None:
