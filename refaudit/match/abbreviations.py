@@ -93,8 +93,9 @@ def iso4_key(name: str) -> tuple[str, ...]:
     return _key_words(abbreviated)
 
 
-def _contracts(short: str, full: str) -> bool:
-    """ "Environ" for "environ", "Intell" for "intell": the same abbreviation, or a shorter one."""
+def contracts(short: str, full: str) -> bool:
+    """ "Environ" for "environ", "Intell" for "intell": the same word, or a contraction of it
+    (its first letter, then some of its other letters in order)."""
     if short == full:
         return True
     letters = iter(full[1:])
@@ -107,7 +108,7 @@ def _abbreviates_key(cited: str, found: str) -> bool:
     if not cited_words or len(cited_words) != len(found_key):
         return False
     pairs = zip(cited_words, found_key, strict=True)
-    return all(_contracts(c, f) or _contracts(ocr_form(c), ocr_form(f)) for c, f in pairs)
+    return all(contracts(c, f) or contracts(ocr_form(c), ocr_form(f)) for c, f in pairs)
 
 
 def same_iso4(cited: str, found: str) -> bool:
@@ -189,14 +190,13 @@ def acronym_skips(letters: str, name: str) -> tuple[str, ...] | None:
     return fewest_skips(0, 0)
 
 
-def acronym_fit(letters: str, name: str) -> AcronymFit:
-    """How well an acronym's letters are taken, in order, from the words of `name`.
+def acronym_fit(skipped: tuple[str, ...] | None) -> AcronymFit:
+    """How well an acronym's letters are taken, in order, from the words of a name,
+    given the content words `acronym_skips` says they leave unused.
 
-    "strict" when at most ACRONYM_MAX_SKIPPED_WORDS content words are skipped
-    (see `acronym_skips`), "loose" when more are, "none" when the letters cannot
-    be taken in order at all.
+    "strict" when at most ACRONYM_MAX_SKIPPED_WORDS content words are skipped,
+    "loose" when more are, "none" when the letters cannot be taken in order at all.
     """
-    skipped = acronym_skips(letters, name)
     if skipped is None:
         return "none"
     return "strict" if len(skipped) <= ACRONYM_MAX_SKIPPED_WORDS else "loose"

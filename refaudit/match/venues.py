@@ -16,6 +16,7 @@ from refaudit.match.abbreviations import (
     acronym_fit,
     acronym_letters,
     acronym_skips,
+    contracts,
     iso4_key,
     same_iso4,
 )
@@ -197,11 +198,6 @@ def _abbreviation_tokens(text: str) -> list[str]:
     return [token for token in tokens if token not in stop and not _YEARISH.match(token)]
 
 
-def _is_subsequence(short: str, long: str) -> bool:
-    letters = iter(long)
-    return all(char in letters for char in short)
-
-
 def _abbreviates(short: str, full: str) -> bool:
     """ISO-4 style: every short word is a contraction of the full word at its place."""
     short_words, full_words = _abbreviation_tokens(short), _abbreviation_tokens(full)
@@ -212,10 +208,7 @@ def _abbreviates(short: str, full: str) -> bool:
         short_words.pop()
     if len(short_words) != len(full_words):
         return False
-    return all(
-        s == f or (s[0] == f[0] and len(s) < len(f) and _is_subsequence(s, f))
-        for s, f in zip(short_words, full_words, strict=True)
-    )
+    return all(contracts(s, f) for s, f in zip(short_words, full_words, strict=True))
 
 
 def _venue_core(text: str) -> str:
@@ -271,7 +264,7 @@ def _acronym_relation(cited: list[str], found: list[str]) -> AcronymFit | None:
                 if names is cited and skipped and found_words:
                     if not all(_has_word(found_words, word) for word in skipped):
                         continue
-                fits.append(acronym_fit(letters, name))
+                fits.append(acronym_fit(skipped))
     if not fits:
         return None
     return "strict" if "strict" in fits else "loose" if "loose" in fits else "none"
@@ -279,12 +272,7 @@ def _acronym_relation(cited: list[str], found: list[str]) -> AcronymFit | None:
 
 def _has_word(words: set[str], word: str) -> bool:
     """Whether `word`, or a misspelling or an abbreviation of it, is among `words`."""
-    return any(
-        other == word
-        or is_typo(word, other)
-        or (other[0] == word[0] and len(other) < len(word) and _is_subsequence(other, word))
-        for other in words
-    )
+    return any(contracts(other, word) or is_typo(word, other) for other in words)
 
 
 def _partial_abbreviation(cited: str, found: str) -> bool:
@@ -299,10 +287,7 @@ def _partial_abbreviation(cited: str, found: str) -> bool:
     if not cited_key or len(cited_key) >= len(found_key):
         return False
     remaining = iter(found_key)
-    in_order = all(
-        any(word == f or (word[0] == f[0] and _is_subsequence(word, f)) for f in remaining)
-        for word in cited_key
-    )
+    in_order = all(any(contracts(word, f) for f in remaining) for word in cited_key)
     extra = len(found_key) - len(cited_key)
     # One extra letter or number is a series: "Phys. Rev." is not "Phys. Rev. E".
     series_only = extra == 1 and len(found_key[-1]) <= 2
