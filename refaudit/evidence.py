@@ -381,15 +381,33 @@ def reread_as_record(reference: Reference, work: Work) -> Reference | None:
         return None
     if match.normalize_text(reference.title) == match.normalize_text(work.title):
         return None
-    reread = reread_with_title(reference, work.title)
+    reread = reread_with_title(reference, work.title, names_written_whole(work))
     if reread is None or not reread.title or not reread.venue:
         return None
     if match.compare_titles(reread.title, work.title, work.subtitle).kind == "different":
+        return None
+    # Words the parser took for the title and the record reads as names must be them.
+    if reread.authors != reference.authors and (
+        match.compare_authors(
+            reread.authors, work.authors, cited_truncated=reread.authors_truncated
+        ).kind
+        == "different"
+    ):
         return None
     venue = match.compare_venues(
         reread.venue, work.venue, found_short=work.venue_short, found_aliases=work.venue_aliases
     )
     return reread if venue.kind in ("same", "abbreviation", "acronym") else None
+
+
+def names_written_whole(work: Work) -> tuple[str, ...]:
+    """The record's names that a name reader would split: an organisation with commas
+    or spaces, or a person whose whole name the record puts in the family field."""
+    return tuple(
+        person.family
+        for person in work.authors
+        if (person.is_organisation or not person.given) and len(person.family.split()) > 1
+    )
 
 
 def _near_miss(cited_title: str, title: match.TitleComparison) -> bool:

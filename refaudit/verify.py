@@ -25,11 +25,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from refaudit import match, planner
-from refaudit.evidence import Evidence, is_convincing, reread_as_record
+from refaudit.evidence import Evidence, is_convincing, names_written_whole, reread_as_record
 from refaudit.findings import MISMATCH_CODES
 from refaudit.identifiers import arxiv_id_from_doi, is_datacite_arxiv_doi
 from refaudit.merge import merge_records, priority
 from refaudit.models import Finding, Reference, Result, SourceStatus, Verdict, Work
+from refaudit.parsing.freetext import reread_names
 
 # A search hit below this candidate score is not the cited work, however it ranks.
 MIN_IDENTITY_SCORE = 0.55
@@ -432,12 +433,17 @@ def _as_written(reference: Reference, records: list[Work]) -> Reference:
     Affairs. 1986" the parser cannot know that the second sentence is still the
     title, nor in "… research directions.Inf. Fusion. 2024" that the journal began
     a word earlier; a record whose title and venue the string spells, in that
-    order, says where (see `reread_as_record`).
+    order, says where (see `reread_as_record`). Names a record writes in one field
+    ("…, Washington, DC (United States)") say where the cited names split.
     """
     for work in records:
         reread = reread_as_record(reference, work)
         if reread is not None:
             return reread
+    for work in records:
+        names = reread_names(reference, names_written_whole(work))
+        if names is not None:
+            return replace(reference, authors=names)
     return reference
 
 

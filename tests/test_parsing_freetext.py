@@ -544,3 +544,15 @@ def test_chicago_names_and_year_without_the_space_ocr_dropped() -> None:
         1987,
         ["Turing"],
     )
+
+
+def test_a_numbered_title_does_not_end_at_its_number() -> None:
+    reference = parse_freetext(
+        "Lancaster R, Rix M. 705. CARPINUS FANGIANA. Curtis's Botanical Magazine. 2011",
+        key="k",
+    )
+    assert (reference.title, reference.venue, reference.year) == (
+        "705. CARPINUS FANGIANA",
+        "Curtis's Botanical Magazine",
+        2011,
+    )

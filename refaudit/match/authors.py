@@ -78,6 +78,7 @@ class _Name:
 
 
 _INITIAL = re.compile(r"[A-Z]\.(?:-?[A-Z]\.)*")
+_LOWER_INITIALS = re.compile(r"(?:[^\W\d_]\.\s*)+")
 _FAMILY_SUFFIX = re.compile(r"(?:,\s*|\s+)(?:Jr|Sr|Jnr|Snr)\.?$|(?:,\s*|\s+)(?:II|III|IV)$")
 
 
@@ -91,9 +92,12 @@ def _split_name(person: Person) -> tuple[str, str, str]:
             words = given.split()
             family, given = words[-1], " ".join(words[:-1])
     # BibTeX reads "V. d. A. Piai" as von "d." and last "A. Piai": an abbreviated
-    # particle and leading initials belong to the given names.
+    # particle and leading initials belong to the given names. So does a lower-case
+    # initial, which BibTeX reads as von ("q. al tashi": given "q.", particle "al").
     if particle.endswith("."):
         given, particle = f"{given} {particle}".strip(), ""
+    elif initial := _LOWER_INITIALS.match(particle):
+        given, particle = f"{given} {initial.group(0).strip()}".strip(), particle[initial.end() :]
     # Crossref often keeps the generational suffix in the family name ("Powell, Jr.").
     family = _FAMILY_SUFFIX.sub("", family) or family
     words = family.split()

@@ -16,6 +16,7 @@ these fields and a wrong title costs more than a missing one.
 
 from __future__ import annotations
 
+import functools
 import html
 import re
 from dataclasses import dataclass, field, replace
@@ -154,6 +155,12 @@ _LOCATOR = (
 
 # Words of a citation string without their punctuation: "directions.Inf" is two.
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
+_LETTER = re.compile(r"[^\W\d_]")
+#: A year not inside a number or after a dot (a DOI's "10.1000/2019").
+_YEAR_NOT_NUMBER = re.compile(rf"(?<![\d.])({_YEAR})(?![\d])")
+#: A year standing alone: not inside a number, a page range or a DOI.
+_BARE_YEAR = re.compile(rf"(?<![\d.–-])({_YEAR})(?![\d–-])")
+_YEAR_IN_BRACKETS = re.compile(rf"\(\s*{_YEAR}[a-z]?\s*\)")
 # Where a venue read after a title ends: its year, volume, pages or a bracket.
 _VENUE_THEN = re.compile(
     rf"(?P<venue>.+?)(?=[.,;]?\s*{_YEAR}\b|;|,\s*(?:[Vv]ol\b|\d)|\s+\d|\s*\(|\.?\s*$)"
@@ -195,10 +202,7 @@ def parse_freetext(
         reference.authors, reference.authors_truncated = _read_authors(parts.authors, parts.style)
     outside_title = plain.replace(reference.title, " ") if reference.title else plain
     reference.year = parts.year or _fallback_year(outside_title)
-    locator = parts.locator or _read_locator(parts.tail)
-    if locator.get("volume") == str(reference.year) and len(locator) == 1:
-        # "…, University of Southampton, 2017.": the year alone, not a volume.
-        del locator["volume"]
+    locator = parts.locator or _read_locator(parts.tail, reference.year)
     reference.volume = locator.get("volume") or None
     reference.number = locator.get("number") or None
     reference.pages = normalize_pages(locator.get("pages")) if locator.get("pages") else None
@@ -250,7 +254,7 @@ def _clean_venue(value: str) -> str | None:
     if text.endswith(".") and len(text.rsplit(" ", 1)[-1]) > 6:
         text = text[:-1]
     # A year or a page number where the venue would be is not a venue.
-    if not re.search(r"[^\W\d_]", text):
+    if not _LETTER.search(text):
         return None
     return text or None
 
@@ -329,7 +333,7 @@ def _read_newblocks(text: str) -> _Parts:
         return parts
     parts.title = blocks[1]
     rest = " ".join(blocks[2:])
-    years = re.findall(rf"(?<![\d.])({_YEAR})(?![\d])", _without_identifiers(rest))
+    years = _YEAR_NOT_NUMBER.findall(_without_identifiers(rest))
     parts.year = int(years[-1]) if years else None
     if rest.startswith(EMPH_OPEN):
         end = rest.find(EMPH_CLOSE)
@@ -356,7 +360,7 @@ def _read_quoted(text: str, quoted: _Quoted) -> _Parts:
         # Chicago notes style ends the names with a period, IEEE with a comma.
         parts.style = "chicago" if before.endswith(".") and not _ET_AL.search(before) else "natural"
         parts.authors = before.rstrip(" ,")
-        years = re.findall(rf"(?<![\d.])({_YEAR})(?![\d])", _without_identifiers(after))
+        years = _YEAR_NOT_NUMBER.findall(_without_identifiers(after))
         parts.year = int(years[-1]) if years else None
     venue_text = re.sub(r"^[\s,.]*(?:in\s+)?", "", after)
     if venue_text.startswith(EMPH_OPEN):
@@ -405,7 +409,7 @@ def _read_apa(match: re.Match[str]) -> _Parts:
 def _read_italic_pair(match: re.Match[str]) -> _Parts:
     """`A. Author, *Title*, *Journal* 38 (1999) 1113` (JHEP, INSPIRE and other physics styles)."""
     tail = match.group("tail")
-    years = re.findall(rf"(?<![\d.])({_YEAR})(?![\d])", _without_identifiers(tail))
+    years = _YEAR_NOT_NUMBER.findall(_without_identifiers(tail))
     return _Parts(
         authors=match.group("authors"),
         style="natural",
@@ -465,7 +469,11 @@ def _read_listing(text: str, match: re.Match[str]) -> _Parts:
 def _read_vancouver(match: re.Match[str]) -> _Parts:
     rest = match.group("rest")
     parts = _Parts(authors=match.group("authors"), style="vancouver")
-    boundary = _LOOSE_SENTENCE_END.search(rest)
+    # A numbered title ("705. CARPINUS FANGIANA.") does not end at its number.
+    boundary = next(
+        (end for end in _LOOSE_SENTENCE_END.finditer(rest) if _LETTER.search(rest[: end.start()])),
+        None,
+    )
     if boundary is None:
         return parts
     parts.title = rest[: boundary.start() + 1]
@@ -489,8 +497,11 @@ def _read_vancouver(match: re.Match[str]) -> _Parts:
     return parts
 
 
-def _read_locator(tail: str) -> dict[str, str]:
-    """Volume, number and pages from the text after the venue."""
+def _read_locator(tail: str, year: int | None) -> dict[str, str]:
+    """Volume, number and pages from the text after the venue.
+
+    The citation's `year` alone is not a volume ("…, University of Southampton, 2017.").
+    """
     text = _clean(_without_identifiers(tail)) if tail else ""
     found: dict[str, str] = {}
     for pattern in _LOCATOR:
@@ -499,14 +510,24 @@ def _read_locator(tail: str) -> dict[str, str]:
             for name, value in match.groupdict().items():
                 if value and name not in found:
                     found[name] = value.strip()
+    if found == {"volume": str(year)}:
+        del found["volume"]
     return found
 
 
-def _read_authors(text: str, style: str) -> tuple[list[Person], bool]:
-    """Names in the order the style writes them; "et al." marks a truncated list."""
+def _read_authors(text: str, style: str, whole: tuple[str, ...] = ()) -> tuple[list[Person], bool]:
+    """Names in the order the style writes them; "et al." marks a truncated list.
+
+    Each of `whole` (names a record writes in one field) found in `text` is one
+    name, whatever commas or initials it holds: "National Association of
+    Regulatory Utility Commissioners, Washington, DC (United States)".
+    """
     text = re.sub(r"\s+", " ", text.replace(EMPH_OPEN, "").replace(EMPH_CLOSE, "")).strip(" ,;")
     truncated = bool(_ET_AL.search(text))
     text = _ET_AL.sub("", text).strip(" ,")
+    spans = _whole_names(text, whole)
+    if spans:
+        return _around_whole_names(text, style, spans), truncated
     # APA 7 lists the first nineteen names, an ellipsis and the last: a cut, not a name.
     if _ELLIPSIS.search(text):
         truncated = True
@@ -545,6 +566,31 @@ def _read_authors(text: str, style: str) -> tuple[list[Person], bool]:
             people.append(parse_person(chunks[index]))
             index += 1
     return [p for p in people if p.family], truncated
+
+
+def _around_whole_names(text: str, style: str, spans: list[tuple[int, int, str]]) -> list[Person]:
+    """Each name of `spans` as one person, the text between them read as the style says."""
+    people: list[Person] = []
+    index = 0
+    for begin, end, name in [*spans, (len(text), len(text), "")]:
+        if _LETTER.search(text[index:begin]):
+            people += _read_authors(text[index:begin], style)[0]
+        if name:
+            people.append(Person(family=name, is_organisation=True))
+        index = end
+    return people
+
+
+def _whole_names(text: str, whole: tuple[str, ...]) -> list[tuple[int, int, str]]:
+    """(start, end, name) of each of `whole` written in `text`, in order, not overlapping."""
+    folded = text.casefold()
+    spans: list[tuple[int, int, str]] = []
+    for name in sorted(whole, key=len, reverse=True):
+        needle = " ".join(name.split()).casefold()
+        at = folded.find(needle)
+        if at >= 0 and all(at >= end or at + len(needle) <= begin for begin, end, _ in spans):
+            spans.append((at, at + len(needle), name))
+    return sorted(spans)
 
 
 def _natural_person(name: str) -> Person:
@@ -597,7 +643,7 @@ def _fallback_year(text: str) -> int | None:
     bracketed = re.findall(rf"\(({_YEAR})[a-z]?\)", text)
     if bracketed:
         return int(bracketed[-1])
-    years = re.findall(rf"(?<![\d.–-])({_YEAR})(?![\d–-])", text)
+    years = _BARE_YEAR.findall(text)
     return int(years[-1]) if years else None
 
 
@@ -632,48 +678,121 @@ def _is_proceedings(venue: str) -> bool:
     )
 
 
-def reread_with_title(reference: Reference, title: str) -> Reference | None:
+def reread_names(reference: Reference, names: tuple[str, ...]) -> list[Person] | None:
+    """The cited names read again, each of `names` (a record's names written in one
+    field) kept whole; None when the citation's names hold none of them.
+
+    No reader can split "USDOE Office of Electricity (OE), Bieler, S., National
+    Association of Regulatory Utility Commissioners, Washington, DC (United
+    States), …" into names alone; the record that writes those names says where.
+    """
+    text = reference.free_text
+    parts = _read_style(text) if text and names else None
+    if parts is None or not parts.authors:
+        return None
+    if not _whole_names(" ".join(_clean(parts.authors).split()), names):
+        return None
+    return _read_authors(parts.authors, parts.style, names)[0] or None
+
+
+@dataclass(frozen=True)
+class _Reread:
+    """What `reread_with_title` reads around a record's title (strings only: cached)."""
+
+    title: str
+    venue: str | None
+    year: int | None
+    locator: tuple[tuple[str, str], ...]
+    #: Where the names end when the title starts after where the parser put it.
+    names_end: int | None
+
+
+def reread_with_title(
+    reference: Reference, title: str, names: tuple[str, ...] = ()
+) -> Reference | None:
     """The citation re-read with a record's `title` where the parser saw its title.
 
     Where a title ends is the parser's guess: a title may hold a full stop of its
     own ("… Commemoration. The Case of …"), and a lost space glues it to the journal
     ("… directions.Inf. Fusion"). Starting where the parsed title starts, the
     words that spell `title` (allowing a few misread letters) are the title, and
-    what follows them is read again as venue, year, volume and pages. None when
-    `title` is not there or the reading would not change.
+    what follows them is read again as venue, year, volume and pages. When the
+    parser took the last names for the title ("Arsenia C. Domingo Petronila E.
+    Florendo. Oyster Culture …"), the title starts a few words later, and
+    everything before it is read again as names, keeping the record's `names`
+    written whole (see `reread_names`). None when `title` is not there or the
+    reading would not change.
     """
+    text, cited = reference.free_text, reference.title
+    if not (text and cited):
+        return None
+    found = _reread(text, cited, title)
+    if found is None:
+        return None
+    locator = dict(found.locator)
+    reread = replace(
+        reference,
+        title=found.title,
+        venue=found.venue,
+        year=found.year or reference.year,
+        volume=locator.get("volume", reference.volume),
+        number=locator.get("number", reference.number),
+        pages=normalize_pages(locator["pages"]) if "pages" in locator else reference.pages,
+    )
+    if found.names_end is not None:
+        head = _YEAR_IN_BRACKETS.sub(" ", text[: found.names_end])
+        authors, truncated = _read_authors(head, _read_style(text).style, names)
+        if authors:
+            reread.authors, reread.authors_truncated = authors, truncated
+    return reread
+
+
+@functools.lru_cache(maxsize=4096)
+def _reread(text: str, cited: str, title: str) -> _Reread | None:
+    """`reread_with_title`'s reading: the same string and title recur across records."""
     # Only the evidence stage re-reads, with matching loaded already: parsing stays light.
     from rapidfuzz import fuzz
 
     from refaudit.match.text import normalize_text
 
-    text, cited = reference.free_text, reference.title
-    if not (text and cited) or (start := text.find(cited)) < 0:
+    start = text.find(cited)
+    if start < 0:
         return None
     wanted = normalize_text(title)
-    words = list(_WORD.finditer(text, start))
     size = len(wanted.split())
-    best: tuple[float, int] = (0.0, 0)
-    for count in range(max(1, size - 3), min(len(words), size + 3) + 1):
-        spelled = normalize_text(" ".join(word.group(0) for word in words[:count]))
-        best = max(best, (fuzz.ratio(spelled, wanted), count))
-    ratio, count = best
-    if ratio < REREAD_TITLE_RATIO or words[count - 1].end() == start + len(cited):
+    words = list(_WORD.finditer(text, start))
+
+    def spelled(first: int) -> tuple[float, int]:
+        """The best ratio, and the word count, of the words from `first` spelling `title`."""
+        best: tuple[float, int] = (0.0, 0)
+        for count in range(max(1, size - 3), min(len(words) - first, size + 3) + 1):
+            run = normalize_text(" ".join(word.group(0) for word in words[first : first + count]))
+            best = max(best, (fuzz.ratio(run, wanted), count))
+        return best
+
+    # The parser may have taken the last names for the title: the record's title
+    # then starts at a later word of the parsed title, or at the first word after it.
+    inside = sum(1 for word in words if word.start() < start + len(cited))
+    first, (ratio, count) = 0, spelled(0)
+    for later in range(1, min(inside, len(words) - 1) + 1):
+        if (found := spelled(later))[0] > ratio:
+            first, (ratio, count) = later, found
+    if ratio < REREAD_TITLE_RATIO or (first == 0 and words[count - 1].end() == start + len(cited)):
         return None
-    end = words[count - 1].end()
+    begin, end = words[first].start(), words[first + count - 1].end()
     after = _without_identifiers(text[end:]).lstrip(" .,;:”’\"')]")
     venue = _VENUE_THEN.match(after)
     if venue is None:
         return None
     tail = after[venue.end() :]
-    year = re.search(rf"(?<![\d.–-])({_YEAR})(?![\d–-])", tail)
-    locator = _read_locator(tail[year.end() :] if year else tail)
-    return replace(
-        reference,
-        title=text[start:end],
+    year_at = _BARE_YEAR.search(tail)
+    year = int(year_at.group(1)) if year_at else None
+    # What follows the year is the locator; the year is not a volume.
+    locator = _read_locator(tail[year_at.end() :] if year_at else tail, year)
+    return _Reread(
+        title=text[begin:end],
         venue=_clean_venue(venue.group("venue")),
-        year=int(year.group(1)) if year else reference.year,
-        volume=locator.get("volume", reference.volume),
-        number=locator.get("number", reference.number),
-        pages=normalize_pages(locator.get("pages")) if "pages" in locator else reference.pages,
+        year=year,
+        locator=tuple(locator.items()),
+        names_end=begin if first else None,
     )
