@@ -122,22 +122,18 @@ def real_bibliography(path: Path, entries: int) -> None:
             out.write(_ENTRY_KEY.sub(rf"\g<1>\g<2>-{i},", blocks[i % len(blocks)], count=1))
 
 
-# `refaudit` with a long mirror-only audit kept in one process (no option says so): the
-# peak RSS of a run that forks workers is that of its largest process, not of the run.
-_ONE_PROCESS = (
-    "import refaudit.mirror.parallel as parallel; parallel.worker_count = lambda *_: 1; "
-    "from refaudit.cli import main; main()"
-)
-
-
 def peak_memory(
     bib: Path, folder: str, output_format: str, extra: list[str], *, one_process: bool = False
 ) -> str:
     """`refaudit check` on `bib` in a child process: exit code, wall time and its peak RSS."""
     env = {**os.environ, "REFAUDIT_CACHE_DIR": folder + "/cache", "REFAUDIT_DATA_DIR": folder}
-    program = ["-c", _ONE_PROCESS] if one_process else ["-m", "refaudit"]
+    if one_process:
+        # The peak RSS of a run that forks workers is that of its largest process only.
+        config = Path(folder) / "one-process.toml"
+        config.write_text("processes = 1\n", encoding="utf-8")
+        extra = [*extra, "--config", str(config)]
     command = [
-        sys.executable, *program, "check", str(bib), *extra, "-q", "--allow-unverified",
+        sys.executable, "-m", "refaudit", "check", str(bib), *extra, "-q", "--allow-unverified",
         "--format", output_format, "-o", f"{folder}/report.{output_format}",
     ]  # fmt: skip
     started = time.perf_counter()

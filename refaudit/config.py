@@ -360,6 +360,7 @@ _SCALARS: dict[str, type] = {
     "use_cache": bool,
     "offline": bool,
     "require_verified": float,
+    "processes": int,
 }
 
 
@@ -511,6 +512,8 @@ def _validate(settings: Settings, where: Callable[[str], str]) -> None:
         raise ConfigError(f"{where('timeout')} must be a positive number of seconds")
     if settings.max_retries < 0:
         raise ConfigError(f"{where('max_retries')} must be zero or more")
+    if settings.processes is not None and settings.processes < 1:
+        raise ConfigError(f"{where('processes')} must be 1 or more")
     if settings.require_verified is not None and not 0 <= settings.require_verified <= 1:
         raise ConfigError(
             f"{where('require_verified')} must be a fraction between 0 and 1, e.g. 0.1"

@@ -96,6 +96,8 @@ def test_env_fail_on_and_no_cache(tmp_path: Path) -> None:
         ('[sources.google]\nurl = "x"', "unknown source 'google'"),
         ('[[ignore]]\nreason = "no key"', "needs a key or a doi"),
         ("require_verified = 2", "`require_verified` in .*refaudit.toml must be a fraction"),
+        ("processes = 0", "`processes` in .*refaudit.toml must be 1 or more"),
+        ('processes = "two"', "`processes` in .*refaudit.toml must be an integer"),
         (
             "[sources.crossref]\nrate_limit = 0",
             "`sources.crossref.rate_limit` in .*refaudit.toml must be a positive",
@@ -108,6 +110,17 @@ def test_bad_settings_raise_config_errors_naming_the_setting(
     write(tmp_path, text)
     with pytest.raises(ConfigError, match=message):
         load_settings(env={})
+
+
+def test_processes_from_the_file_caps_a_mirror_only_audits_workers(tmp_path: Path) -> None:
+    from refaudit.mirror.parallel import PARALLEL_MIN_REFERENCES, worker_count
+    from refaudit.models import Reference
+
+    write(tmp_path, 'processes = 1\n[sources]\nenabled = ["mirror"]\n')
+    settings = load_settings(env={})
+    assert settings.processes == 1
+    references = [Reference(key=f"k{i}") for i in range(PARALLEL_MIN_REFERENCES)]
+    assert worker_count(references, settings) == 1
 
 
 def test_origins_say_where_each_value_comes_from(tmp_path: Path) -> None:
