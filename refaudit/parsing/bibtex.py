@@ -9,9 +9,11 @@ that every step can report what it could not resolve.
 from __future__ import annotations
 
 import contextlib
+import functools
+import itertools
 import logging
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -98,57 +100,261 @@ class _RawEntry:
     fields: dict[str, str] = field(default_factory=dict)
 
 
+Lines = Callable[[], Iterator[str]]
+"""Reads the text from its start, a line at a time (each with its "\\n"): once per pass."""
+
+
 def parse_bibtex(text: str, *, file: str | None = None) -> Bibliography:
     """Every entry of a .bib text as a `Reference`, plus the problems met on the way."""
-    from bibtexparser.model import DuplicateBlockKeyBlock, Entry, ParsingFailedBlock, String
+    stream = BibtexStream(functools.partial(text_lines, text), file=file)
+    stream.prepare()
+    references = list(stream.references())
+    return Bibliography(
+        references=references, problems=stream.problems(), files=[file] if file else []
+    )
 
-    source = file or "<bibtex>"
-    problems: list[InputProblem] = []
-    macros: dict[str, str | None] = dict(MONTH_MACROS)
-    budget = _Budget(MAX_EXPANDED_CHARS)
-    entries: list[_RawEntry] = []
-    pending: list[_PendingEntry] = []
-    for block, offset in _split_blocks(text):
-        line = (block.start_line or 0) + offset + 1
-        if isinstance(block, DuplicateBlockKeyBlock) and block.ignore_error_block is not None:
-            block = block.ignore_error_block
-        if isinstance(block, String):
-            _define_macro(block, macros, budget, source, line, problems)
-        elif isinstance(block, ParsingFailedBlock):
-            inner = block.ignore_error_block
-            if isinstance(inner, Entry):
-                pending.append(_pending(inner, line))
-                problems.append(_duplicate_field_problem(block, inner, source, line))
-            else:
-                problems.append(_failure_problem(block, source, line))
-        elif isinstance(block, Entry):
-            pending.append(_pending(block, line))
-    for entry in pending:
+
+def text_lines(text: str) -> Iterator[str]:
+    """`text` cut after each "\\n" (and only there, as `re.MULTILINE`'s `^` cuts)."""
+    begin = 0
+    while begin < len(text):
+        end = text.find("\n", begin) + 1 or len(text)
+        yield text[begin:end]
+        begin = end
+
+
+class BibtexStream:
+    """A .bib text read CHUNK_BLOCKS blocks at a time, its references handed out in order.
+
+    `prepare` reads the text once: the @string macros, the block-level problems, and the
+    crossref parents (the raw entries some `crossref` names, read in a second pass only
+    when there are any). `references` reads it again and builds each entry's `Reference`
+    as its chunk comes, so a long file is never held whole: what stays for the whole
+    file is the macros, the parents, one line per key (duplicate keys) and the problems.
+    The references and problems are those of parsing the whole text at once; the one
+    exception is a file whose expansions pass MAX_EXPANDED_CHARS, where a crossref
+    parent after that point still lends its fields.
+    """
+
+    def __init__(self, lines: Lines, *, file: str | None) -> None:
+        self.file = file
+        self.entries = 0  # entries found by `prepare`, before expansion
+        self._lines = lines
+        self._source = file or "<bibtex>"
+        # By the step that found them; `problems` sorts them by line, as one pass did.
+        self._found: tuple[list[InputProblem], ...] = ([], [], [], [], [])
+        self._macros: dict[str, str | None] = dict(MONTH_MACROS)
+        self._budget = _Budget(MAX_EXPANDED_CHARS)
+        self._targets: set[str] = set()
+        self._candidates: dict[str, list[_PendingEntry]] = {}
+        self._parents: dict[str, _RawEntry | None] = {}
+        self._resolved: set[int] = set()
+        self._first_line: dict[str, int] = {}
+
+    def prepare(self) -> None:
+        """The first pass: macros, block problems, the entry count and crossref parents."""
+        blocks_found, _, _, _, _ = self._found
+        crossrefs: list[tuple[str, str]] = []
+        for pending in self._pending(blocks_found, define=True):
+            self.entries += 1
+            value = next((raw for name, raw in pending.fields if name == "crossref"), None)
+            if value is not None:
+                crossrefs.append((pending.key, value))
+        for key, raw in crossrefs:
+            scratch: list[InputProblem] = []
+            with contextlib.suppress(_ExpansionTooLarge):
+                parent = self._expand_raw(raw, _Budget(MAX_EXPANDED_CHARS), 0, key, scratch)
+                if parent.strip():
+                    self._targets.add(parent.strip().lower())
+        if self._targets:
+            for pending in self._pending([], define=False):
+                if pending.key.lower() in self._targets:
+                    self._candidates.setdefault(pending.key.lower(), []).append(pending)
+
+    def references(self) -> Iterator[Reference]:
+        """Every entry that could be read, in file order (the second pass)."""
+        _, expanding, duplicates, crossrefs, building = self._found
+        window: list[str] = []
+        first = 1
+        for chunk, line in self._chunks():
+            # Comment lines right above an entry may end the previous chunk.
+            tail = list(itertools.takewhile(_is_comment, reversed(window)))[::-1]
+            window, first = tail + chunk.split("\n"), line - len(tail)
+            if chunk.endswith("\n"):
+                window.pop()
+            for pending in self._entries_of(chunk, line):
+                raw = self._expanded(pending, self._budget, expanding)
+                if raw is None:
+                    continue
+                parent = self._parent(raw.key.lower()) if raw.key.lower() in self._targets else None
+                if parent is not None and (parent.line, parent.key) == (raw.line, raw.key):
+                    raw = parent
+                self._check_duplicate(raw, duplicates)
+                self._inherit_crossref(raw, crossrefs)
+                reference = build_reference(
+                    raw.key,
+                    raw.entry_type,
+                    raw.fields,
+                    file=self.file,
+                    line=raw.line,
+                    problems=building,
+                )
+                if reference.ignore_reason is None:
+                    reference.ignore_reason = _ignore_comment(window, raw.line - first)
+                yield reference
+
+    def problems(self) -> list[InputProblem]:
+        """Every problem found so far, by line (and in the order one pass met them)."""
+        return sorted(itertools.chain(*self._found), key=lambda problem: problem.line or 0)
+
+    def _chunks(self) -> Iterator[tuple[str, int]]:
+        """(text, its first line) of CHUNK_BLOCKS blocks each, cut where bibtexparser would
+        start a block anyway (`@type{` at a line start), so its blocks are the same."""
+        lines: list[str] = []
+        starts = 0
+        first = number = 1
+        for text in self._lines():
+            if _BLOCK_START.match(text):
+                if starts == CHUNK_BLOCKS:
+                    yield "".join(lines), first
+                    lines, starts, first = [], 0, number
+                starts += 1
+            lines.append(text)
+            number += 1
+        if lines:
+            yield "".join(lines), first
+
+    def _pending(self, problems: list[InputProblem], *, define: bool) -> Iterator[_PendingEntry]:
+        """The entries of the text before expansion; @strings are defined when `define`."""
+        for chunk, line in self._chunks():
+            yield from self._entries_of(chunk, line, problems, define=define)
+
+    def _entries_of(
+        self,
+        chunk: str,
+        first_line: int,
+        problems: list[InputProblem] | None = None,
+        *,
+        define: bool = False,
+    ) -> Iterator[_PendingEntry]:
+        """One chunk's entries; block problems go to `problems` (None: already reported)."""
+        from bibtexparser.model import DuplicateBlockKeyBlock, Entry, ParsingFailedBlock, String
+
+        found: list[InputProblem] = [] if problems is None else problems
+        for block, offset in _parse_chunk(chunk, first_line - 1):
+            line = (block.start_line or 0) + offset + 1
+            if isinstance(block, DuplicateBlockKeyBlock) and block.ignore_error_block is not None:
+                block = block.ignore_error_block
+            if isinstance(block, String):
+                if define:
+                    _define_macro(block, self._macros, self._budget, self._source, line, found)
+            elif isinstance(block, ParsingFailedBlock):
+                inner = block.ignore_error_block
+                if isinstance(inner, Entry):
+                    yield _pending(inner, line)
+                    found.append(_duplicate_field_problem(block, inner, self._source, line))
+                else:
+                    found.append(_failure_problem(block, self._source, line))
+            elif isinstance(block, Entry):
+                yield _pending(block, line)
+
+    def _expand_raw(
+        self, raw: str, budget: _Budget, line: int, key: str, problems: list[InputProblem]
+    ) -> str:
+        return _expand(raw, self._macros, budget, self._source, line, key, problems)
+
+    def _expanded(
+        self, entry: _PendingEntry, budget: _Budget, problems: list[InputProblem]
+    ) -> _RawEntry | None:
+        """The entry with its macros expanded, or None (and a problem) when it grew too large."""
         fields: dict[str, str] = {}
         try:
             for name, value in entry.fields:
                 if name not in fields:
-                    fields[name] = _expand(
-                        value, macros, budget, source, entry.line, entry.key, problems
-                    )
+                    fields[name] = self._expand_raw(value, budget, entry.line, entry.key, problems)
         except _ExpansionTooLarge as error:
-            problems.append(_too_large_problem(entry.key, str(error), source, entry.line))
-            continue
-        entries.append(_RawEntry(entry.key, entry.entry_type, entry.line, fields))
+            problems.append(_too_large_problem(entry.key, str(error), self._source, entry.line))
+            return None
+        return _RawEntry(entry.key, entry.entry_type, entry.line, fields)
 
-    _report_duplicates(entries, source, problems)
-    _inherit_crossrefs(entries, source, problems)
-    lines = text.split("\n")
-    references: list[Reference] = []
-    for raw in entries:
-        reference = build_reference(
-            raw.key, raw.entry_type, raw.fields, file=file, line=raw.line, problems=problems
-        )
-        if reference.ignore_reason is None:
-            reference.ignore_reason = _ignore_comment(lines, raw.line)
-        references.append(reference)
-    problems.sort(key=lambda problem: problem.line or 0)
-    return Bibliography(references=references, problems=problems, files=[file] if file else [])
+    def _parent(self, key: str) -> _RawEntry | None:
+        """The first entry keyed `key` (lower case) that expands; the same object each time."""
+        if key not in self._parents:
+            expanded = (
+                self._expanded(pending, _Budget(MAX_EXPANDED_CHARS), [])
+                for pending in self._candidates.get(key, [])
+            )
+            self._parents[key] = next((raw for raw in expanded if raw is not None), None)
+        return self._parents[key]
+
+    def _check_duplicate(self, entry: _RawEntry, problems: list[InputProblem]) -> None:
+        first = self._first_line.get(entry.key)
+        if first is None:
+            self._first_line[entry.key] = entry.line
+        else:
+            problems.append(
+                InputProblem(
+                    file=self._source,
+                    line=entry.line,
+                    key=entry.key,
+                    message=f"duplicate key: also defined on line {first}; both entries are kept",
+                    code="duplicate-key",
+                )
+            )
+
+    def _inherit_crossref(self, entry: _RawEntry, problems: list[InputProblem]) -> None:
+        """Copy missing fields from the `crossref` parent (biblatex's default inheritance).
+
+        Chains are followed iteratively, at most MAX_CROSSREF_DEPTH levels; a cycle
+        (an entry that is its own ancestor) is reported and inheritance stops there.
+        Parents are resolved once, whichever entry reaches them first.
+        """
+
+        def problem(member: _RawEntry, message: str, code: str) -> None:
+            problems.append(
+                InputProblem(
+                    file=self._source, line=member.line, key=member.key, message=message, code=code
+                )
+            )
+
+        chain = [entry]
+        complete = True
+        while id(chain[-1]) not in self._resolved:
+            child = chain[-1]
+            parent_key = child.fields.get("crossref", "").strip()
+            if not parent_key:
+                break
+            parent = self._parent(parent_key.lower())
+            if parent is None:
+                problem(
+                    child,
+                    f"crossref {parent_key!r} is not defined in this file",
+                    "missing-crossref",
+                )
+                break
+            if any(parent is member for member in chain):
+                problem(
+                    child,
+                    f"crossref {parent_key!r} leads back to this entry; inheritance stops here",
+                    "crossref-cycle",
+                )
+                break
+            if len(chain) > MAX_CROSSREF_DEPTH:
+                problem(
+                    entry,
+                    f"crossref chain deeper than {MAX_CROSSREF_DEPTH} levels; the rest is not read",
+                    "crossref-too-deep",
+                )
+                complete = False
+                break
+            chain.append(parent)
+        for child, parent in reversed(list(zip(chain, chain[1:], strict=False))):
+            if id(child) not in self._resolved:
+                _inherit(child, parent)
+        # A cut-off chain's last entry still follows its own crossref later. Only parents
+        # live on, so only their ids are kept.
+        members = chain if complete else chain[:-1]
+        self._resolved.update(id(m) for m in members if m is self._parents.get(m.key.lower()))
 
 
 @contextlib.contextmanager
@@ -172,47 +378,32 @@ def _pending(entry: object, line: int) -> _PendingEntry:
     )
 
 
-def _split_blocks(text: str) -> Iterator[tuple[Block, int]]:
-    """Blocks, each with the line offset of the chunk it was parsed from.
+def _parse_chunk(chunk: str, offset: int) -> Iterator[tuple[Block, int]]:
+    """The chunk's blocks, each with the line offset its `start_line` counts from.
 
-    The text is parsed CHUNK_BLOCKS blocks at a time, cut where bibtexparser itself
-    would start a new block (`@type{` at a line start), so a 100,000-entry file never
-    holds all of bibtexparser's objects at once and the blocks are the same. If
-    bibtexparser gives up on a chunk (it raises on states it considers its own bug),
+    If bibtexparser gives up on a chunk (it raises on states it considers its own bug),
     each block of that chunk is parsed on its own so the rest survives.
     """
-    starts = [match.start() for match in _BLOCK_START.finditer(text)] or [0]
-    groups = [starts[index : index + CHUNK_BLOCKS] for index in range(0, len(starts), CHUNK_BLOCKS)]
-    lines = LineIndex(text)
-    with quiet_bibtexparser():
-        for number, group in enumerate(groups):
-            begin = 0 if number == 0 else group[0]
-            end = groups[number + 1][0] if number + 1 < len(groups) else len(text)
-            yield from _parse_chunk(text, begin, end, group, lines)
-
-
-def _parse_chunk(
-    text: str, begin: int, end: int, starts: list[int], lines: LineIndex
-) -> Iterator[tuple[Block, int]]:
     import bibtexparser
 
-    try:
-        library = bibtexparser.parse_string(text[begin:end], parse_stack=[])
-    except Exception:  # noqa: BLE001 - fall back to parsing block by block
-        pass
-    else:
-        offset = lines.line(begin) - 1
-        yield from ((block, offset) for block in library.blocks)
-        return
-    for first, last in zip(starts, [*starts[1:], end], strict=True):
-        offset = lines.line(first) - 1
+    with quiet_bibtexparser():
         try:
-            blocks = bibtexparser.parse_string(text[first:last], parse_stack=[]).blocks
-        except Exception as error:  # noqa: BLE001
-            from bibtexparser.model import ParsingFailedBlock
+            library = bibtexparser.parse_string(chunk, parse_stack=[])
+        except Exception:  # noqa: BLE001 - fall back to parsing block by block
+            pass
+        else:
+            yield from ((block, offset) for block in library.blocks)
+            return
+        starts = [match.start() for match in _BLOCK_START.finditer(chunk)] or [0]
+        lines = LineIndex(chunk)
+        for first, last in zip(starts, [*starts[1:], len(chunk)], strict=True):
+            try:
+                blocks = bibtexparser.parse_string(chunk[first:last], parse_stack=[]).blocks
+            except Exception as error:  # noqa: BLE001
+                from bibtexparser.model import ParsingFailedBlock
 
-            blocks = [ParsingFailedBlock(error, start_line=0, raw=text[first:last])]
-        yield from ((block, offset) for block in blocks)
+                blocks = [ParsingFailedBlock(error, start_line=0, raw=chunk[first:last])]
+            yield from ((block, offset + lines.line(first) - 1) for block in blocks)
 
 
 def _define_macro(
@@ -332,79 +523,6 @@ def _duplicate_field_problem(block: object, entry: object, file: str, line: int)
     )
 
 
-def _report_duplicates(entries: list[_RawEntry], file: str, problems: list[InputProblem]) -> None:
-    first_line: dict[str, int] = {}
-    for entry in entries:
-        if entry.key in first_line:
-            problems.append(
-                InputProblem(
-                    file=file,
-                    line=entry.line,
-                    key=entry.key,
-                    message=f"duplicate key: also defined on line {first_line[entry.key]}; "
-                    "both entries are kept",
-                    code="duplicate-key",
-                )
-            )
-        else:
-            first_line[entry.key] = entry.line
-
-
-def _inherit_crossrefs(entries: list[_RawEntry], file: str, problems: list[InputProblem]) -> None:
-    """Copy missing fields from the `crossref` parent (biblatex's default inheritance).
-
-    Chains are followed iteratively, at most MAX_CROSSREF_DEPTH levels; a cycle
-    (an entry that is its own ancestor) is reported and inheritance stops there.
-    """
-    by_key: dict[str, _RawEntry] = {}
-    for entry in entries:
-        by_key.setdefault(entry.key.lower(), entry)
-    resolved: set[int] = set()
-
-    def problem(entry: _RawEntry, message: str, code: str) -> None:
-        problems.append(
-            InputProblem(file=file, line=entry.line, key=entry.key, message=message, code=code)
-        )
-
-    for entry in entries:
-        chain = [entry]
-        complete = True
-        while id(chain[-1]) not in resolved:
-            child = chain[-1]
-            parent_key = child.fields.get("crossref", "").strip()
-            if not parent_key:
-                break
-            parent = by_key.get(parent_key.lower())
-            if parent is None:
-                problem(
-                    child,
-                    f"crossref {parent_key!r} is not defined in this file",
-                    "missing-crossref",
-                )
-                break
-            if any(parent is member for member in chain):
-                problem(
-                    child,
-                    f"crossref {parent_key!r} leads back to this entry; inheritance stops here",
-                    "crossref-cycle",
-                )
-                break
-            if len(chain) > MAX_CROSSREF_DEPTH:
-                problem(
-                    entry,
-                    f"crossref chain deeper than {MAX_CROSSREF_DEPTH} levels; the rest is not read",
-                    "crossref-too-deep",
-                )
-                complete = False
-                break
-            chain.append(parent)
-        for child, parent in reversed(list(zip(chain, chain[1:], strict=False))):
-            if id(child) not in resolved:
-                _inherit(child, parent)
-        # A cut-off chain's last entry still follows its own crossref later.
-        resolved.update(id(member) for member in (chain if complete else chain[:-1]))
-
-
 def _inherit(child: _RawEntry, parent: _RawEntry) -> None:
     for name, value in parent.fields.items():
         target = _RENAMED_ON_INHERIT.get(name, name)
@@ -412,10 +530,14 @@ def _inherit(child: _RawEntry, parent: _RawEntry) -> None:
             child.fields[target] = value
 
 
-def _ignore_comment(lines: list[str], entry_line: int) -> str | None:
-    """A `% refaudit: ignore <reason>` on the comment lines right above the entry."""
-    index = entry_line - 2
-    while index >= 0 and lines[index].lstrip().startswith("%"):
+def _is_comment(line: str) -> bool:
+    return line.lstrip().startswith("%")
+
+
+def _ignore_comment(lines: list[str], entry: int) -> str | None:
+    """A `% refaudit: ignore <reason>` on the comment lines right above `lines[entry]`."""
+    index = entry - 1
+    while index >= 0 and _is_comment(lines[index]):
         match = _IGNORE_COMMENT.match(lines[index])
         if match:
             return match.group(1).strip() or "ignored by a refaudit comment"
