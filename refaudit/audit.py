@@ -7,9 +7,10 @@ about references itself.
 from __future__ import annotations
 
 import functools
+import itertools
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
 
     from refaudit.evidence import Evidence
     from refaudit.mirror.store import MirrorStore, RetractionRows
+    from refaudit.parsing.bibtex import BibtexStream
     from refaudit.retractions.store import Snapshot
     from refaudit.sources import Sources
 
@@ -53,9 +55,10 @@ BATCH_REFERENCES = 5000
 
 
 async def audit_references(
-    references: Sequence[Reference],
+    references: Iterable[Reference],
     settings: Settings,
     *,
+    total: int | None = None,
     transport: httpx.AsyncBaseTransport | None = None,
     progress: Progress | None = None,
     on_batch: BatchDone | None = None,
@@ -63,20 +66,26 @@ async def audit_references(
     """Verify and screen `references`; one Result per reference, in input order.
 
     References go through the pipeline BATCH_REFERENCES at a time, sharing one
-    set of source clients, the cache and the retraction snapshot.
+    set of source clients, the cache and the retraction snapshot. They may come
+    from an iterator (a streamed .bib), which is read one batch ahead of the audit
+    only; `total` then says how many to expect, for `progress`.
     """
+    from refaudit.mirror import MIRROR_SOURCE
     from refaudit.mirror.parallel import audit_in_processes, worker_count
 
     started = time.monotonic()
-    workers = worker_count(references, settings)
-    if workers > 1:
+    forks = set(settings.sources) == {MIRROR_SOURCE} and settings.processes != 1
+    if forks and not isinstance(references, Sequence):
+        references = list(references)  # a long mirror-only audit is cut into slices
+    workers = worker_count(references, settings) if isinstance(references, Sequence) else 1
+    if workers > 1 and isinstance(references, Sequence):
         report = await audit_in_processes(references, settings, workers, progress, on_batch)
     else:
         stores = Stores.open(settings)
         try:
             report = await audit_with(
-                references, settings, stores, transport=transport, progress=progress,
-                on_batch=on_batch,
+                references, settings, stores, total=total, transport=transport,
+                progress=progress, on_batch=on_batch,
             )  # fmt: skip
         finally:
             stores.close()
@@ -121,10 +130,11 @@ class Stores:
 
 
 async def audit_with(
-    references: Sequence[Reference],
+    references: Iterable[Reference],
     settings: Settings,
     stores: Stores,
     *,
+    total: int | None = None,
     transport: httpx.AsyncBaseTransport | None = None,
     progress: Progress | None = None,
     on_batch: BatchDone | None = None,
@@ -134,7 +144,9 @@ async def audit_with(
     from refaudit.sources import open_sources
 
     report = AuditReport(offline=settings.offline)
-    total, done = len(references), 0
+    if isinstance(references, Sequence):
+        total = len(references)
+    total, done = total or 0, 0
     mirror, snapshot = stores.mirror, stores.snapshot
 
     def tick() -> None:
@@ -149,8 +161,8 @@ async def audit_with(
     if mirror is not None:
         report.mirror = mirror_state(mirror.info())
     async with open_sources(settings, report.stats, transport=transport) as sources:
-        for first in range(0, total, BATCH_REFERENCES):
-            batch = list(references[first : first + BATCH_REFERENCES])
+        pending = iter(references)
+        while batch := list(itertools.islice(pending, BATCH_REFERENCES)):
             results = await _audit_batch(batch, sources, mirror, settings, snapshot, tick)
             report.results += on_batch(results) if on_batch else results
         if sources.cache_problem:
@@ -285,37 +297,130 @@ async def audit_paths(
     progress: Progress | None = None,
     on_batch: BatchDone | None = None,
 ) -> AuditReport:
-    """Parse every file (.bib/.tex/.bbl) and audit all their references together."""
-    combined = read_bibliography(paths, all_entries=all_entries)
-    return await audit_bibliography(
-        combined, settings, transport=transport, progress=progress, on_batch=on_batch
+    """Parse every file (.bib/.tex/.bbl) and audit all their references together.
+
+    A .bib file is streamed: its references are parsed a batch ahead of the audit,
+    so a long file is never held whole (`refaudit.parsing.bibtex.BibtexStream`).
+    """
+    inputs = InputStream(paths, all_entries=all_entries)
+    report = await audit_references(
+        inputs.references(),
+        settings,
+        total=inputs.total,
+        transport=transport,
+        progress=progress,
+        on_batch=on_batch,
     )
+    report.problems = inputs.problems() + report.problems
+    report.files = list(inputs.files)
+    return report
 
 
 def read_bibliography(paths: Sequence[Path], *, all_entries: bool = False) -> Bibliography:
     """Every reference of every file, each entry once (blocking: files are read here)."""
-    from refaudit.parsing import parse_file
+    inputs = InputStream(paths, all_entries=all_entries)
+    references = list(inputs.references())
+    return Bibliography(references=references, problems=inputs.problems(), files=inputs.files)
 
-    combined = Bibliography()
-    # `check paper.tex refs.bib` reaches refs.bib twice: each entry is audited once.
-    seen: set[tuple[object, ...]] = set()
 
-    def first_time(*where: object) -> bool:
-        if where in seen:
+@dataclass
+class _Input:
+    """One input path: a prepared .bib stream, or a whole parse (.tex, .bbl)."""
+
+    path: Path
+    stream: BibtexStream | None = None
+    parsed: Bibliography | None = None
+    problems: list[InputProblem] = field(default_factory=list)
+
+
+class InputStream:
+    """The inputs of one run, each entry once: .bib files streamed, the others parsed whole.
+
+    Every file is checked and prepared when this is made (so an unusable file is
+    refused before anything is audited); `references` then reads the .bib files a
+    reference at a time. `check paper.tex refs.bib` reaches refs.bib twice: an entry
+    the .tex already gave is not given again, and a .bib given twice is read once.
+
+    Raises:
+        InputError: a file cannot be used (as `refaudit.parsing.parse_file` says).
+    """
+
+    def __init__(self, paths: Sequence[Path], *, all_entries: bool = False) -> None:
+        from refaudit.parsing import parse_file
+        from refaudit.parsing.files import BIBTEX_SUFFIXES, open_bibtex
+
+        self.files: list[str] = []
+        self.total = 0
+        self._inputs: list[_Input] = []
+        self._seen: set[tuple[object, ...]] = set()
+        self._streamed: set[str] = set()  # files whose every entry was given
+        prepared: set[str] = set()
+        for path in map(Path, paths):
+            item = _Input(path)
+            if path.suffix.lower() in BIBTEX_SUFFIXES:
+                if _real(str(path)) not in prepared:
+                    prepared.add(_real(str(path)))
+                    item.stream, item.problems = open_bibtex(path)
+                    self.total += item.stream.entries
+                names = [str(path)]
+            else:
+                item.parsed = parse_file(path, all_entries=all_entries)
+                self.total += len(item.parsed.references)
+                names = item.parsed.files or [str(path)]
+            self._inputs.append(item)
+            self.files += [name for name in names if self._first_time(_real(name))]
+
+    def references(self) -> Iterator[Reference]:
+        """Every reference, in input order."""
+        from refaudit.parsing.files import refuse_empty_bibtex
+
+        for item in self._inputs:
+            if item.parsed is not None:
+                yield from (r for r in item.parsed.references if self._new(r))
+            elif item.stream is not None:
+                given = 0
+                line: tuple[int | None, set[str]] = (None, set())  # keys on the last line
+                for reference in item.stream.references():
+                    given += 1
+                    if reference.line != line[0]:
+                        line = (reference.line, set())
+                    # Entries come in line order: only the last line's keys can repeat, and
+                    # only the entries a .tex gave before are in `_seen`; not adding the
+                    # others keeps memory flat.
+                    where = (_real(reference.file), reference.line, reference.key)
+                    if reference.key not in line[1] and where not in self._seen:
+                        line[1].add(reference.key)
+                        yield reference
+                self._streamed.add(_real(item.stream.file))
+                if not given:
+                    refuse_empty_bibtex(item.stream.problems(), item.path)
+
+    def problems(self) -> list[InputProblem]:
+        """Every input problem, each once, file by file (complete once `references` ran)."""
+        found: list[InputProblem] = []
+        for item in self._inputs:
+            if item.parsed is not None:
+                problems = item.parsed.problems
+            elif item.stream is not None:
+                problems = item.problems + item.stream.problems()
+            else:
+                continue
+            found += [
+                p for p in problems if self._first_time(_real(p.file), p.line, p.key, p.message)
+            ]
+        return found
+
+    def _new(self, reference: Reference) -> bool:
+        """Not given before (a .bib streamed whole gives each of its entries once)."""
+        if _real(reference.file) in self._streamed:
             return False
-        seen.add(where)
-        return True
+        return self._first_time(_real(reference.file), reference.line, reference.key)
 
-    for path in paths:
-        parsed = parse_file(Path(path), all_entries=all_entries)
-        combined.references += [
-            r for r in parsed.references if first_time(_real(r.file), r.line, r.key)
-        ]
-        combined.problems += [
-            p for p in parsed.problems if first_time(_real(p.file), p.line, p.key, p.message)
-        ]
-        combined.files += [name for name in parsed.files or [str(path)] if first_time(_real(name))]
-    return combined
+    def _first_time(self, *where: object) -> bool:
+        if where in self._seen:
+            return False
+        self._seen.add(where)
+        return True
 
 
 @functools.lru_cache(maxsize=256)

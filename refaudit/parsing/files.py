@@ -8,12 +8,19 @@ files from reference managers are often Latin-1 and otherwise fine.
 from __future__ import annotations
 
 import codecs
+import contextlib
+import functools
 import os
 import stat
+from collections.abc import Iterator
 from pathlib import Path
+from typing import IO, TYPE_CHECKING
 
 from refaudit.errors import InputError
 from refaudit.models import Bibliography, InputProblem
+
+if TYPE_CHECKING:
+    from refaudit.parsing.bibtex import BibtexStream
 
 BIBTEX_SUFFIXES = (".bib", ".bibtex")
 LATEX_SUFFIXES = (".tex", ".ltx")
@@ -56,14 +63,93 @@ def parse_file(path: Path, *, all_entries: bool = False) -> Bibliography:
     else:
         bibliography = parse_bibtex(text, file=str(path))
         if not bibliography.references:
-            _refuse_empty_bibtex(bibliography, path)
+            refuse_empty_bibtex(bibliography.problems, path)
     bibliography.problems[:0] = problems
     return bibliography
 
 
-def _refuse_empty_bibtex(bibliography: Bibliography, path: Path) -> None:
+def open_bibtex(path: Path) -> tuple[BibtexStream, list[InputProblem]]:
+    """A .bib file as a `BibtexStream` (prepared), plus a problem when it was not UTF-8.
+
+    The file is read line by line for each pass rather than held: once to check it as
+    `read_text` would (size, NUL bytes, blank, encoding), then by the stream's passes.
+    A UTF-16 file is decoded whole (its lines cannot be cut on the byte "\\n").
+
+    Raises:
+        InputError: as `parse_file` does for a .bib file, or when the file changes
+            between two passes.
+    """
+    from refaudit.parsing.bibtex import BibtexStream, text_lines
+
+    path = Path(path)
+    encoding, problems, state = _check_bytes(path)
+    if encoding is None:
+        text, problems = read_text(path)
+        lines = functools.partial(text_lines, text)
+    else:
+        lines = functools.partial(_decoded_lines, path, encoding, state)
+    stream = BibtexStream(lines, file=str(path))
+    stream.prepare()
+    if not stream.entries:
+        refuse_empty_bibtex(stream.problems(), path)
+    return stream, problems
+
+
+def _check_bytes(path: Path) -> tuple[str | None, list[InputProblem], tuple[int, int]]:
+    """The codec for the file's lines ("utf-8" or "latin-1"; None: UTF-16), its problems,
+    and its (size, mtime) so a later pass can tell it changed."""
+    first_bad: tuple[int, int] | None = None  # (line, byte)
+    blank = True
+    size = 0
+    with _open_regular(path) as stream:
+        if stream.read(2) in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE):
+            return None, [], (0, 0)
+        stream.seek(0)
+        number = 0
+        while line := stream.readline(MAX_INPUT_BYTES + 1 - size):
+            number += 1
+            size += len(line)
+            if size > MAX_INPUT_BYTES:
+                raise _too_large(path)
+            if b"\x00" in line:
+                raise InputError(
+                    "binary file (contains NUL bytes); expected a text file", file=str(path)
+                )
+            blank = blank and not line.strip()
+            if first_bad is None:
+                try:
+                    line.decode("utf-8-sig" if number == 1 else "utf-8")
+                except UnicodeDecodeError as error:
+                    first_bad = number, line[error.start]
+        info = os.fstat(stream.fileno())
+    if blank:
+        raise InputError("file is empty", file=str(path))
+    if first_bad is None:
+        return "utf-8", [], (info.st_size, info.st_mtime_ns)
+    bad_line, byte = first_bad
+    detail = (
+        f"not valid UTF-8 (byte 0x{byte:02x} on line {bad_line}); "
+        "read as Latin-1 — check accented characters"
+    )
+    problem = _decoding_problem(path, bad_line, detail, "latin1-decoded")
+    return "latin-1", [problem], (info.st_size, info.st_mtime_ns)
+
+
+def _decoded_lines(path: Path, encoding: str, state: tuple[int, int]) -> Iterator[str]:
+    """The file's lines, decoded; refused if the file is not the one checked."""
+    with _open_regular(path) as stream:
+        info = os.fstat(stream.fileno())
+        if (info.st_size, info.st_mtime_ns) != state:
+            raise InputError("the file changed while it was being read", file=str(path))
+        first = encoding == "utf-8"
+        for line in stream:
+            yield line.decode("utf-8-sig" if first else encoding)
+            first = False
+
+
+def refuse_empty_bibtex(problems: list[InputProblem], path: Path) -> None:
     """No entry survived: name the first broken one, since that is what to fix."""
-    failures = [problem for problem in bibliography.problems if problem.code == "parse-error"]
+    failures = [problem for problem in problems if problem.code == "parse-error"]
     if not failures:
         raise InputError(
             "no BibTeX entries found", file=str(path), hint="entries look like @article{key, …}"
@@ -115,22 +201,38 @@ def _read_bounded(path: Path) -> bytes:
     The type is checked before opening (opening a pipe would block) and again on the
     open file, so a link swapped in between is refused too.
     """
+    with _open_regular(path) as stream:
+        data = stream.read(MAX_INPUT_BYTES + 1)
+    if len(data) > MAX_INPUT_BYTES:
+        raise _too_large(path)
+    return data
+
+
+def _too_large(path: Path) -> InputError:
+    return InputError(
+        f"larger than {MAX_INPUT_BYTES // (1024 * 1024)} MB; not read",
+        file=str(path),
+        hint="check that this is the bibliography you meant",
+    )
+
+
+@contextlib.contextmanager
+def _open_regular(path: Path) -> Iterator[IO[bytes]]:
+    """The open file, if it is a regular file.
+
+    The type is checked before opening (opening a pipe would block) and again on the
+    open file, so a link swapped in between is refused too.
+    """
     try:
         _require_regular(path, path.stat().st_mode)
-        with path.open("rb") as stream:
-            _require_regular(path, os.fstat(stream.fileno()).st_mode)
-            data = stream.read(MAX_INPUT_BYTES + 1)
+        stream = path.open("rb")
     except FileNotFoundError:
         raise InputError("file not found", file=str(path)) from None
     except OSError as error:
         raise InputError(f"cannot read file: {error.strerror or error}", file=str(path)) from None
-    if len(data) > MAX_INPUT_BYTES:
-        raise InputError(
-            f"larger than {MAX_INPUT_BYTES // (1024 * 1024)} MB; not read",
-            file=str(path),
-            hint="check that this is the bibliography you meant",
-        )
-    return data
+    with stream:
+        _require_regular(path, os.fstat(stream.fileno()).st_mode)
+        yield stream
 
 
 def _require_regular(path: Path, mode: int) -> None:
