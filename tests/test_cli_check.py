@@ -294,8 +294,10 @@ import sys
 from report_samples import sample_report
 from refaudit import audit
 
-async def fake(paths, settings, **kwargs):
-    return sample_report()
+async def fake(paths, settings, *, on_batch=None, **kwargs):
+    report = sample_report()
+    report.results = list(on_batch(report.results)) if on_batch else report.results
+    return report
 
 audit.audit_paths = fake
 sys.argv[0] = "refaudit"

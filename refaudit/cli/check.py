@@ -115,7 +115,7 @@ def check_command(
     from refaudit.baseline import read_baseline
     from refaudit.findings import parse_fail_on
     from refaudit.policy import failing_results, nothing_answered, unverified_share
-    from refaudit.render import FORMATS, RenderContext, outage_line
+    from refaudit.render import FORMATS, RenderContext, outage_line, report_stream
 
     if output_format not in FORMATS:
         fail(f"unknown format {output_format!r}", hint=f"choose from {', '.join(FORMATS)}")
@@ -144,16 +144,12 @@ def check_command(
     context = RenderContext(
         fail_on=settings.fail_on, baseline=known, details=details, verbose=verbose, quiet=quiet
     )
-    # JSON is written batch by batch as the audit goes, and the table keeps whole only
-    # the results it lists, so a long bibliography's results are not all held whole.
-    stream = None
-    on_batch: BatchDone | None = None
-    if output_format == "json":
-        from refaudit.render.json import JsonStream
-
-        stream = JsonStream(context)
-        on_batch = stream.add
-    elif output_format == "table":
+    # Every format but the table is written batch by batch as the audit goes, and the
+    # table keeps whole only the results it lists, so a long bibliography's results are
+    # not all held whole.
+    stream = report_stream(output_format, context)
+    on_batch: BatchDone | None = stream.add if stream is not None else None
+    if output_format == "table":
         from refaudit.render.table import table_batches
 
         on_batch = table_batches(context)
@@ -410,7 +406,7 @@ def _emit(
 ) -> None:
     """Print the report (the table in colour on a terminal) or write it to `output`.
 
-    `stream` is the `JsonStream` that already holds the results of a JSON report.
+    `stream` is the `ReportStream` that already holds the report's results.
     """
     from refaudit.render import render
 

@@ -13,6 +13,7 @@ from refaudit.models import AuditReport
 from refaudit.render.common import (
     VERDICT_LABELS,
     RenderContext,
+    ReportStream,
     Row,
     consulted_sources,
     display_path,
@@ -36,6 +37,7 @@ FORMATS = ("table", "json", "markdown", "sarif", "junit", "github", "html")
 __all__ = [
     "FORMATS",
     "RenderContext",
+    "ReportStream",
     "Row",
     "VERDICT_LABELS",
     "consulted_sources",
@@ -47,6 +49,7 @@ __all__ = [
     "mirror_line",
     "outage_line",
     "render",
+    "report_stream",
     "report_summary",
     "rows",
     "shown_verdict",
@@ -63,6 +66,22 @@ def render(report: AuditReport, format: str, context: RenderContext) -> str:
     if renderer is None:
         raise ValueError(f"unknown format {format!r}; choose from {', '.join(FORMATS)}")
     return renderer(report, context)
+
+
+def report_stream(format: str, context: RenderContext) -> ReportStream | None:
+    """The writer that renders `format` while the audit runs (None: the table, printed whole)."""
+    from refaudit.render import github, html, json, junit, markdown, sarif
+
+    streams: dict[str, Callable[[RenderContext], ReportStream]] = {
+        "json": json.JsonStream,
+        "markdown": markdown.MarkdownStream,
+        "sarif": sarif.SarifStream,
+        "junit": junit.JunitStream,
+        "github": github.GithubStream,
+        "html": html.HtmlStream,
+    }
+    stream = streams.get(format)
+    return stream(context) if stream else None
 
 
 def _renderers() -> dict[str, Callable[[AuditReport, RenderContext], str]]:

@@ -6,11 +6,14 @@ can dispatch to them without an import cycle.
 
 from __future__ import annotations
 
+import functools
 import re
+import tempfile
 from collections import Counter
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, Protocol
 
 from refaudit.errors import CIRCUIT_OPEN
 from refaudit.findings import DEFAULT_FAIL_ON
@@ -104,6 +107,56 @@ def light_result(result: Result, statuses: StatusMaps) -> Result:
     key = tuple((name, s.state, s.reason, s.why) for name, s in result.sources.items())
     shared = statuses.setdefault(key, result.sources)
     return replace(result, matched=None, corrected_bibtex=None, sources=shared)
+
+
+class ReportStream(Protocol):
+    """A report written while the audit runs (an `audit_references` on_batch hook and a writer).
+
+    `add` renders a batch's results to a `Spool` and hands back light copies
+    (`light_result`), enough for the summary, the exit code and the closing lines;
+    `write` puts the report together once the audit is done. The bytes are those
+    of rendering the whole report at once.
+    """
+
+    def add(self, results: list[Result]) -> list[Result]: ...
+
+    def write(self, report: AuditReport, write: Callable[[str], object]) -> None: ...
+
+
+def render_whole(stream: ReportStream, report: AuditReport) -> str:
+    """The text `stream` writes for a report whose results are all in hand."""
+    stream.add(list(report.results))
+    parts: list[str] = []
+    stream.write(report, parts.append)
+    return "".join(parts)
+
+
+class Spool:
+    """Text rendered as the results come, kept in a temporary file and read back once."""
+
+    def __init__(self) -> None:
+        # surrogatepass: a lone surrogate from a UTF-16 file comes back as it went in.
+        self._file: IO[str] = tempfile.TemporaryFile(
+            "w+", encoding="utf-8", errors="surrogatepass", newline=""
+        )
+        self.count = 0  # pieces written
+
+    def add(self, text: str, separator: str = "") -> None:
+        """Append `text`, after `separator` unless it is the first piece."""
+        if self.count:
+            self._file.write(separator)
+        self._file.write(text)
+        self.count += 1
+
+    def pieces(self) -> Iterator[str]:
+        """Everything written, in pieces of at most a megabyte; the spool is then closed."""
+        with self._file:
+            self._file.seek(0)
+            yield from iter(functools.partial(self._file.read, 1 << 20), "")
+
+    def close(self) -> None:
+        """Drop the spool (closing it again is harmless)."""
+        self._file.close()
 
 
 def display_path(file: str | None) -> str | None:

@@ -7,8 +7,18 @@ Suppressed findings are not annotated; baselined ones are downgraded to notices.
 
 from __future__ import annotations
 
-from refaudit.models import AuditReport
-from refaudit.render.common import RenderContext, display_path, rows
+from collections.abc import Callable, Iterator
+
+from refaudit.models import AuditReport, Result
+from refaudit.render.common import (
+    RenderContext,
+    Spool,
+    StatusMaps,
+    display_path,
+    light_result,
+    render_whole,
+    rows,
+)
 from refaudit.render.table import summary_lines
 
 _COMMANDS = {"error": "error", "warning": "warning", "info": "notice"}
@@ -35,40 +45,59 @@ def _annotation(
 
 
 def render_github(report: AuditReport, context: RenderContext) -> str:
-    lines = []
-    for result in report.results:
-        reference = result.reference
-        for row in rows(result, context):
-            finding = row.finding
-            if finding.suppressed:
-                continue
-            command = "notice" if row.baselined else _COMMANDS[finding.severity]
-            message = f"{reference.key}: {finding.message}"
-            if finding.cited is not None or finding.found is not None:
-                message += f"\ncited: {finding.cited or '—'}\ncorrect: {finding.found or '—'}"
-            evidence = " ".join(p for p in (finding.source, finding.record) if p)
-            if evidence:
-                message += f"\nsource: {evidence}"
-            if row.baselined:
-                message += "\n(known: in the baseline)"
-            lines.append(
-                _annotation(
-                    command,
-                    message,
-                    file=display_path(reference.file),
-                    line=reference.line,
-                    title=f"refaudit {finding.code}",
-                )
-            )
-    for problem in report.problems:
-        lines.append(
-            _annotation(
+    return render_whole(GithubStream(context), report)
+
+
+class GithubStream:
+    """The annotations written while the audit runs (a `ReportStream`)."""
+
+    def __init__(self, context: RenderContext) -> None:
+        self._context = context
+        self._spool = Spool()
+        self._statuses: StatusMaps = {}
+
+    def add(self, results: list[Result]) -> list[Result]:
+        for result in results:
+            for line in _annotations(result, self._context):
+                self._spool.add(line + "\n")
+        return [light_result(result, self._statuses) for result in results]
+
+    def write(self, report: AuditReport, write: Callable[[str], object]) -> None:
+        for piece in self._spool.pieces():
+            write(piece)
+        for problem in report.problems:
+            line = _annotation(
                 _COMMANDS.get(problem.severity, "warning"),
                 problem.message,
                 file=display_path(problem.file),
                 line=problem.line,
                 title=f"refaudit {problem.code}",
             )
+            write(line + "\n")
+        for line in summary_lines(report, self._context):
+            write(line + "\n")
+
+
+def _annotations(result: Result, context: RenderContext) -> Iterator[str]:
+    """One annotation per finding of `result` that is not suppressed."""
+    reference = result.reference
+    for row in rows(result, context):
+        finding = row.finding
+        if finding.suppressed:
+            continue
+        command = "notice" if row.baselined else _COMMANDS[finding.severity]
+        message = f"{reference.key}: {finding.message}"
+        if finding.cited is not None or finding.found is not None:
+            message += f"\ncited: {finding.cited or '—'}\ncorrect: {finding.found or '—'}"
+        evidence = " ".join(p for p in (finding.source, finding.record) if p)
+        if evidence:
+            message += f"\nsource: {evidence}"
+        if row.baselined:
+            message += "\n(known: in the baseline)"
+        yield _annotation(
+            command,
+            message,
+            file=display_path(reference.file),
+            line=reference.line,
+            title=f"refaudit {finding.code}",
         )
-    lines += summary_lines(report, context)
-    return "\n".join(lines) + "\n"

@@ -13,11 +13,21 @@ import difflib
 import html
 import re
 from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from refaudit.models import AuditReport, Notice, Work
-from refaudit.render.common import RenderContext, display_path, snapshot_line
-from refaudit.render.json import report_model
+from refaudit.models import AuditReport, Notice, Result, Work
+from refaudit.render.common import (
+    RenderContext,
+    Spool,
+    StatusMaps,
+    display_path,
+    light_result,
+    render_whole,
+    snapshot_line,
+)
+from refaudit.render.json import report_model, result_model
 from refaudit.render.table import summary_lines
 from refaudit.report import ReferenceResult, ReportedFinding
 
@@ -49,29 +59,89 @@ _WORD = re.compile(r"\S+")
 
 def render_html(report: AuditReport, context: RenderContext) -> str:
     """The whole report as one HTML document."""
-    model = report_model(report, context)
-    grouped: dict[str, list[ReferenceResult]] = {name: [] for name, _, _ in _GROUPS}
-    for result in model.results:
-        grouped[_group_of(result)].append(result)
-    sections = "\n".join(
-        _section(name, title, purpose, grouped[name])
-        for name, title, purpose in _GROUPS
-        if grouped[name]
-    )
-    title = "refaudit report: " + ", ".join(display_path(f) or f for f in model.files[:3])
-    return _PAGE.format(
-        title=_e(title),
-        style=_STYLE,
-        script=_SCRIPT,
-        header=_header(report, context, model.files),
-        summary=_summary(model.results, report, context),
-        filters=_filters(model.results),
-        sections=sections,
-        footer=_e(
-            f"refaudit {model.tool.version} · report schema {model.schema_version} · "
-            f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC"
-        ),
-    )
+    return render_whole(HtmlStream(context), report)
+
+
+@dataclass
+class _Tally:
+    """What the summary, the charts and the filters need of all the results."""
+
+    total: int = 0
+    verdicts: Counter[str] = field(default_factory=Counter)
+    severities: Counter[str] = field(default_factory=Counter)  # skipped ones left out
+    present: set[str] = field(default_factory=set)  # every worst severity, for the filters
+    failing: list[str] = field(default_factory=list)  # keys
+
+    def add(self, result: ReferenceResult) -> None:
+        self.total += 1
+        self.verdicts[_shown_verdict(result)] += 1
+        if result.verdict != "skipped":
+            self.severities[result.worst_severity or "none"] += 1
+        self.present.add(result.worst_severity or "none")
+        if result.failing:
+            self.failing.append(result.key)
+
+
+class HtmlStream:
+    """The HTML page written while the audit runs (a `ReportStream`).
+
+    Each reference's card goes to the spool of its section as it comes; the
+    summary, charts and filters are written from a tally once the audit is done.
+    """
+
+    def __init__(self, context: RenderContext) -> None:
+        self._context = context
+        self._tally = _Tally()
+        self._cards = {name: Spool() for name, _, _ in _GROUPS}
+        self._statuses: StatusMaps = {}
+
+    def add(self, results: list[Result]) -> list[Result]:
+        for result in results:
+            model = result_model(result, self._context)
+            self._tally.add(model)
+            self._cards[_group_of(model)].add(_card(model), "\n")
+        return [light_result(result, self._statuses) for result in results]
+
+    def write(self, report: AuditReport, write: Callable[[str], object]) -> None:
+        model = report_model(report, self._context, with_results=False)
+        title = "refaudit report: " + ", ".join(display_path(f) or f for f in model.files[:3])
+        page = _PAGE.format(
+            title=_e(title),
+            style=_STYLE,
+            script=_SCRIPT,
+            header=_header(report, self._context, model.files),
+            summary=_summary(self._tally, report, self._context),
+            filters=_filters(self._tally),
+            sections=_SECTIONS_SLOT,
+            footer=_e(
+                f"refaudit {model.tool.version} · report schema {model.schema_version} · "
+                f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC"
+            ),
+        )
+        head, tail = page.rsplit(_SECTIONS_SLOT, 1)
+        write(head)
+        first = True
+        for name, title, purpose in _GROUPS:
+            cards = self._cards[name]
+            if not cards.count:
+                cards.close()
+                continue
+            opened = "" if name in ("verified", "quiet") else " open"
+            write(
+                ("" if first else "\n")
+                + f"<section class='group {name}' id=group-{name}><details{opened}>"
+                f"<summary><h2>{_e(title)} (<span class=count>{cards.count}</span>)</h2>"
+                f"<span class=purpose>{_e(purpose)}</span></summary>"
+            )
+            for piece in cards.pieces():
+                write(piece)
+            write("</details></section>")
+            first = False
+        write(tail)
+
+
+#: Stands for the sections while the page around them is filled in.
+_SECTIONS_SLOT = "\u0000refaudit-sections\u0000"
 
 
 def _group_of(result: ReferenceResult) -> str:
@@ -102,15 +172,13 @@ def _header(report: AuditReport, context: RenderContext, files: list[str]) -> st
     )
 
 
-def _summary(results: list[ReferenceResult], report: AuditReport, context: RenderContext) -> str:
-    verdicts = Counter(_shown_verdict(r) for r in results)
-    severities: Counter[str] = Counter(
-        r.worst_severity or "none" for r in results if r.verdict != "skipped"
-    )
-    failing = [r for r in results if r.failing]
-    if failing:
-        keys = ", ".join(f"<a href='#ref-{_e(r.key)}'>{_e(r.key)}</a>" for r in failing)
-        verdict = f"<p class='outcome fail'>{len(failing)} reference(s) fail the run: {keys}</p>"
+def _summary(tally: _Tally, report: AuditReport, context: RenderContext) -> str:
+    verdicts, severities = tally.verdicts, tally.severities
+    if tally.failing:
+        keys = ", ".join(f"<a href='#ref-{_e(key)}'>{_e(key)}</a>" for key in tally.failing)
+        verdict = (
+            f"<p class='outcome fail'>{len(tally.failing)} reference(s) fail the run: {keys}</p>"
+        )
     else:
         verdict = "<p class='outcome pass'>Nothing fails the run.</p>"
     unverified = verdicts.get("unverified", 0)
@@ -123,7 +191,7 @@ def _summary(results: list[ReferenceResult], report: AuditReport, context: Rende
     return (
         "<section class=summary aria-label=Summary>"
         f"{verdict}"
-        f"<div class=charts>{_bar('By verdict', VERDICT_ORDER, verdicts, len(results))}"
+        f"<div class=charts>{_bar('By verdict', VERDICT_ORDER, verdicts, tally.total)}"
         f"{_bar('By worst finding', SEVERITY_ORDER, severities, sum(severities.values()))}</div>"
         f"<p class=meta>{_e(counts_line)}<br>{_e(cost_line)}</p></section>"
     )
@@ -158,9 +226,9 @@ def _bar(title: str, order: tuple[str, ...], counts: Counter[str], total: int) -
     )
 
 
-def _filters(results: list[ReferenceResult]) -> str:
-    verdicts = {_shown_verdict(r) for r in results}
-    severities: set[str] = {r.worst_severity or "none" for r in results}
+def _filters(tally: _Tally) -> str:
+    verdicts = set(tally.verdicts)
+    severities = tally.present
 
     def boxes(name: str, order: tuple[str, ...], present: set[str]) -> str:
         return "".join(
@@ -177,16 +245,6 @@ def _filters(results: list[ReferenceResult]) -> str:
         f"<fieldset><legend>Worst finding</legend>"
         f"{boxes('severity', SEVERITY_ORDER, severities)}</fieldset>"
         "<p class=shown aria-live=polite></p></form>"
-    )
-
-
-def _section(name: str, title: str, purpose: str, results: list[ReferenceResult]) -> str:
-    cards = "\n".join(_card(result) for result in results)
-    opened = "" if name in ("verified", "quiet") else " open"
-    return (
-        f"<section class='group {name}' id=group-{name}><details{opened}>"
-        f"<summary><h2>{_e(title)} (<span class=count>{len(results)}</span>)</h2>"
-        f"<span class=purpose>{_e(purpose)}</span></summary>{cards}</details></section>"
     )
 
 

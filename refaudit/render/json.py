@@ -7,15 +7,14 @@ describes them. The MCP server returns the same models.
 
 from __future__ import annotations
 
-import functools
 import json
-import tempfile
 from collections.abc import Callable, Iterator
-from typing import IO, Any
+from typing import Any
 
 from refaudit.models import AuditReport, Result
 from refaudit.render.common import (
     RenderContext,
+    Spool,
     StatusMaps,
     light_result,
     report_summary,
@@ -106,32 +105,21 @@ def render_json(report: AuditReport, context: RenderContext) -> str:
 
 
 class JsonStream:
-    """The JSON report written while the audit runs: each batch's results as it finishes.
-
-    `add` (an `audit_references` on_batch hook) serialises a batch's results to a
-    temporary file and hands back light copies (`light_result`), enough for the
-    summary, the exit code and the closing lines; `write` puts the report together.
-    The bytes are those `render_json` gives for the whole report.
-    """
+    """The JSON report written while the audit runs (a `ReportStream`)."""
 
     def __init__(self, context: RenderContext) -> None:
         self._context = context
-        self._spool: IO[str] = tempfile.TemporaryFile("w+", encoding="utf-8")
+        self._spool = Spool()
         self._statuses: StatusMaps = {}
 
     def add(self, results: list[Result]) -> list[Result]:
         for result in results:
-            if self._spool.tell():
-                self._spool.write(_SEPARATOR)
-            self._spool.write(_result_text(result, self._context))
+            self._spool.add(_result_text(result, self._context), _SEPARATOR)
         return [light_result(result, self._statuses) for result in results]
 
     def write(self, report: AuditReport, write: Callable[[str], object]) -> None:
-        """Write the report whose results were added, in pieces of at most a megabyte, once."""
-        with self._spool:
-            self._spool.seek(0)
-            pieces = iter(functools.partial(self._spool.read, 1 << 20), "")
-            _write_report(report, self._context, pieces, write)
+        """Write the report whose results were added, once."""
+        _write_report(report, self._context, self._spool.pieces(), write)
 
 
 def _result_text(result: Result, context: RenderContext) -> str:

@@ -8,14 +8,19 @@ go to `<system-out>` so nothing is hidden.
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
-from itertools import groupby
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from refaudit.models import AuditReport, Result, Verdict
 from refaudit.render.common import (
     RenderContext,
     Row,
+    Spool,
+    StatusMaps,
     display_path,
     failed_sources_text,
+    light_result,
+    render_whole,
     rows,
     xml_safe,
 )
@@ -70,31 +75,73 @@ def _make_xml_safe(root: ET.Element) -> None:
 
 
 def render_junit(report: AuditReport, context: RenderContext) -> str:
-    root = ET.Element("testsuites", name="refaudit")
-    totals = {"tests": 0, "failures": 0, "skipped": 0}
+    return render_whole(JunitStream(context), report)
 
-    def suite_name(result: Result) -> str:
-        return display_path(result.reference.file) or "references"
 
-    ordered = sorted(report.results, key=suite_name)
-    for name, members in groupby(ordered, key=suite_name):
-        suite = ET.SubElement(root, "testsuite", name=name)
-        cases = [_testcase(result, context, name) for result in members]
-        suite.extend(cases)
-        counts = {
-            "tests": len(cases),
-            "failures": sum(1 for c in cases if c.find("failure") is not None),
-            "skipped": sum(1 for c in cases if c.find("skipped") is not None),
-        }
-        for key, value in counts.items():
-            suite.set(key, str(value))
-            totals[key] += value
-        suite.set("errors", "0")
-        suite.set("time", "0")
-    for key, value in totals.items():
-        root.set(key, str(value))
-    root.set("errors", "0")
-    root.set("time", f"{report.stats.elapsed_s:.3f}")
-    _make_xml_safe(root)
-    ET.indent(root)
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+_COUNTED = ("tests", "failures", "skipped")
+
+
+@dataclass
+class _Suite:
+    """One file's testcases, serialised as they come, and its counts."""
+
+    cases: Spool = field(default_factory=Spool)
+    counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(_COUNTED, 0))
+
+
+class JunitStream:
+    """The JUnit document written while the audit runs (a `ReportStream`).
+
+    ElementTree would need the whole tree; each testcase is serialised on its own
+    instead, indented as `ET.indent` indents it inside the tree, and its suite's
+    start tag (which carries the counts) is written at the end. Suites come in
+    the order of their names, cases in input order.
+    """
+
+    def __init__(self, context: RenderContext) -> None:
+        self._context = context
+        self._suites: dict[str, _Suite] = {}
+        self._statuses: StatusMaps = {}
+
+    def add(self, results: list[Result]) -> list[Result]:
+        for result in results:
+            name = display_path(result.reference.file) or "references"
+            suite = self._suites.setdefault(name, _Suite())
+            case = _testcase(result, self._context, name)
+            suite.counts["tests"] += 1
+            suite.counts["failures"] += case.find("failure") is not None
+            suite.counts["skipped"] += case.find("skipped") is not None
+            _make_xml_safe(case)
+            ET.indent(case, level=2)
+            suite.cases.add(ET.tostring(case, encoding="unicode"), "\n    ")
+        return [light_result(result, self._statuses) for result in results]
+
+    def write(self, report: AuditReport, write: Callable[[str], object]) -> None:
+        root = ET.Element("testsuites", name="refaudit")
+        for key in _COUNTED:
+            root.set(key, str(sum(suite.counts[key] for suite in self._suites.values())))
+        root.set("errors", "0")
+        root.set("time", f"{report.stats.elapsed_s:.3f}")
+        write('<?xml version="1.0" encoding="UTF-8"?>\n')
+        if not self._suites:
+            write(_tag(root).removesuffix(">") + " />\n")
+            return
+        write(_tag(root) + "\n  ")
+        for number, name in enumerate(sorted(self._suites)):
+            suite = self._suites[name]
+            element = ET.Element("testsuite", name=name)
+            for key, value in suite.counts.items():
+                element.set(key, str(value))
+            element.set("errors", "0")
+            element.set("time", "0")
+            write(("\n  " if number else "") + _tag(element) + "\n    ")
+            for piece in suite.cases.pieces():
+                write(piece)
+            write("\n  </testsuite>")
+        write("\n</testsuites>\n")
+
+
+def _tag(element: ET.Element) -> str:
+    """The start tag of an element without children, escaped as ElementTree escapes it."""
+    _make_xml_safe(element)
+    return ET.tostring(element, encoding="unicode").removesuffix(" />") + ">"

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
-from refaudit.models import AuditReport
+from collections.abc import Callable
+
+from refaudit.models import AuditReport, Result
 from refaudit.render.common import (
     RenderContext,
     Row,
+    Spool,
+    StatusMaps,
     finding_source,
+    light_result,
     location,
+    render_whole,
     rows,
     shown_verdict,
 )
@@ -20,68 +26,107 @@ def _cell(text: str | None) -> str:
 
 
 def render_markdown(report: AuditReport, context: RenderContext) -> str:
-    counts, cost, *snapshot = summary_lines(report, context)
-    lines = ["# refaudit report", "", f"**{counts}**", "", cost, ""]
-    for line in snapshot:
-        lines += [line, ""]
+    return render_whole(MarkdownStream(context), report)
 
-    issues: list[Row] = []
-    quiet: list[Row] = []
-    for result in report.results:
-        for row in rows(result, context):
-            (quiet if row.finding.suppressed else issues).append(row)
-    if issues:
-        lines += [
-            "## Findings",
-            "",
-            "| Key | Verdict | Severity | Finding | Source | Location |",
-            "| --- | --- | --- | --- | --- | --- |",
-        ]
-        for row in issues:
-            marks = " ".join(
-                mark
-                for mark, on in (("**fails**", row.failing), ("*baseline*", row.baselined))
-                if on
-            )
-            said = f"`{row.finding.code}` {_cell(row.finding.message)} {marks}".rstrip()
-            source = _cell(finding_source(row.result, row.finding))
-            lines.append(
-                f"| `{_cell(row.result.reference.key)}` | {shown_verdict(row.result)} "
-                f"| {row.finding.severity} | {said} | {source} | {_cell(location(row.result))} |"
-            )
-        lines.append("")
-    else:
-        lines += ["No findings.", ""]
 
-    if context.details and issues:
-        lines += ["## Details", ""]
-        for row in issues:
-            finding = row.finding
-            if finding.cited is None and finding.found is None:
-                continue
-            field = f" ({finding.field})" if finding.field else ""
-            evidence = " ".join(p for p in (finding.source, finding.record) if p)
-            lines += [
-                f"- `{_cell(row.result.reference.key)}` `{finding.code}`{field}: "
-                f"cited *{_cell(finding.cited) or '—'}*, correct *{_cell(finding.found) or '—'}*"
-                + (f" ({_cell(evidence)})" if evidence else "")
-            ]
-        lines.append("")
+class MarkdownStream:
+    """The Markdown report written while the audit runs (a `ReportStream`).
 
-    if quiet:
-        lines += ["## Suppressed", "", "| Key | Finding | Reason |", "| --- | --- | --- |"]
-        for row in quiet:
-            lines.append(
-                f"| `{_cell(row.result.reference.key)}` | `{row.finding.code}` "
-                f"| {_cell(row.finding.suppressed)} |"
-            )
-        lines.append("")
+    The findings, details and suppressed tables each go to their own spool; the
+    summary above them is written once the audit is done.
+    """
 
-    if report.problems:
-        lines += ["## Input problems", ""]
-        for problem in report.problems:
-            where = ":".join(str(p) for p in (problem.file, problem.line) if p is not None)
-            key = f" `{problem.key}`" if problem.key else ""
-            lines.append(f"- {_cell(where)}{key}: {_cell(problem.message)}")
-        lines.append("")
-    return "\n".join(lines)
+    def __init__(self, context: RenderContext) -> None:
+        self._context = context
+        self._issues, self._details, self._quiet = Spool(), Spool(), Spool()
+        self._statuses: StatusMaps = {}
+
+    def add(self, results: list[Result]) -> list[Result]:
+        for result in results:
+            for row in rows(result, self._context):
+                if row.finding.suppressed:
+                    self._quiet.add(_quiet_line(row), "\n")
+                    continue
+                self._issues.add(_issue_line(row), "\n")
+                detail = _detail_line(row) if self._context.details else None
+                if detail is not None:
+                    self._details.add(detail, "\n")
+        return [light_result(result, self._statuses) for result in results]
+
+    def write(self, report: AuditReport, write: Callable[[str], object]) -> None:
+        counts, cost, *snapshot = summary_lines(report, self._context)
+        lines = ["# refaudit report", "", f"**{counts}**", "", cost, ""]
+        for line in snapshot:
+            lines += [line, ""]
+        # Each spooled table is joined by "\n" and followed by an empty line, as in
+        # "\n".join() of one list of lines.
+        sections: list[tuple[list[str], Spool | None]] = []
+        if self._issues.count:
+            sections.append((_FINDINGS_HEAD, self._issues))
+            if self._context.details:
+                sections.append((["## Details", ""], self._details))
+        else:
+            sections.append((["No findings.", ""], None))
+        if self._quiet.count:
+            sections.append((_SUPPRESSED_HEAD, self._quiet))
+        write("\n".join(lines))
+        for head, spool in sections:
+            write("\n" + "\n".join(head))
+            if spool is not None:
+                write("\n")
+                for piece in spool.pieces():
+                    write(piece)
+                write("\n")
+        for spool in (self._issues, self._details, self._quiet):
+            spool.close()
+        tail: list[str] = []
+        if report.problems:
+            tail += ["## Input problems", ""]
+            for problem in report.problems:
+                where = ":".join(str(p) for p in (problem.file, problem.line) if p is not None)
+                key = f" `{problem.key}`" if problem.key else ""
+                tail.append(f"- {_cell(where)}{key}: {_cell(problem.message)}")
+            tail.append("")
+        if tail:
+            write("\n" + "\n".join(tail))
+
+
+_FINDINGS_HEAD = [
+    "## Findings",
+    "",
+    "| Key | Verdict | Severity | Finding | Source | Location |",
+    "| --- | --- | --- | --- | --- | --- |",
+]
+_SUPPRESSED_HEAD = ["## Suppressed", "", "| Key | Finding | Reason |", "| --- | --- | --- |"]
+
+
+def _issue_line(row: Row) -> str:
+    marks = " ".join(
+        mark for mark, on in (("**fails**", row.failing), ("*baseline*", row.baselined)) if on
+    )
+    said = f"`{row.finding.code}` {_cell(row.finding.message)} {marks}".rstrip()
+    source = _cell(finding_source(row.result, row.finding))
+    return (
+        f"| `{_cell(row.result.reference.key)}` | {shown_verdict(row.result)} "
+        f"| {row.finding.severity} | {said} | {source} | {_cell(location(row.result))} |"
+    )
+
+
+def _detail_line(row: Row) -> str | None:
+    finding = row.finding
+    if finding.cited is None and finding.found is None:
+        return None
+    field = f" ({finding.field})" if finding.field else ""
+    evidence = " ".join(p for p in (finding.source, finding.record) if p)
+    return (
+        f"- `{_cell(row.result.reference.key)}` `{finding.code}`{field}: "
+        f"cited *{_cell(finding.cited) or '—'}*, correct *{_cell(finding.found) or '—'}*"
+        + (f" ({_cell(evidence)})" if evidence else "")
+    )
+
+
+def _quiet_line(row: Row) -> str:
+    return (
+        f"| `{_cell(row.result.reference.key)}` | `{row.finding.code}` "
+        f"| {_cell(row.finding.suppressed)} |"
+    )

@@ -8,11 +8,22 @@ baseline each result carries `baselineState` (new / unchanged).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from refaudit.baseline import fingerprint
-from refaudit.models import AuditReport
-from refaudit.render.common import RenderContext, Row, display_path, rows, xml_safe
+from refaudit.models import AuditReport, Result
+from refaudit.render.common import (
+    RenderContext,
+    Row,
+    Spool,
+    StatusMaps,
+    display_path,
+    light_result,
+    render_whole,
+    rows,
+    xml_safe,
+)
 from refaudit.version import installed_version
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -25,34 +36,78 @@ def _rule_name(code: str) -> str:
 
 
 def render_sarif(report: AuditReport, context: RenderContext) -> str:
-    all_rows = [row for result in report.results for row in rows(result, context)]
-    rules: dict[str, dict[str, Any]] = {}
-    for row in all_rows:
-        rules.setdefault(
-            row.finding.code,
-            {
-                "id": row.finding.code,
-                "name": _rule_name(row.finding.code),
-                "shortDescription": {"text": row.finding.code.replace("-", " ")},
-                "helpUri": f"{DOCS}#{row.finding.code}",
-                "defaultConfiguration": {"level": _LEVELS[row.finding.severity]},
+    return render_whole(SarifStream(context), report)
+
+
+#: Stands for the results array while the rest of the document is serialised.
+_RESULTS_SLOT = "refaudit-results-slot"
+#: Before each result of the array (the array sits four levels deep).
+_INDENT = "\n" + " " * 8
+
+
+class SarifStream:
+    """The SARIF document written while the audit runs (a `ReportStream`).
+
+    Results are serialised as they come; the rules (in the order their codes first
+    appear, which fixes every `ruleIndex`) go in front of them at the end.
+    """
+
+    def __init__(self, context: RenderContext) -> None:
+        self._context = context
+        self._rules: dict[str, dict[str, Any]] = {}
+        self._index: dict[str, int] = {}
+        self._spool = Spool()
+        self._statuses: StatusMaps = {}
+
+    def add(self, results: list[Result]) -> list[Result]:
+        for result in results:
+            for row in rows(result, self._context):
+                code = row.finding.code
+                if code not in self._rules:
+                    self._index[code] = len(self._rules)
+                    self._rules[code] = _rule(code, row.finding.severity)
+                data = _result(row, self._index, self._context)
+                text = json.dumps(_xml_safe_strings(data), indent=2, ensure_ascii=False)
+                self._spool.add(text.replace("\n", _INDENT), "," + _INDENT)
+        return [light_result(result, self._statuses) for result in results]
+
+    def write(self, report: AuditReport, write: Callable[[str], object]) -> None:
+        run: dict[str, Any] = {
+            "tool": {
+                "driver": {
+                    "name": "refaudit",
+                    "version": installed_version(),
+                    "informationUri": "https://github.com/refaudit/refaudit",
+                    "rules": list(self._rules.values()),
+                }
             },
-        )
-    rule_index = {code: index for index, code in enumerate(rules)}
-    run: dict[str, Any] = {
-        "tool": {
-            "driver": {
-                "name": "refaudit",
-                "version": installed_version(),
-                "informationUri": "https://github.com/refaudit/refaudit",
-                "rules": list(rules.values()),
-            }
-        },
-        "results": [_result(row, rule_index, context) for row in all_rows],
-        "columnKind": "unicodeCodePoints",
+            "results": [],
+            "columnKind": "unicodeCodePoints",
+        }
+        document = _xml_safe_strings({"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]})
+        document["runs"][0]["results"] = _RESULTS_SLOT
+        text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+        head, tail = text.split(json.dumps(_RESULTS_SLOT), 1)
+        write(head)
+        if self._spool.count:
+            write("[" + _INDENT)
+            for piece in self._spool.pieces():
+                write(piece)
+            write("\n" + " " * 6 + "]")
+        else:
+            self._spool.close()
+            write("[]")
+        write(tail)
+
+
+def _rule(code: str, severity: str) -> dict[str, Any]:
+    return {
+        "id": code,
+        "name": _rule_name(code),
+        "shortDescription": {"text": code.replace("-", " ")},
+        "helpUri": f"{DOCS}#{code}",
+        "defaultConfiguration": {"level": _LEVELS[severity]},
     }
-    document = {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}
-    return json.dumps(_xml_safe_strings(document), indent=2, ensure_ascii=False) + "\n"
 
 
 def _xml_safe_strings(value: Any) -> Any:

@@ -1,4 +1,4 @@
-"""Large bibliographies: the JSON report is written as the audit goes, with the same bytes.
+"""Large bibliographies: reports are written as the audit goes, with the same bytes.
 
 `tests/test_audit.py` checks that the pipeline runs in batches; memory figures
 are measured in `bench/hostile_inputs.py`.
@@ -8,13 +8,74 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
 
+import pytest
+
+from refaudit.baseline import build_baseline
 from refaudit.models import AuditReport
 from refaudit.policy import failing_results
-from refaudit.render import RenderContext, render, rows
+from refaudit.render import RenderContext, render, report_stream, rows
 from refaudit.render.json import JsonStream, render_json, report_data
 from refaudit.render.table import render_table_text, table_batches
-from tests.report_samples import sample_report
+from refaudit.version import installed_version
+from tests.report_samples import sample_report, suppressed_report
+
+REPORTS = Path(__file__).parent.parent / "fixtures" / "reports"
+EXTENSIONS = {"markdown": "md", "sarif": "sarif", "junit": "xml", "github": "txt", "html": "html"}
+
+
+def _details_context(make: Callable[[], AuditReport]) -> RenderContext:
+    half = make()
+    half.results = half.results[::2]
+    return RenderContext(
+        details=True, verbose=True, baseline=build_baseline(half), fail_on=["error", "warning"]
+    )
+
+
+@pytest.mark.parametrize("output_format", EXTENSIONS)
+@pytest.mark.parametrize(
+    ("name", "make", "detailed"),
+    [
+        ("sample-default", sample_report, False),
+        ("sample-details", sample_report, True),
+        ("suppressed-default", suppressed_report, False),
+        ("empty", lambda: AuditReport(files=["refs.bib"]), False),
+    ],
+)
+def test_each_format_streamed_batch_by_batch_has_the_bytes_of_the_one_pass_renderer(
+    name: str,
+    make: Callable[[], AuditReport],
+    detailed: bool,
+    output_format: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The expected files were written by the one-pass renderers (main at 97d66d3)."""
+
+    class Clock:
+        @staticmethod
+        def now(tz: object = None) -> datetime:
+            return datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
+
+    monkeypatch.setattr("refaudit.render.html.datetime", Clock)
+    context = _details_context(make) if detailed else RenderContext()
+    report = make()
+    stream = report_stream(output_format, context)
+    assert stream is not None
+    report.results = [
+        *stream.add(report.results[:1]),
+        *stream.add(report.results[1:4]),
+        *stream.add(report.results[4:]),
+    ]
+    assert all(result.matched is None for result in report.results)
+    pieces: list[str] = []
+    stream.write(report, pieces.append)
+    text = "".join(pieces).replace(installed_version(), "<version>")
+    text = text.replace("2026-01-01 12:00 UTC</footer>", "<date> UTC</footer>")
+    expected = (REPORTS / f"{name}.{EXTENSIONS[output_format]}").read_text(encoding="utf-8")
+    assert text == expected
 
 
 def test_json_written_result_by_result_is_the_one_pass_document() -> None:
