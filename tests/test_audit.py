@@ -551,3 +551,28 @@ async def test_details_say_which_sources_were_asked_and_why_not_the_others(setti
     text = render(report, "table", RenderContext(details=True))
     assert "asked: crossref, openalex" in text or "asked: openalex, crossref" in text
     assert "not asked: arxiv (cannot_index: arXiv holds nothing from before 1991)" in text
+
+
+async def test_references_from_an_iterator_are_read_one_batch_ahead(settings, monkeypatch) -> None:
+    from refaudit import audit
+
+    monkeypatch.setattr(audit, "BATCH_REFERENCES", 2)
+    settings.offline = True
+    references = parse_bibtex(BIB, file="refs.bib").references
+    pulled: list[str] = []
+
+    def one_by_one():
+        for reference in references:
+            pulled.append(reference.key)
+            yield reference
+
+    pulled_at_batch: list[int] = []
+
+    def keep(results: list[Result]) -> list[Result]:
+        pulled_at_batch.append(len(pulled))
+        return results
+
+    report = await audit_references(one_by_one(), settings, total=len(references), on_batch=keep)
+
+    assert [r.reference.key for r in report.results] == [r.key for r in references]
+    assert pulled_at_batch[0] == 2 < len(references)

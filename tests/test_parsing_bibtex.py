@@ -216,3 +216,82 @@ def test_parse_bibtex_on_text_reports_problems_without_a_file() -> None:
     bibliography = parse_bibtex("@article{a, title={T}, year={2001}}\n@article{b title={x}}\n")
     assert [r.key for r in bibliography.references] == ["a"]
     assert bibliography.problems[0].file == "<bibtex>" and bibliography.problems[0].line == 2
+
+
+# Children before and after their parents, a chain, a cycle, a macro defined after its
+# use, an ignore comment and a duplicate key: everything that needs more than one entry.
+LINKED = """@string{conf = "Proc. of Conf"}
+% refaudit: ignore a talk
+@inproceedings{early, title={Early}, crossref={proc}}
+@article{dup, title={First}}
+@proceedings{proc, title={The Proceedings}, booktitle=conf, year=2001, crossref={series}}
+@book{series, title={Series}, publisher={Pub}}
+@inproceedings{late, title={Late}, crossref={PROC}, note=later}
+@misc{loop, title={Loop}, crossref={loop}}
+@article{dup, title={Second}}
+@string{later = "defined at the end"}
+"""
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 1000])
+def test_a_bib_read_in_chunks_gives_what_one_pass_gives(
+    chunk: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from refaudit.parsing import bibtex
+
+    monkeypatch.setattr(bibtex, "CHUNK_BLOCKS", chunk)
+    parsed = parse_bibtex(LINKED, file="refs.bib")
+    refs = _by_key(parsed)
+    assert refs["early"].venue == refs["late"].venue == "The Proceedings"
+    assert refs["early"].year == 2001 and refs["early"].publisher == "Pub"
+    assert refs["late"].fields["note"] == "defined at the end"
+    assert refs["early"].ignore_reason == "a talk" and refs["late"].ignore_reason is None
+    assert [(p.line, p.key, p.code) for p in parsed.problems] == [
+        (8, "loop", "crossref-cycle"),
+        (9, "dup", "duplicate-key"),
+    ]
+
+
+def test_a_long_bib_hands_out_references_before_it_is_read_to_the_end(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from refaudit.parsing import bibtex
+
+    monkeypatch.setattr(bibtex, "CHUNK_BLOCKS", 10)
+    text = "".join(f"@article{{k{i}, title={{Title {i}}}, year=2000}}\n" for i in range(100))
+    read = []
+
+    def lines():
+        read.clear()
+        for line in bibtex.text_lines(text):
+            read.append(line)
+            yield line
+
+    stream = bibtex.BibtexStream(lines, file="long.bib")
+    stream.prepare()
+    assert stream.entries == 100
+    first = next(stream.references())
+    assert first.key == "k0" and len(read) <= 11
+
+
+def test_a_bib_that_changes_between_its_two_readings_is_refused(tmp_path: Path) -> None:
+    from refaudit.errors import InputError
+    from refaudit.parsing.files import open_bibtex
+
+    path = tmp_path / "refs.bib"
+    path.write_text(LINKED, encoding="utf-8")
+    stream, problems = open_bibtex(path)
+    assert not problems
+    path.write_text(LINKED + "@misc{new, title={New}}\n", encoding="utf-8")
+    with pytest.raises(InputError, match="changed while it was being read"):
+        list(stream.references())
+
+
+def test_a_streamed_latin1_file_reports_the_line_read_text_reports(tmp_path: Path) -> None:
+    from refaudit.parsing.files import open_bibtex, read_text
+
+    path = tmp_path / "old.bib"
+    path.write_bytes(b"@article{a, title={Plain}}\n@article{b, title={Caf\xe9}}\n")
+    stream, problems = open_bibtex(path)
+    assert problems == read_text(path)[1] and problems[0].line == 2
+    assert [r.title for r in stream.references()] == ["Plain", "Café"]

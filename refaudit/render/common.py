@@ -17,7 +17,15 @@ from typing import IO, TYPE_CHECKING, Any, Protocol
 
 from refaudit.errors import CIRCUIT_OPEN
 from refaudit.findings import DEFAULT_FAIL_ON
-from refaudit.models import SEVERITY_RANK, AuditReport, Finding, Result, SourceStatus, Verdict
+from refaudit.models import (
+    SEVERITY_RANK,
+    AuditReport,
+    Finding,
+    Reference,
+    Result,
+    SourceStatus,
+    Verdict,
+)
 from refaudit.policy import effective_findings, failing_findings
 
 if TYPE_CHECKING:
@@ -99,14 +107,20 @@ StatusMaps = dict[tuple[tuple[str, str, str | None, str | None], ...], dict[str,
 
 
 def light_result(result: Result, statuses: StatusMaps) -> Result:
-    """`result` without what only its rendering needed: the matched record, the corrected entry.
+    """`result` without what only its rendering needed: the matched record, the corrected
+    entry, and the reference's fields beyond what the summary, the exit code, the baseline
+    and the closing lines read (key, type, file, line, DOI).
 
     Results that asked the same sources with the same outcome share one (read-only)
     map of source states, so a long run keeps a few of them rather than one each.
     """
     key = tuple((name, s.state, s.reason, s.why) for name, s in result.sources.items())
     shared = statuses.setdefault(key, result.sources)
-    return replace(result, matched=None, corrected_bibtex=None, sources=shared)
+    cited = result.reference
+    reference = Reference(
+        key=cited.key, entry_type=cited.entry_type, file=cited.file, line=cited.line, doi=cited.doi
+    )
+    return replace(result, reference=reference, matched=None, corrected_bibtex=None, sources=shared)
 
 
 class ReportStream(Protocol):
