@@ -55,7 +55,7 @@ class Person:
         return f"{name}, {self.suffix}" if self.suffix else name
 
 
-@dataclass
+@dataclass(slots=True)  # slots: a long run keeps a light copy of each (render.light_result)
 class Reference:
     """One cited reference, as the user wrote it, with decoded fields.
 
@@ -210,7 +210,7 @@ class SourceStatus:
     """for `not_asked`: `decided` (the verdict could no longer change) or `cannot_index`"""
 
 
-@dataclass
+@dataclass(slots=True)
 class Result:
     """The verdict on one reference with everything that backs it."""
 

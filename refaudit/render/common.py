@@ -21,6 +21,8 @@ from refaudit.models import (
     SEVERITY_RANK,
     AuditReport,
     Finding,
+    Notice,
+    Person,
     Reference,
     Result,
     SourceStatus,
@@ -111,16 +113,39 @@ def light_result(result: Result, statuses: StatusMaps) -> Result:
     entry, and the reference's fields beyond what the summary, the exit code, the baseline
     and the closing lines read (key, type, file, line, DOI).
 
-    Results that asked the same sources with the same outcome share one (read-only)
-    map of source states, so a long run keeps a few of them rather than one each.
+    Results that asked the same sources with the same outcome share one map of source
+    states, so a long run keeps a few of them rather than one each; empty lists and maps
+    are shared too. A light result is read, never changed.
     """
     key = tuple((name, s.state, s.reason, s.why) for name, s in result.sources.items())
     shared = statuses.setdefault(key, result.sources)
     cited = result.reference
     reference = Reference(
-        key=cited.key, entry_type=cited.entry_type, file=cited.file, line=cited.line, doi=cited.doi
+        key=cited.key,
+        entry_type=cited.entry_type,
+        file=cited.file,
+        line=cited.line,
+        doi=cited.doi,
+        fields=_NOTHING_CITED,
+        authors=_NO_ONE,
+        editors=_NO_ONE,
     )
-    return replace(result, reference=reference, matched=None, corrected_bibtex=None, sources=shared)
+    return replace(
+        result,
+        reference=reference,
+        matched=None,
+        corrected_bibtex=None,
+        sources=shared,
+        findings=result.findings or _NO_FINDINGS,
+        integrity=result.integrity or _NO_NOTICES,
+    )
+
+
+# The empty containers light results share (see `light_result`).
+_NOTHING_CITED: dict[str, str] = {}
+_NO_ONE: list[Person] = []
+_NO_FINDINGS: list[Finding] = []
+_NO_NOTICES: list[Notice] = []
 
 
 class ReportStream(Protocol):
