@@ -73,9 +73,10 @@ class MarkdownStream:
         for head, spool in sections:
             write("\n" + "\n".join(head))
             if spool is not None:
-                write("\n")
-                for piece in spool.pieces():
-                    write(piece)
+                if spool.count:
+                    write("\n")
+                    for piece in spool.pieces():
+                        write(piece)
                 write("\n")
         for spool in (self._issues, self._details, self._quiet):
             spool.close()

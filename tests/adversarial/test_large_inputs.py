@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from refaudit.baseline import build_baseline
-from refaudit.models import AuditReport
+from refaudit.models import AuditReport, Verdict
 from refaudit.policy import failing_results
 from refaudit.render import RenderContext, render, report_stream, rows
 from refaudit.render.json import JsonStream, render_json, report_data
@@ -25,6 +25,13 @@ from tests.report_samples import sample_report, suppressed_report
 
 REPORTS = Path(__file__).parent.parent / "fixtures" / "reports"
 EXTENSIONS = {"markdown": "md", "sarif": "sarif", "junit": "xml", "github": "txt", "html": "html"}
+
+
+def _only(verdict: Verdict) -> AuditReport:
+    """The sample's references of one verdict (not found: a details section without rows)."""
+    report = sample_report()
+    report.results = [result for result in report.results if result.verdict == verdict]
+    return report
 
 
 def _details_context(make: Callable[[], AuditReport]) -> RenderContext:
@@ -42,6 +49,7 @@ def _details_context(make: Callable[[], AuditReport]) -> RenderContext:
         ("sample-default", sample_report, False),
         ("sample-details", sample_report, True),
         ("suppressed-default", suppressed_report, False),
+        ("not-found-details", lambda: _only(Verdict.NOT_FOUND), True),
         ("empty", lambda: AuditReport(files=["refs.bib"]), False),
     ],
 )
