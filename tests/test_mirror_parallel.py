@@ -157,8 +157,9 @@ def test_a_failed_slice_or_ctrl_c_drops_the_queued_slices(
         asyncio.run(parallel.run_slices(pool, references, _stop_after_first_slice))
     worker.release.set()
     pool.shutdown(wait=True)
-    # The first slice, and at most the one the worker had already taken: never all 8.
-    assert worker.slices in (["r0"], ["r0", "r10"])
+    # The first slice, and at most the one the worker had already taken: never all 8. Which
+    # one that is depends on the race between the worker and shutdown draining the queue.
+    assert worker.slices[0] == "r0" and len(worker.slices) <= 2
 
 
 def test_a_worker_opens_its_mirror_once_for_all_its_slices(
