@@ -503,8 +503,32 @@ def test_a_year_alone_after_an_institution_is_not_a_volume() -> None:
             [("Bays", "H"), ("Tóth", "PP"), ("Kris‐Etherton", "PM"), ("Cochez", "M")]
             + [("d’Amato", "C")],
         ),
+        (
+            "Sanchis García J Palmero da Cruz J Guijarro Rosaleny J Gil Romero J. Enfermedad "
+            "quística adventicial de la arteria poplítea: a propósito de un caso. Radiología. "
+            "2008;50:532–533",
+            [("Sanchis García", "J"), ("Palmero da Cruz", "J"), ("Guijarro Rosaleny", "J")]
+            + [("Gil Romero", "J")],
+        ),
+        (
+            "GAUTHIER M BELLEMARE R BELANGER A. ChemInform Abstract: PROGRESS IN THE DEVELOPMENT "
+            "OF SOLID-STATE SULFATE DETECTORS FOR SULFUR OXIDES. Chem. Inf.. 1981;12.",
+            [("GAUTHIER", "M"), ("BELLEMARE", "R"), ("BELANGER", "A")],
+        ),
+        (
+            "KLOTZ EL DAVIES G. The Wealth of Royalist Peers and Baronets During the Puritan "
+            "Revolution. Engl. Hist. Rev.. 1943;LVIII:217–219",
+            [("KLOTZ", "EL"), ("DAVIES", "G")],
+        ),
     ],
-    ids=["particles", "particle-initial", "hyphen-and-apostrophe"],
+    ids=[
+        "particles",
+        "particle-initial",
+        "hyphen-and-apostrophe",
+        "particle-inside-family",
+        "capitals",
+        "capitals-two-initials",
+    ],
 )
 def test_vancouver_names_without_commas_keep_particles_and_unusual_letters(
     text: str, names: list[tuple[str, str]]
@@ -512,6 +536,12 @@ def test_vancouver_names_without_commas_keep_particles_and_unusual_letters(
     ref = parse_freetext(text, key="k")
     assert [(p.family, p.given) for p in ref.authors] == names
     assert ref.title is not None and ref.title.split()[0] in text.split(". ")[1]
+
+
+def test_a_capitalised_title_after_mixed_case_names_is_not_read_as_names() -> None:
+    ref = parse_freetext("Smith J Jones K. THE EFFECT OF AN ION ON IT. J Chem. 1990;3:1-2", key="k")
+    assert [p.family for p in ref.authors] == ["Smith", "Jones"]
+    assert ref.title == "THE EFFECT OF AN ION ON IT"
 
 
 def test_ocr_et_al_with_a_capital_i_still_truncates() -> None:
@@ -556,3 +586,31 @@ def test_a_numbered_title_does_not_end_at_its_number() -> None:
         "Curtis's Botanical Magazine",
         2011,
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "names"),
+    [
+        (
+            "王, 華., 本田, 博., & 野津, 滋. (2001). "
+            "マイクロフィン付き水平管内凝縮の修正理論モデル. "
+            "Transactions of the Japan Society of Mechanical Engineers. B",
+            [("王", "華."), ("本田", "博."), ("野津", "滋.")],
+        ),
+        (
+            "GUI Li-hong, 贵., FENG Jing-yi, 丰. and QIAO Yun-xia, 乔. (2013) `Method of Measuring "
+            "Nematic LC Rotational Viscosity', Chin J Liq Cryst Disp, 28, pp. 527–533.",
+            [("GUI Li-hong", "贵."), ("FENG Jing-yi", "丰."), ("QIAO Yun-xia", "乔.")],
+        ),
+        (
+            "N.AIdridge, “Toxic oil syndrome (TOS): Experimental studies,” Toxicol Lett, 1996",
+            [("AIdridge", "N.")],
+        ),
+    ],
+    ids=["apa-cjk", "harvard-cjk-initials", "ocr-glued-initial"],
+)
+def test_initials_in_scripts_without_capitals_and_ocr_glued_ones(
+    text: str, names: list[tuple[str, str]]
+) -> None:
+    ref = parse_freetext(text, key="k")
+    assert [(p.family, p.given) for p in ref.authors] == names

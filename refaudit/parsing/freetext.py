@@ -80,20 +80,30 @@ _VANCOUVER_NAME = (
 )
 # Names are separated by commas, or (in some reference managers' output) by spaces only;
 # then each family name must be written in capitalised letters, so that an upper-case
-# title ("THE EFFECT OF …") is not read as more names.
-# A family name may follow particles ("van Enk S", "d’Amato C") and hold any hyphen
-# ("Kris‐Etherton PM"); initials may keep a particle's lower-case letter ("Castro FAdS").
+# title ("THE EFFECT OF …") is not read as more names (unless every name is in capitals).
+# A family name may follow or hold particles ("van Enk S", "d’Amato C", "Palmero da
+# Cruz J") and any hyphen ("Kris‐Etherton PM"); initials may keep a particle's
+# lower-case letter ("Castro FAdS").
 _PARTICLE = "|".join(sorted(PARTICLES, key=len, reverse=True))
 _SPACED_FAMILY_WORD = rf"(?:[dl][’'])?[{_CAP}][^\W\d_]*[a-zß-ÿ][^\W\d_'’\-‐]*(?:[\-‐'’][^\W\d_]+)*"
 _SPACED_INITIALS = rf"[{_CAP}](?:[{_CAP}]|[a-z](?=[{_CAP}])){{0,3}}"
 _SPACED_NAME = (
-    rf"(?:(?:{_PARTICLE})\s)*{_SPACED_FAMILY_WORD}(?:\s{_SPACED_FAMILY_WORD})?\s{_SPACED_INITIALS}"
+    rf"(?:(?:{_PARTICLE})\s)*{_SPACED_FAMILY_WORD}(?:\s(?:(?:{_PARTICLE})\s)?{_SPACED_FAMILY_WORD})?"
+    rf"\s{_SPACED_INITIALS}"
 )
+# Some exports write every family name in capitals ("GAUTHIER M BELLEMARE R"): read
+# so only when the whole list is, so that a capitalised title stays a title.
+_UPPER_FAMILY = rf"[{_CAP}]{{2,}}(?:[\-‐'’][{_CAP}]+)*"
+_UPPER_NAME = rf"{_UPPER_FAMILY}(?:\s{_UPPER_FAMILY})?\s[{_CAP}]{{1,3}}"
 _VANCOUVER = re.compile(
-    rf"^(?P<authors>{_VANCOUVER_NAME}(?:(?:\s+{_SPACED_NAME})+|(?:,\s*{_VANCOUVER_NAME})*)"
+    rf"^(?P<authors>(?:{_UPPER_NAME}(?:\s+{_UPPER_NAME})+"
+    rf"|{_VANCOUVER_NAME}(?:(?:\s+{_SPACED_NAME})+|(?:,\s*{_VANCOUVER_NAME})*))"
     rf"(?:,?\s*et\s+al)?)\.?\s+(?P<rest>\S.+)$"
 )
-_VANCOUVER_PERSON = re.compile(rf"{_SPACED_NAME}(?=[\s,;]|$)")
+_VANCOUVER_PERSONS = (
+    re.compile(rf"{_SPACED_NAME}(?=[\s,;]|$)"),
+    re.compile(rf"{_UPPER_NAME}(?=\s|$)"),
+)
 # Physics styles (AIP, APS) print no title: `A. Author, B. Author, Venue 87, 69 (2016).`
 _INITIALS_NAME = rf"(?:[{_CAP}]\.[\s\-]?)+\s?[^\W\d_][\w'’\-]*(?:\s[^\W\d_][\w'’\-]*)?"
 _TITLELESS = re.compile(
@@ -124,6 +134,8 @@ _ISBN = re.compile(r"ISBN(?:-1[03])?:?\s*([\dXx][\d\s-]{8,16}[\dXx])")
 # Renata Rodrigues de Almeida).
 _INITIALS = re.compile(
     rf"^[{_CAP}][a-z]?\.?[\s-]?(?:(?:[{_CAP}][a-z]?\.?|[a-z]\.)[\s-]?){{0,5}}$|^[{_CAP}]{{1,3}}$"
+    # One letter of a script without capitals and a full stop: "本田, 博.".
+    r"|^[^\W\d_]\.$"
 )
 # "et aI": OCR reads the l of "al" as a capital I or a one.
 _ET_AL = re.compile(r"(?:,\s*|\s+)et\.?\s*a[lI1]\.?\s*$", re.IGNORECASE)
@@ -533,8 +545,9 @@ def _read_authors(text: str, style: str, whole: tuple[str, ...] = ()) -> tuple[l
         truncated = True
         text = _ELLIPSIS.sub(", ", text).strip(" ,")
     text = re.sub(r"(?<=[^\W\d_]{2})\.$", "", text)
-    # An initial glued to its family name ("A.Brown", a dropped space) is still an initial.
-    text = re.sub(rf"\b([{_CAP}]\.)(?=[{_CAP}][a-z])", r"\1 ", text)
+    # An initial glued to its family name ("A.Brown", a dropped space) is still an
+    # initial, also when OCR read the name's "l" as "I" ("N.AIdridge").
+    text = re.sub(rf"\b([{_CAP}]\.)(?=[{_CAP}]I?[a-z])", r"\1 ", text)
     if not text or any(char.isdigit() for char in text):
         return [], truncated
     if style == "vancouver":
@@ -606,8 +619,11 @@ def _has_initials(text: str) -> bool:
 
 def _space_separated(text: str) -> list[str]:
     """ "Ali MM Balash DG Kanich C": each family name ends where its initials do."""
-    names = [match.group(0) for match in _VANCOUVER_PERSON.finditer(text)]
-    return names if "".join(names).replace(" ", "") == text.replace(" ", "") else [text]
+    for pattern in _VANCOUVER_PERSONS:
+        names = [match.group(0) for match in pattern.finditer(text)]
+        if "".join(names).replace(" ", "") == text.replace(" ", ""):
+            return names
+    return [text]
 
 
 def _vancouver_person(name: str) -> Person | None:
