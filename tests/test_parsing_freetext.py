@@ -520,6 +520,11 @@ def test_a_year_alone_after_an_institution_is_not_a_volume() -> None:
             "Revolution. Engl. Hist. Rev.. 1943;LVIII:217–219",
             [("KLOTZ", "EL"), ("DAVIES", "G")],
         ),
+        (
+            "HISADOME H YOSHIZAKI(OBANA) Y TAMAKI H. Analysis of miki (a traditional beverage in "
+            "Amami Island). JOURNAL OF THE BREWING SOCIETY OF JAPAN. 2010;105:167–174",
+            [("HISADOME", "H"), ("YOSHIZAKI(OBANA)", "Y"), ("TAMAKI", "H")],
+        ),
     ],
     ids=[
         "particles",
@@ -528,6 +533,7 @@ def test_a_year_alone_after_an_institution_is_not_a_volume() -> None:
         "particle-inside-family",
         "capitals",
         "capitals-two-initials",
+        "capitals-former-name",
     ],
 )
 def test_vancouver_names_without_commas_keep_particles_and_unusual_letters(

@@ -91,9 +91,10 @@ _SPACED_NAME = (
     rf"(?:(?:{_PARTICLE})\s)*{_SPACED_FAMILY_WORD}(?:\s(?:(?:{_PARTICLE})\s)?{_SPACED_FAMILY_WORD})?"
     rf"\s{_SPACED_INITIALS}"
 )
-# Some exports write every family name in capitals ("GAUTHIER M BELLEMARE R"): read
-# so only when the whole list is, so that a capitalised title stays a title.
-_UPPER_FAMILY = rf"[{_CAP}]{{2,}}(?:[\-‐'’][{_CAP}]+)*"
+# Some exports write every family name in capitals ("GAUTHIER M BELLEMARE R", a former
+# name in brackets: "YOSHIZAKI(OBANA) Y"): read so only when the whole list is, so that
+# a capitalised title stays a title.
+_UPPER_FAMILY = rf"[{_CAP}]{{2,}}(?:[\-‐'’][{_CAP}]+)*(?:\([{_CAP}]{{2,}}\))?"
 _UPPER_NAME = rf"{_UPPER_FAMILY}(?:\s{_UPPER_FAMILY})?\s[{_CAP}]{{1,3}}"
 _VANCOUVER = re.compile(
     rf"^(?P<authors>(?:{_UPPER_NAME}(?:\s+{_UPPER_NAME})+"
