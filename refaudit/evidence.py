@@ -12,7 +12,8 @@ answered and which failed, so the verdict can say "unverified" instead of
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from refaudit import match, planner
@@ -108,8 +109,9 @@ async def gather_evidence(
     """Resolve identifiers in batches and search where identity is still open, pipelined.
 
     References without an identifier start searching at once, while the batched
-    look-ups of the others run; those join the search queue as soon as the look-ups
-    answer. So the slow search pools get work from the first second of a run.
+    look-ups of the others run; each of those joins the search queue as soon as the
+    look-up requests holding its identifiers answer. So the slow search pools get
+    work from the first second of a run.
     With `decide`, each reference's verdict is reached as soon as its search ends,
     while the slow pools still work for others, instead of all at the end of the
     run (`Evidence.verdict` gives it, unless the quota-bound sources added to it).
@@ -135,11 +137,10 @@ async def gather_evidence(
     identified = [item for item in evidence if _has_identifier(item.reference)]
     unidentified = [item for item in evidence if not _has_identifier(item.reference)]
 
-    async def identified_then_search() -> None:
-        await _resolve_identifiers(identified, sources)
-        await asyncio.gather(*(search_one(item) for item in identified))
-
-    await asyncio.gather(identified_then_search(), *(search_one(item) for item in unidentified))
+    await asyncio.gather(
+        _resolve_identifiers(identified, sources, search_one),
+        *(search_one(item) for item in unidentified),
+    )
     await _ask_budgeted(evidence, sources)
     for item in evidence:
         item.sort_records()
@@ -499,7 +500,15 @@ def locator_match(text: str, work: Work) -> bool:
     return sum(evidence) >= 2
 
 
-async def _resolve_identifiers(evidence: list[Evidence], sources: Sources) -> None:
+async def _resolve_identifiers(
+    evidence: list[Evidence], sources: Sources, then: Callable[[Evidence], Awaitable[None]]
+) -> None:
+    """Look the cited identifiers up, and run `then` on each reference once they answered.
+
+    A reference goes on as soon as every request holding one of its identifiers has
+    answered: a slow batch holds back only its own references. A reference whose DOI
+    is still unknown waits for the second round, which the whole first round informs.
+    """
     by_doi: dict[str, list[Evidence]] = {}
     by_arxiv: dict[str, list[Evidence]] = {}
     by_pmid: dict[str, list[Evidence]] = {}
@@ -543,20 +552,66 @@ async def _resolve_identifiers(evidence: list[Evidence], sources: Sources) -> No
                 }[method]
                 bucket.append(work)
 
-    await asyncio.gather(
-        *(lookup(n, "lookup_dois", registry_dois, by_doi) for n in registry.resolvers("doi", 0)),
-        *(
-            lookup(n, "lookup_dois", datacite_dois, by_doi)
-            for n in registry.resolvers("arxiv-doi", 0)
-        ),
-        *(
-            lookup(n, "lookup_arxiv", list(by_arxiv), by_arxiv)
-            for n in registry.resolvers("arxiv", 0)
-        ),
-        *(lookup(n, "lookup_pmids", list(by_pmid), by_pmid) for n in registry.resolvers("pmid", 0)),
+    round_one = [
+        *((n, "lookup_dois", registry_dois, by_doi) for n in registry.resolvers("doi", 0)),
+        *((n, "lookup_dois", datacite_dois, by_doi) for n in registry.resolvers("arxiv-doi", 0)),
+        *((n, "lookup_arxiv", list(by_arxiv), by_arxiv) for n in registry.resolvers("arxiv", 0)),
+        *((n, "lookup_pmids", list(by_pmid), by_pmid) for n in registry.resolvers("pmid", 0)),
+    ]
+    requests = [
+        (name, method, batch, index)
+        for name, method, keys, index in round_one
+        if (source := sources.get(name)) is not None
+        for batch in source.id_batches(keys)
+    ]
+    pending = Counter(
+        id(item) for _, _, batch, index in requests for k in batch for item in index[k]
     )
-    # DOIs the first round did not find may be DataCite's (Zenodo, figshare, …) or
-    # known to Semantic Scholar only: ask before calling them unregistered.
+    follow_ups: dict[int, asyncio.Task[None]] = {}
+
+    def go_on(item: Evidence) -> None:
+        if id(item) not in follow_ups:
+            follow_ups[id(item)] = asyncio.ensure_future(then(item))
+
+    def awaits_round_two(item: Evidence) -> bool:
+        doi = item.reference.doi
+        return doi is not None and not is_datacite_arxiv_doi(doi.lower()) and not item.doi_records
+
+    async def first_round(name: str, method: str, keys: list[str], index: dict) -> None:
+        try:
+            await lookup(name, method, keys, index)
+        finally:
+            for key in keys:
+                for item in index[key]:
+                    pending[id(item)] -= 1
+                    if pending[id(item)] <= 0 and not awaits_round_two(item):
+                        go_on(item)
+
+    try:
+        await asyncio.gather(*(first_round(*request) for request in requests))
+        for item in evidence:
+            if not awaits_round_two(item):
+                go_on(item)
+        await _second_round(evidence, by_doi, registry_dois, lookup)
+        for item in evidence:
+            go_on(item)
+        await asyncio.gather(*follow_ups.values())
+    finally:
+        for task in follow_ups.values():
+            task.cancel()
+
+
+async def _second_round(
+    evidence: list[Evidence],
+    by_doi: dict[str, list[Evidence]],
+    registry_dois: list[str],
+    lookup: Callable[[str, str, list[str], dict], Awaitable[None]],
+) -> None:
+    """Ask again about the DOIs the first round did not find.
+
+    They may be DataCite's (Zenodo, figshare, …) or known to Semantic Scholar only: ask
+    before calling them unregistered.
+    """
     unknown = [d for d in registry_dois if not any(i.doi_records for i in by_doi[d])]
     # A prefix belongs to one registration agency: a DOI whose prefix another agency
     # registered (seen in this run's answers) cannot be DataCite's.

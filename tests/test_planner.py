@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import re
 import threading
 from pathlib import Path
@@ -14,7 +16,7 @@ from refaudit.config import Settings
 from refaudit.evidence import SEARCH_PRIORITY, Evidence, gather_evidence
 from refaudit.models import Reference, Result, RunStats, Work
 from refaudit.parsing.freetext import parse_freetext
-from refaudit.sources import open_sources, registry
+from refaudit.sources import crossref, open_sources, registry
 from refaudit.sources.client import request_priority
 from refaudit.verify import decide
 from tests.fakes import FakeUpstreams, YieldingClock, crossref_list, crossref_work
@@ -288,3 +290,57 @@ def test_a_verdict_reached_when_the_search_ends_is_kept_while_nothing_is_added()
     item.answered("ieee")
     assert item.verdict(counting) is not early
     assert decided == ["w", "w"]
+
+
+class HoldingFirstBatch(httpx.AsyncBaseTransport):
+    """Keeps the first DOI batch open until a search arrives (or, on failure, a few seconds)."""
+
+    def __init__(self, inner: httpx.AsyncBaseTransport) -> None:
+        self.inner = inner
+        self.events: list[str] = []
+        self.searched = asyncio.Event()
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        if "query.bibliographic" in request.url.params:
+            self.events.append("search")
+            self.searched.set()
+        elif "10.1000/held" in request.url.params.get("filter", ""):
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.searched.wait(), 5)
+            self.events.append("held batch answered")
+        return await self.inner.handle_async_request(request)
+
+
+@pytest.mark.anyio
+async def test_a_reference_searches_as_soon_as_its_own_look_up_batch_answers(
+    tmp_path: Path,
+) -> None:
+    """A slow batch of DOIs holds back only its own references, not the whole bibliography."""
+    held = [f"10.1000/held{n}" for n in range(crossref.BATCH_SIZE)]
+    fake = FakeUpstreams()
+    fake.serve_crossref(
+        [crossref_work(doi, f"Dune migration survey {n}") for n, doi in enumerate(held)]
+        + [crossref_work("10.1000/other", "Wind erosion of sandy soils")]
+    )
+    references = [
+        Reference(key=f"h{n}", entry_type="article", doi=doi, title=f"Dune migration survey {n}")
+        for n, doi in enumerate(held)
+    ]
+    # Its DOI leads to another work: the citation is searched by its title.
+    mismatched = Reference(
+        key="m", entry_type="article", doi="10.1000/other", title="Grazing and soil crusts"
+    )
+    transport = HoldingFirstBatch(fake.transport())
+    clock = YieldingClock()
+    # Polite callers may have three list queries in flight: both batches are sent at once.
+    config = Settings(
+        sources=["crossref"], mailto="lab@example.org", cache_dir=tmp_path, data_dir=tmp_path
+    )
+
+    async with open_sources(
+        config, RunStats(), transport=transport, clock=clock, sleep=clock.sleep
+    ) as sources:
+        found = await gather_evidence([*references, mismatched], sources)
+
+    assert transport.events[:2] == ["search", "held batch answered"]
+    assert [len(item.doi_records) for item in found] == [1] * len(found)

@@ -45,6 +45,7 @@ class ArxivSource(Source):
     """Batched id lookups and field-prefixed search against the arXiv API."""
 
     name = NAME
+    id_batch_size = BATCH_SIZE
 
     def __init__(self, client: SourceClient, settings: Settings) -> None:
         self.client = client

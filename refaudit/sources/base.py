@@ -54,6 +54,8 @@ class Source:
     #: DOIs one request answers: a budgeted run asks batch by batch, so a quota spent
     #: halfway costs only the batches not yet answered (None: the source's own batching)
     doi_batch_size: int | None = None
+    #: identifiers one resolving look-up request answers (None: all of them in one)
+    id_batch_size: int | None = None
 
     @property
     def capabilities(self) -> frozenset[str]:
@@ -63,6 +65,16 @@ class Source:
     def decides(self, reference: Reference) -> bool:
         """Whether a budgeted source is worth asking about a reference the others left open."""
         return True
+
+    def id_batches(self, keys: list[str]) -> list[list[str]]:
+        """The requests a look-up of `keys` makes, each as the keys it answers.
+
+        Evidence gathering asks request by request, so a reference goes on to its
+        search as soon as the request holding its identifier answers, not when the
+        slowest request of the look-up does.
+        """
+        size = self.id_batch_size or len(keys) or 1
+        return [keys[start : start + size] for start in range(0, len(keys), size)]
 
     async def lookup_dois(self, dois: list[str]) -> dict[str, Work]:
         """Canonical lower-case DOI → work, batched as the API allows."""

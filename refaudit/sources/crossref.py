@@ -104,6 +104,9 @@ class CrossrefSource(Source):
         token = settings.api_key(NAME)
         self._headers = {"Crossref-Plus-API-Token": f"Bearer {token}"} if token else None
 
+    def id_batches(self, keys: list[str]) -> list[list[str]]:
+        return [[d] for d in keys if "," in d] + filter_batches([d for d in keys if "," not in d])
+
     async def lookup_dois(self, dois: list[str]) -> dict[str, Work]:
         wanted = unique([normalize_doi(doi) for doi in dois])
         found: dict[str, Work] = {}

@@ -73,6 +73,7 @@ class DataCiteSource(Source):
     """DOI lookups (one request each) and search against api.datacite.org."""
 
     name = NAME
+    id_batch_size = BATCH_SIZE
 
     def __init__(self, client: SourceClient, settings: Settings) -> None:
         self._client = client

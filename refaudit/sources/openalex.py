@@ -84,6 +84,10 @@ class OpenAlexSource(Source):
         if settings.api_key(NAME):
             self._auth.append(("api_key", settings.api_key(NAME)))
 
+    def id_batches(self, keys: list[str]) -> list[list[str]]:
+        single = [[d] for d in keys if _FILTER_SYNTAX.search(d)]
+        return single + list(chunked([d for d in keys if not _FILTER_SYNTAX.search(d)], BATCH_SIZE))
+
     async def lookup_dois(self, dois: list[str]) -> dict[str, Work]:
         wanted = unique([normalize_doi(doi) for doi in dois])
         found: dict[str, Work] = {}

@@ -61,6 +61,7 @@ class SemanticScholarSource(Source):
     """Batched id lookups and title search against the S2 Graph API."""
 
     name = NAME
+    id_batch_size = BATCH_SIZE
 
     def __init__(self, client: SourceClient, settings: Settings) -> None:
         self.client = client
