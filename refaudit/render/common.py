@@ -162,6 +162,23 @@ class ReportStream(Protocol):
     def write(self, report: AuditReport, write: Callable[[str], object]) -> None: ...
 
 
+class StreamBase:
+    """What every `ReportStream` shares: its context, each result rendered as it is
+    added (`_render`), and the light copies handed back for the rest of the run."""
+
+    def __init__(self, context: RenderContext) -> None:
+        self._context = context
+        self._statuses: StatusMaps = {}
+
+    def add(self, results: list[Result]) -> list[Result]:
+        for result in results:
+            self._render(result)
+        return [light_result(result, self._statuses) for result in results]
+
+    def _render(self, result: Result) -> None:
+        raise NotImplementedError
+
+
 def render_whole(stream: ReportStream, report: AuditReport) -> str:
     """The text `stream` writes for a report whose results are all in hand."""
     stream.add(list(report.results))

@@ -13,9 +13,8 @@ from refaudit.models import AuditReport, Result
 from refaudit.render.common import (
     RenderContext,
     Spool,
-    StatusMaps,
+    StreamBase,
     display_path,
-    light_result,
     render_whole,
     rows,
 )
@@ -48,19 +47,16 @@ def render_github(report: AuditReport, context: RenderContext) -> str:
     return render_whole(GithubStream(context), report)
 
 
-class GithubStream:
+class GithubStream(StreamBase):
     """The annotations written while the audit runs (a `ReportStream`)."""
 
     def __init__(self, context: RenderContext) -> None:
-        self._context = context
+        super().__init__(context)
         self._spool = Spool()
-        self._statuses: StatusMaps = {}
 
-    def add(self, results: list[Result]) -> list[Result]:
-        for result in results:
-            for line in _annotations(result, self._context):
-                self._spool.add(line + "\n")
-        return [light_result(result, self._statuses) for result in results]
+    def _render(self, result: Result) -> None:
+        for line in _annotations(result, self._context):
+            self._spool.add(line + "\n")
 
     def write(self, report: AuditReport, write: Callable[[str], object]) -> None:
         for piece in self._spool.pieces():

@@ -21,9 +21,8 @@ from refaudit.models import AuditReport, Notice, Result, Work
 from refaudit.render.common import (
     RenderContext,
     Spool,
-    StatusMaps,
+    StreamBase,
     display_path,
-    light_result,
     render_whole,
     snapshot_line,
 )
@@ -82,7 +81,7 @@ class _Tally:
             self.failing.append(result.key)
 
 
-class HtmlStream:
+class HtmlStream(StreamBase):
     """The HTML page written while the audit runs (a `ReportStream`).
 
     Each reference's card goes to the spool of its section as it comes; the
@@ -90,17 +89,14 @@ class HtmlStream:
     """
 
     def __init__(self, context: RenderContext) -> None:
-        self._context = context
+        super().__init__(context)
         self._tally = _Tally()
         self._cards = {name: Spool() for name, _, _ in _GROUPS}
-        self._statuses: StatusMaps = {}
 
-    def add(self, results: list[Result]) -> list[Result]:
-        for result in results:
-            model = result_model(result, self._context)
-            self._tally.add(model)
-            self._cards[_group_of(model)].add(_card(model), "\n")
-        return [light_result(result, self._statuses) for result in results]
+    def _render(self, result: Result) -> None:
+        model = result_model(result, self._context)
+        self._tally.add(model)
+        self._cards[_group_of(model)].add(_card(model), "\n")
 
     def write(self, report: AuditReport, write: Callable[[str], object]) -> None:
         model = report_model(report, self._context, with_results=False)

@@ -15,8 +15,7 @@ from refaudit.models import AuditReport, Result
 from refaudit.render.common import (
     RenderContext,
     Spool,
-    StatusMaps,
-    light_result,
+    StreamBase,
     report_summary,
     rows,
 )
@@ -104,18 +103,15 @@ def render_json(report: AuditReport, context: RenderContext) -> str:
     return "".join(parts)
 
 
-class JsonStream:
+class JsonStream(StreamBase):
     """The JSON report written while the audit runs (a `ReportStream`)."""
 
     def __init__(self, context: RenderContext) -> None:
-        self._context = context
+        super().__init__(context)
         self._spool = Spool()
-        self._statuses: StatusMaps = {}
 
-    def add(self, results: list[Result]) -> list[Result]:
-        for result in results:
-            self._spool.add(_result_text(result, self._context), _SEPARATOR)
-        return [light_result(result, self._statuses) for result in results]
+    def _render(self, result: Result) -> None:
+        self._spool.add(_result_text(result, self._context), _SEPARATOR)
 
     def write(self, report: AuditReport, write: Callable[[str], object]) -> None:
         """Write the report whose results were added, once."""

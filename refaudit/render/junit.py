@@ -16,10 +16,9 @@ from refaudit.render.common import (
     RenderContext,
     Row,
     Spool,
-    StatusMaps,
+    StreamBase,
     display_path,
     failed_sources_text,
-    light_result,
     render_whole,
     rows,
     xml_safe,
@@ -89,7 +88,7 @@ class _Suite:
     counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(_COUNTED, 0))
 
 
-class JunitStream:
+class JunitStream(StreamBase):
     """The JUnit document written while the audit runs (a `ReportStream`).
 
     ElementTree would need the whole tree; each testcase is serialised on its own
@@ -99,22 +98,19 @@ class JunitStream:
     """
 
     def __init__(self, context: RenderContext) -> None:
-        self._context = context
+        super().__init__(context)
         self._suites: dict[str, _Suite] = {}
-        self._statuses: StatusMaps = {}
 
-    def add(self, results: list[Result]) -> list[Result]:
-        for result in results:
-            name = display_path(result.reference.file) or "references"
-            suite = self._suites.setdefault(name, _Suite())
-            case = _testcase(result, self._context, name)
-            suite.counts["tests"] += 1
-            suite.counts["failures"] += case.find("failure") is not None
-            suite.counts["skipped"] += case.find("skipped") is not None
-            _make_xml_safe(case)
-            ET.indent(case, level=2)
-            suite.cases.add(ET.tostring(case, encoding="unicode"), "\n    ")
-        return [light_result(result, self._statuses) for result in results]
+    def _render(self, result: Result) -> None:
+        name = display_path(result.reference.file) or "references"
+        suite = self._suites.setdefault(name, _Suite())
+        case = _testcase(result, self._context, name)
+        suite.counts["tests"] += 1
+        suite.counts["failures"] += case.find("failure") is not None
+        suite.counts["skipped"] += case.find("skipped") is not None
+        _make_xml_safe(case)
+        ET.indent(case, level=2)
+        suite.cases.add(ET.tostring(case, encoding="unicode"), "\n    ")
 
     def write(self, report: AuditReport, write: Callable[[str], object]) -> None:
         root = ET.Element("testsuites", name="refaudit")

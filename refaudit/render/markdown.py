@@ -9,9 +9,8 @@ from refaudit.render.common import (
     RenderContext,
     Row,
     Spool,
-    StatusMaps,
+    StreamBase,
     finding_source,
-    light_result,
     location,
     render_whole,
     rows,
@@ -29,7 +28,7 @@ def render_markdown(report: AuditReport, context: RenderContext) -> str:
     return render_whole(MarkdownStream(context), report)
 
 
-class MarkdownStream:
+class MarkdownStream(StreamBase):
     """The Markdown report written while the audit runs (a `ReportStream`).
 
     The findings, details and suppressed tables each go to their own spool; the
@@ -37,21 +36,18 @@ class MarkdownStream:
     """
 
     def __init__(self, context: RenderContext) -> None:
-        self._context = context
+        super().__init__(context)
         self._issues, self._details, self._quiet = Spool(), Spool(), Spool()
-        self._statuses: StatusMaps = {}
 
-    def add(self, results: list[Result]) -> list[Result]:
-        for result in results:
-            for row in rows(result, self._context):
-                if row.finding.suppressed:
-                    self._quiet.add(_quiet_line(row), "\n")
-                    continue
-                self._issues.add(_issue_line(row), "\n")
-                detail = _detail_line(row) if self._context.details else None
-                if detail is not None:
-                    self._details.add(detail, "\n")
-        return [light_result(result, self._statuses) for result in results]
+    def _render(self, result: Result) -> None:
+        for row in rows(result, self._context):
+            if row.finding.suppressed:
+                self._quiet.add(_quiet_line(row), "\n")
+                continue
+            self._issues.add(_issue_line(row), "\n")
+            detail = _detail_line(row) if self._context.details else None
+            if detail is not None:
+                self._details.add(detail, "\n")
 
     def write(self, report: AuditReport, write: Callable[[str], object]) -> None:
         counts, cost, *snapshot = summary_lines(report, self._context)

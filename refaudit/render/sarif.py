@@ -17,9 +17,8 @@ from refaudit.render.common import (
     RenderContext,
     Row,
     Spool,
-    StatusMaps,
+    StreamBase,
     display_path,
-    light_result,
     render_whole,
     rows,
     xml_safe,
@@ -45,7 +44,7 @@ _RESULTS_SLOT = "refaudit-results-slot"
 _INDENT = "\n" + " " * 8
 
 
-class SarifStream:
+class SarifStream(StreamBase):
     """The SARIF document written while the audit runs (a `ReportStream`).
 
     Results are serialised as they come; the rules (in the order their codes first
@@ -53,23 +52,20 @@ class SarifStream:
     """
 
     def __init__(self, context: RenderContext) -> None:
-        self._context = context
+        super().__init__(context)
         self._rules: dict[str, dict[str, Any]] = {}
         self._index: dict[str, int] = {}
         self._spool = Spool()
-        self._statuses: StatusMaps = {}
 
-    def add(self, results: list[Result]) -> list[Result]:
-        for result in results:
-            for row in rows(result, self._context):
-                code = row.finding.code
-                if code not in self._rules:
-                    self._index[code] = len(self._rules)
-                    self._rules[code] = _rule(code, row.finding.severity)
-                data = _result(row, self._index, self._context)
-                text = json.dumps(_xml_safe_strings(data), indent=2, ensure_ascii=False)
-                self._spool.add(text.replace("\n", _INDENT), "," + _INDENT)
-        return [light_result(result, self._statuses) for result in results]
+    def _render(self, result: Result) -> None:
+        for row in rows(result, self._context):
+            code = row.finding.code
+            if code not in self._rules:
+                self._index[code] = len(self._rules)
+                self._rules[code] = _rule(code, row.finding.severity)
+            data = _result(row, self._index, self._context)
+            text = json.dumps(_xml_safe_strings(data), indent=2, ensure_ascii=False)
+            self._spool.add(text.replace("\n", _INDENT), "," + _INDENT)
 
     def write(self, report: AuditReport, write: Callable[[str], object]) -> None:
         run: dict[str, Any] = {
