@@ -70,12 +70,10 @@ async def audit_references(
     from an iterator (a streamed .bib), which is read one batch ahead of the audit
     only; `total` then says how many to expect, for `progress`.
     """
-    from refaudit.mirror import MIRROR_SOURCE
-    from refaudit.mirror.parallel import audit_in_processes, worker_count
+    from refaudit.mirror.parallel import audit_in_processes, may_use_processes, worker_count
 
     started = time.monotonic()
-    forks = set(settings.sources) == {MIRROR_SOURCE} and settings.processes != 1
-    if forks and not isinstance(references, Sequence):
+    if may_use_processes(settings) and not isinstance(references, Sequence):
         references = list(references)  # a long mirror-only audit is cut into slices
     workers = worker_count(references, settings) if isinstance(references, Sequence) else 1
     if workers > 1 and isinstance(references, Sequence):

@@ -31,9 +31,15 @@ PARALLEL_MIN_REFERENCES = 2000
 SLICE_REFERENCES = 250
 
 
+def may_use_processes(settings: Settings) -> bool:
+    """Whether an audit may be cut into slices for worker processes: only a mirror-only
+    one (no live pool whose limits the workers would have to share), processes allowed."""
+    return set(settings.sources) == {MIRROR_SOURCE} and settings.processes != 1
+
+
 def worker_count(references: Sequence[Reference], settings: Settings) -> int:
     """How many processes to audit with: 1 unless mirror-only, long and on several cores."""
-    if set(settings.sources) != {MIRROR_SOURCE} or len(references) < PARALLEL_MIN_REFERENCES:
+    if not may_use_processes(settings) or len(references) < PARALLEL_MIN_REFERENCES:
         return 1
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     wanted = settings.processes or cores or 1
