@@ -70,14 +70,14 @@ async def audit_references(
     from an iterator (a streamed .bib), which is read one batch ahead of the audit
     only; `total` then says how many to expect, for `progress`.
     """
-    from refaudit.mirror.parallel import audit_in_processes, may_use_processes, worker_count
+    from refaudit.mirror.parallel import audit_in_processes, plan
 
     started = time.monotonic()
-    if may_use_processes(settings) and not isinstance(references, Sequence):
-        references = list(references)  # a long mirror-only audit is cut into slices
-    workers = worker_count(references, settings) if isinstance(references, Sequence) else 1
-    if workers > 1 and isinstance(references, Sequence):
-        report = await audit_in_processes(references, settings, workers, progress, on_batch)
+    workers, references, total = plan(references, settings, total)
+    if workers > 1:
+        report = await audit_in_processes(
+            references, settings, workers, progress, on_batch, total=total
+        )
     else:
         stores = Stores.open(settings)
         try:

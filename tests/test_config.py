@@ -114,13 +114,11 @@ def test_bad_settings_raise_config_errors_naming_the_setting(
 
 def test_processes_from_the_file_caps_a_mirror_only_audits_workers(tmp_path: Path) -> None:
     from refaudit.mirror.parallel import PARALLEL_MIN_REFERENCES, worker_count
-    from refaudit.models import Reference
 
     write(tmp_path, 'processes = 1\n[sources]\nenabled = ["mirror"]\n')
     settings = load_settings(env={})
     assert settings.processes == 1
-    references = [Reference(key=f"k{i}") for i in range(PARALLEL_MIN_REFERENCES)]
-    assert worker_count(references, settings) == 1
+    assert worker_count(PARALLEL_MIN_REFERENCES, settings) == 1
 
 
 def test_origins_say_where_each_value_comes_from(tmp_path: Path) -> None:

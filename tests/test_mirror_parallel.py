@@ -7,12 +7,13 @@ import multiprocessing
 import re
 import threading
 import warnings
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
-from refaudit.audit import audit_paths, read_bibliography
+from refaudit.audit import audit_paths, audit_references, read_bibliography
 from refaudit.config import load_settings
 from refaudit.errors import MirrorError
 from refaudit.mirror import parallel
@@ -85,10 +86,10 @@ def test_only_long_mirror_only_audits_use_several_processes(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(parallel.os, "sched_getaffinity", lambda _pid: {0, 1}, raising=False)
-    long = [Reference(key=f"r{n}") for n in range(parallel.PARALLEL_MIN_REFERENCES)]
+    long = parallel.PARALLEL_MIN_REFERENCES
     mirror_only = load_settings(overrides={"sources": ["mirror"]}, env={})
     assert parallel.worker_count(long, mirror_only) == 2
-    assert parallel.worker_count(long[:-1], mirror_only) == 1
+    assert parallel.worker_count(long - 1, mirror_only) == 1
     # A live source's rate limit is kept in one process: never spread those audits.
     with_live = load_settings(overrides={"sources": ["mirror", "crossref"]}, env={})
     assert parallel.worker_count(long, with_live) == 1
@@ -204,3 +205,88 @@ def test_a_worker_that_cannot_open_the_mirror_says_why_for_each_slice(
     parallel._start_worker(settings)
     with pytest.raises(MirrorError, match="no mirror at"):
         parallel._audit_slice([Reference(key="a")])
+
+
+class _Lookahead:
+    """References handed out one at a time; refuses to be read more than `limit` ahead
+    of the results the audit has handed back (a streamed .bib must not be listed)."""
+
+    def __init__(self, references: list[Reference], limit: int) -> None:
+        self.references = references
+        self.limit = limit
+        self.read = 0
+        self.delivered = 0
+
+    def __iter__(self) -> Iterator[Reference]:
+        for reference in self.references:
+            if self.read - self.delivered >= self.limit:
+                raise AssertionError(f"read {self.read}, only {self.delivered} audited")
+            self.read += 1
+            yield reference
+
+    def on_batch(self, results: list[Result]) -> list[Result]:
+        self.delivered += len(results)
+        return results
+
+
+class _EchoWorker:
+    def audit(self, references: list[Reference]) -> AuditReport:
+        return AuditReport(results=[Result(r, Verdict.SKIPPED) for r in references])
+
+
+def test_slices_are_taken_from_the_iterator_as_the_workers_need_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(parallel, "_worker", _EchoWorker())
+    monkeypatch.setattr(parallel, "SLICE_REFERENCES", 10)
+    references = [Reference(key=f"r{n}") for n in range(200)]
+    source = _Lookahead(references, limit=3 * 10)  # three slices in flight, no more
+    ticks: list[tuple[int, int]] = []
+    pool = ThreadPoolExecutor(max_workers=2)
+    report = asyncio.run(
+        parallel.run_slices(
+            pool, source, lambda done, total: ticks.append((done, total)),
+            source.on_batch, ahead=3, total=200,
+        )
+    )  # fmt: skip
+    assert [r.reference.key for r in report.results] == [r.key for r in references]
+    assert ticks[0] == (10, 200) and ticks[-1] == (200, 200)
+
+
+def test_a_long_iterator_is_read_only_far_enough_to_tell_it_is_long(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(parallel.os, "sched_getaffinity", lambda _pid: {0, 1}, raising=False)
+    mirror_only = load_settings(overrides={"sources": ["mirror"]}, env={})
+    minimum = parallel.PARALLEL_MIN_REFERENCES
+    long = [Reference(key=f"r{n}") for n in range(minimum + 500)]
+    source = _Lookahead(long, limit=minimum)
+    workers, references, total = parallel.plan(iter(source), mirror_only, None)
+    assert (workers, total, source.read) == (2, minimum, minimum)
+    source.delivered = source.read
+    assert list(references) == long
+    # A short one is listed whole and audited here; a known total is kept.
+    workers, short, total = parallel.plan(iter(long[:10]), mirror_only, 10)
+    assert (workers, short, total) == (1, long[:10], 10)
+    assert parallel.plan(iter(long), mirror_only, 90_000)[2] == 90_000
+
+
+def test_a_streamed_bibliography_is_audited_by_workers_a_few_slices_ahead(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Real workers, real mirror: the input is read a few slices ahead, not listed whole."""
+    mirror = build_test_mirror(tmp_path)
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_REFERENCES", 10)
+    monkeypatch.setattr(parallel, "SLICE_REFERENCES", 4)
+    monkeypatch.setattr(parallel.os, "sched_getaffinity", lambda _pid: {0, 1}, raising=False)
+    references = read_bibliography([_copies(tmp_path, 16)]).references  # 80
+    settings = load_settings(
+        overrides={"sources": ["mirror"], "mirror": mirror, "use_cache": False}, env={}
+    )
+    alone = _audit(tmp_path / "long.bib", mirror, processes=1)
+    source = _Lookahead(references, limit=10 + 2 * 2 * 4)  # the first 10, then 4 slices
+    spread = asyncio.run(
+        audit_references(iter(source), settings, total=80, on_batch=source.on_batch)
+    )
+    assert source.delivered == 80
+    assert _summary(spread) == _summary(alone)

@@ -4,7 +4,9 @@ With `--sources mirror` nothing waits on the network: every step (search in the
 mirror, matching, verdicts, screening) is CPU work, so one process keeps one core
 busy. A long bibliography is cut into slices audited by worker processes, each
 opening its mirror connection, snapshot and source clients once for all its
-slices, and the results come back in input order.
+slices, and the results come back in input order. The references are taken from
+their iterator a slice at a time as the workers need them (a streamed .bib is read
+only a few slices ahead of the audit), never listed whole.
 
 Only audits without live sources take this path: a live source's rate limit is
 kept by its client in one process, and several processes would each spend it.
@@ -15,10 +17,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import itertools
 import multiprocessing
 import multiprocessing.util
 import os
-from collections.abc import Callable, Sequence
+from collections import deque
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor
 
 from refaudit.config import MIRROR_SOURCE, Settings
@@ -29,6 +33,9 @@ PARALLEL_MIN_REFERENCES = 2000
 #: References per slice: small enough for steady progress and an even share per
 #: worker, large enough that each slice's set-up (mirror connection, snapshot) is noise.
 SLICE_REFERENCES = 250
+#: Slices handed to the pool per worker ahead of the one being merged: a worker that
+#: finishes finds the next slice queued, and the input is read only this far ahead.
+SLICES_AHEAD = 2
 
 
 def may_use_processes(settings: Settings) -> bool:
@@ -37,21 +44,45 @@ def may_use_processes(settings: Settings) -> bool:
     return set(settings.sources) == {MIRROR_SOURCE} and settings.processes != 1
 
 
-def worker_count(references: Sequence[Reference], settings: Settings) -> int:
-    """How many processes to audit with: 1 unless mirror-only, long and on several cores."""
-    if not may_use_processes(settings) or len(references) < PARALLEL_MIN_REFERENCES:
+def worker_count(count: int, settings: Settings) -> int:
+    """How many processes to audit `count` references with: 1 unless mirror-only, long
+    and on several cores."""
+    if not may_use_processes(settings) or count < PARALLEL_MIN_REFERENCES:
         return 1
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     wanted = settings.processes or cores or 1
-    return max(1, min(wanted, cores or 1, len(references) // SLICE_REFERENCES))
+    return max(1, min(wanted, cores or 1, count // SLICE_REFERENCES))
+
+
+def plan(
+    references: Iterable[Reference], settings: Settings, total: int | None
+) -> tuple[int, Iterable[Reference], int]:
+    """(worker count, the same references, how many there are or are expected).
+
+    The length of an iterator is not known up front: its first PARALLEL_MIN_REFERENCES
+    are read to tell a short audit (then listed whole, and audited in this process)
+    from a long one, whose expected length is `total` when the caller knows it.
+    """
+    if isinstance(references, Sequence):
+        return worker_count(len(references), settings), references, len(references)
+    if not may_use_processes(settings):
+        return 1, references, total or 0
+    rest = iter(references)
+    head = list(itertools.islice(rest, PARALLEL_MIN_REFERENCES))
+    if len(head) < PARALLEL_MIN_REFERENCES:
+        return 1, head, len(head)
+    count = max(total or 0, len(head))
+    return worker_count(count, settings), itertools.chain(head, rest), count
 
 
 async def audit_in_processes(
-    references: Sequence[Reference],
+    references: Iterable[Reference],
     settings: Settings,
     workers: int,
     progress: Callable[[int, int], None] | None = None,
     on_batch: Callable[[list[Result]], Sequence[Result]] | None = None,
+    *,
+    total: int = 0,
 ) -> AuditReport:
     """`audit_references` over slices in `workers` processes, merged into one report.
 
@@ -65,40 +96,47 @@ async def audit_in_processes(
         initializer=_start_worker,
         initargs=(one_process,),
     )
-    return await run_slices(pool, references, progress, on_batch)
+    return await run_slices(
+        pool, references, progress, on_batch, ahead=workers * SLICES_AHEAD, total=total
+    )
 
 
 async def run_slices(
     pool: Executor,
-    references: Sequence[Reference],
+    references: Iterable[Reference],
     progress: Callable[[int, int], None] | None = None,
     on_batch: Callable[[list[Result]], Sequence[Result]] | None = None,
+    *,
+    ahead: int = SLICES_AHEAD,
+    total: int = 0,
 ) -> AuditReport:
-    """Every slice submitted to `pool` at once, merged in input order; `pool` is shut down."""
-    slices = [
-        list(references[i : i + SLICE_REFERENCES])
-        for i in range(0, len(references), SLICE_REFERENCES)
-    ]
+    """Slices submitted to `pool` at most `ahead` at a time, merged in input order; `pool`
+    is shut down. `total` is what `progress` is told to expect."""
     loop = asyncio.get_running_loop()
+    pending = iter(references)
+    running: deque[asyncio.Future[AuditReport]] = deque()
     merged: AuditReport | None = None
     done = 0
     try:
-        futures = [
-            asyncio.wrap_future(pool.submit(_audit_slice, part), loop=loop) for part in slices
-        ]
-        for future in futures:
-            # Once one slice fails, the others fail alike (a broken pool): one error is told.
-            future.add_done_callback(_retrieved)
-        for future in futures:
-            report = await future
+        while True:
+            while len(running) < ahead and (
+                part := list(itertools.islice(pending, SLICE_REFERENCES))
+            ):
+                future = asyncio.wrap_future(pool.submit(_audit_slice, part), loop=loop)
+                # Once one slice fails, the others fail alike (a broken pool): one error is told.
+                future.add_done_callback(_retrieved)
+                running.append(future)
+            if not running:
+                break
+            report = await running.popleft()
             done += len(report.results)
             if on_batch:
                 report.results = list(on_batch(report.results))
             merged = _merge(merged, report)
             if progress:
-                progress(done, len(references))
+                progress(done, max(total, done))
     except BaseException:
-        # Ctrl-C or a failed slice: the queued slices are dropped, not run to the end.
+        # Ctrl-C, a failed slice or an unreadable input: the queued slices are dropped.
         pool.shutdown(wait=False, cancel_futures=True)
         raise
     pool.shutdown()
