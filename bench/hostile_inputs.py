@@ -129,9 +129,9 @@ def peak_memory(
 
     A mirror-only run's workers are children of a fork server, not of `check`, so
     `wait4` does not see them: every process of the run is found under /proc while it
-    runs and its own peak (the kernel's `VmHWM`) is read until it exits. The run's
-    footprint is reported as the sum of those peaks (an upper bound: they need not
-    coincide), with the largest single one.
+    runs and its own peak (the kernel's `VmHWM`) is read every 0.1 s until it exits
+    (what grows in its last 0.1 s is missed). The run's footprint is reported as the
+    sum of those peaks (an upper bound: they need not coincide), and each peak.
     """
     env = {**os.environ, "REFAUDIT_CACHE_DIR": folder + "/cache", "REFAUDIT_DATA_DIR": folder}
     if one_process:
@@ -161,9 +161,9 @@ def peak_memory(
         if peaks:
             others = sorted(peaks.values(), reverse=True)
             line += (
-                f"; with its {len(others)} other processes (workers, fork server) "
-                f"{(usage.ru_maxrss + sum(others)) / 1024:,.0f} MB summed, "
-                f"largest worker {others[0] / 1024:,.0f} MB"
+                f"; {(usage.ru_maxrss + sum(others)) / 1024:,.0f} MB summed with its "
+                f"{len(others)} other processes (workers, fork server, resource tracker: "
+                f"{', '.join(f'{peak / 1024:,.0f}' for peak in others)} MB)"
             )
         if code not in (0, 1, 3):
             errors.seek(0)
