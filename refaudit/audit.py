@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 
     from refaudit.evidence import Evidence
     from refaudit.mirror.store import MirrorStore, RetractionRows
+    from refaudit.parsing.bbl import BblStream
     from refaudit.parsing.bibtex import BibtexStream
     from refaudit.retractions.store import Snapshot
     from refaudit.sources import Sources
@@ -297,8 +298,9 @@ async def audit_paths(
 ) -> AuditReport:
     """Parse every file (.bib/.tex/.bbl) and audit all their references together.
 
-    A .bib file is streamed: its references are parsed a batch ahead of the audit,
-    so a long file is never held whole (`refaudit.parsing.bibtex.BibtexStream`).
+    A .bib or .bbl file is streamed: its references are parsed a batch ahead of the
+    audit, so a long file is never held whole (`refaudit.parsing.bibtex.BibtexStream`,
+    `refaudit.parsing.bbl.BblStream`).
     """
     inputs = InputStream(paths, all_entries=all_entries)
     report = await audit_references(
@@ -323,21 +325,21 @@ def read_bibliography(paths: Sequence[Path], *, all_entries: bool = False) -> Bi
 
 @dataclass
 class _Input:
-    """One input path: a prepared .bib stream, or a whole parse (.tex, .bbl)."""
+    """One input path: a prepared .bib or .bbl stream, or a whole parse (.tex)."""
 
     path: Path
-    stream: BibtexStream | None = None
+    stream: BibtexStream | BblStream | None = None
     parsed: Bibliography | None = None
     problems: list[InputProblem] = field(default_factory=list)
 
 
 class InputStream:
-    """The inputs of one run, each entry once: .bib files streamed, the others parsed whole.
+    """The inputs of one run, each entry once: .bib and .bbl files streamed, .tex parsed whole.
 
     Every file is checked and prepared when this is made (so an unusable file is
     refused before anything is audited); `references` then reads the .bib files a
     reference at a time. `check paper.tex refs.bib` reaches refs.bib twice: an entry
-    the .tex already gave is not given again, and a .bib given twice is read once.
+    the .tex already gave is not given again, and a file given twice is read once.
 
     Raises:
         InputError: a file cannot be used (as `refaudit.parsing.parse_file` says).
@@ -345,7 +347,7 @@ class InputStream:
 
     def __init__(self, paths: Sequence[Path], *, all_entries: bool = False) -> None:
         from refaudit.parsing import parse_file
-        from refaudit.parsing.files import BIBTEX_SUFFIXES, open_bibtex
+        from refaudit.parsing.files import STREAMED_SUFFIXES, open_stream
 
         self.files: list[str] = []
         self.total = 0
@@ -355,10 +357,10 @@ class InputStream:
         prepared: set[str] = set()
         for path in map(Path, paths):
             item = _Input(path)
-            if path.suffix.lower() in BIBTEX_SUFFIXES:
+            if path.suffix.lower() in STREAMED_SUFFIXES:
                 if _real(str(path)) not in prepared:
                     prepared.add(_real(str(path)))
-                    item.stream, item.problems = open_bibtex(path)
+                    item.stream, item.problems = open_stream(path)
                     self.total += item.stream.entries
                 names = [str(path)]
             else:

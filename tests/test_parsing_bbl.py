@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -144,3 +145,69 @@ def test_physics_style_bibitems_keep_titles_venues_and_linked_identifiers() -> N
         "508-509",
     )
     assert higgs.doi == "10.1103/physrevlett.13.508"
+
+
+def _biber_entries(count: int) -> str:
+    return "".join(
+        f"\\entry{{k{n}}}{{article}}{{}}\n  \\field{{title}}{{Title {n}}}\n"
+        f"  \\verb{{url}}\n  \\verb https://example.org/{n}\n  \\endverb\n\\endentry\n"
+        for n in range(count)
+    )
+
+
+def test_references_come_out_of_a_bbl_before_it_is_read_to_the_end(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from refaudit.parsing import bbl
+
+    monkeypatch.setattr(bbl, "_READ_CHARS", 1000)
+    lines = _biber_entries(2000).splitlines(keepends=True)
+    read: list[str] = []
+
+    def reading() -> Iterator[str]:
+        read.clear()
+        for line in lines:
+            read.append(line)
+            yield line
+
+    stream = bbl.BblStream(reading, file="long.bbl")
+    stream.prepare()
+    assert stream.entries == 2000
+    first = next(stream.references())
+    assert (first.key, first.url, first.line) == ("k0", "https://example.org/0", 1)
+    assert len(read) < 500  # of 12,000 lines
+
+
+@pytest.mark.parametrize("size", [1, 50, 1 << 16])
+def test_a_bbl_read_in_small_pieces_gives_what_one_read_gives(
+    monkeypatch: pytest.MonkeyPatch, size: int
+) -> None:
+    """Heads across lines and reads, a missing \\endentry, a repeated key, text around."""
+    from refaudit.parsing import bbl
+
+    text = (
+        "\\refsection{0}\n"
+        + _biber_entries(3)
+        + "\\entry{split\n key}{misc}{\n}\n\\field{title}{Split}\n"
+        + "\\entry{k1}{book}{}\n\\field{title}{Again}\n\\endentry\n"
+        + "\\entry{" + "x" * 990 + "}{article}{}{}\n\\field{year}{2001}\n\\endentry\n"
+        + _biber_entries(2)
+        + "\\endrefsection\n"
+    )  # fmt: skip
+    whole = parse_bbl(text, file="x.bbl")
+    monkeypatch.setattr(bbl, "_READ_CHARS", size)
+    pieces = parse_bbl(text, file="x.bbl")
+    assert [r.key for r in whole.references] == ["k0", "k1", "k2", "split\n key", "x" * 990]
+    assert [(p.line, p.key) for p in whole.problems] == [(20, "split\n key")]
+    assert pieces == whole
+
+
+def test_a_long_bbl_is_streamed_into_the_audit(tmp_path: Path) -> None:
+    from refaudit.audit import InputStream
+
+    path = tmp_path / "long.bbl"
+    path.write_text(_biber_entries(30), encoding="utf-8")
+    inputs = InputStream([path])
+    assert inputs.total == 30
+    assert [r.key for r in inputs.references()] == [f"k{n}" for n in range(30)]
+    assert inputs.files == [str(path)]

@@ -276,11 +276,11 @@ def test_a_long_bib_hands_out_references_before_it_is_read_to_the_end(
 
 def test_a_bib_that_changes_between_its_two_readings_is_refused(tmp_path: Path) -> None:
     from refaudit.errors import InputError
-    from refaudit.parsing.files import open_bibtex
+    from refaudit.parsing.files import open_stream
 
     path = tmp_path / "refs.bib"
     path.write_text(LINKED, encoding="utf-8")
-    stream, problems = open_bibtex(path)
+    stream, problems = open_stream(path)
     assert not problems
     path.write_text(LINKED + "@misc{new, title={New}}\n", encoding="utf-8")
     with pytest.raises(InputError, match="changed while it was being read"):
@@ -288,10 +288,10 @@ def test_a_bib_that_changes_between_its_two_readings_is_refused(tmp_path: Path) 
 
 
 def test_a_streamed_latin1_file_reports_the_line_read_text_reports(tmp_path: Path) -> None:
-    from refaudit.parsing.files import open_bibtex, read_text
+    from refaudit.parsing.files import open_stream, read_text
 
     path = tmp_path / "old.bib"
     path.write_bytes(b"@article{a, title={Plain}}\n@article{b, title={Caf\xe9}}\n")
-    stream, problems = open_bibtex(path)
+    stream, problems = open_stream(path)
     assert problems == read_text(path)[1] and problems[0].line == 2
     assert [r.title for r in stream.references()] == ["Plain", "Café"]

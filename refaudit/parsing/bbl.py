@@ -8,12 +8,13 @@ a classic `thebibliography` list is read item by item as free text.
 
 from __future__ import annotations
 
+import functools
 import re
-from bisect import bisect_left
+from collections.abc import Iterator
 
 from refaudit.models import Bibliography, InputProblem, Reference
 from refaudit.parsing.bibitems import parse_bibitems
-from refaudit.parsing.lines import LineIndex
+from refaudit.parsing.bibtex import Lines, text_lines
 from refaudit.parsing.records import build_reference
 
 # Bounded repeats keep every failed match short, so hostile files stay linear.
@@ -34,6 +35,13 @@ _POSITIONAL_PARTS = ("family", "familyi", "given", "giveni", "prefix", "prefixi"
 _BOOKKEEPING = ("sort", "label", "extra", "uniq", "single", "crossrefsource")
 
 
+# The most text an _ENTRY match can span: where one may start is settled once this much
+# of the text after it has been read.
+_ENTRY_SPAN = 4096
+# Characters read at a time while looking for the next \\entry.
+_READ_CHARS = 1 << 16
+
+
 def is_biblatex_bbl(text: str) -> bool:
     """True for a .bbl biber wrote (biblatex), False for a BibTeX `thebibliography` list."""
     return bool(_ENTRY.search(text))
@@ -41,48 +49,118 @@ def is_biblatex_bbl(text: str) -> bool:
 
 def parse_bbl(text: str, *, file: str) -> Bibliography:
     """The references of a .bbl file, whichever of the two kinds it is."""
-    if not is_biblatex_bbl(text):
-        return Bibliography(references=parse_bibitems(text, file=file), files=[file])
-    references: list[Reference] = []
-    problems: list[InputProblem] = []
-    seen: set[str] = set()
-    lines = LineIndex(text)
-    ends = [found.start() for found in _END_ENTRY.finditer(text)]
-    starts = list(_ENTRY.finditer(text))
-    for index, match in enumerate(starts):
-        key = match.group("key").strip()
-        line = lines.line(match.start())
-        following = starts[index + 1] if index + 1 < len(starts) else None
-        next_end = bisect_left(ends, match.end())
-        end = ends[next_end] if next_end < len(ends) else None
-        if end is None or (following is not None and following.start() < end):
-            problems.append(
-                InputProblem(
-                    file=file,
-                    line=line,
-                    key=key,
-                    message=f"\\entry{{{key}}} has no \\endentry; read up to the next entry",
-                    code="parse-error",
+    stream = BblStream(functools.partial(text_lines, text), file=file)
+    stream.prepare()
+    references = list(stream.references())
+    return Bibliography(references=references, problems=stream.problems(), files=[file])
+
+
+class BblStream:
+    """A .bbl text whose biber entries are read and handed out one at a time.
+
+    A biber .bbl is a sequence of `\\entry … \\endentry` blocks: each one is built
+    into a `Reference` as the text reaches the next `\\entry`, so a long file is never
+    held whole (what stays is one key per entry, for duplicates, and the problems).
+    A BibTeX `thebibliography` list is free text cut by `\\bibitem`, whose items are
+    read from the whole text (`parse_bibitems`).
+    """
+
+    def __init__(self, lines: Lines, *, file: str) -> None:
+        self.file = file
+        self.entries = 0  # references `references` will give, counted by `prepare`
+        self._lines = lines
+        self._problems: list[InputProblem] = []
+        self._bibitems: list[Reference] | None = None
+
+    def prepare(self) -> None:
+        """Count the entries (a first pass); a text with none is read as a thebibliography."""
+        keys = {key for key, _, _, _ in _entries(self._lines())}
+        self.entries = len(keys)
+        if not keys:
+            self._bibitems = parse_bibitems("".join(self._lines()), file=self.file)
+            self.entries = len(self._bibitems)
+
+    def references(self) -> Iterator[Reference]:
+        """Every entry, in file order, each key once (the second pass)."""
+        if self._bibitems is not None:
+            yield from self._bibitems
+            return
+        seen: set[str] = set()
+        for key, entry_type, line, segment in _entries(self._lines()):
+            end = _END_ENTRY.search(segment)
+            if end is None:
+                self._problems.append(
+                    InputProblem(
+                        file=self.file,
+                        line=line,
+                        key=key,
+                        message=f"\\entry{{{key}}} has no \\endentry; read up to the next entry",
+                        code="parse-error",
+                    )
                 )
+            if key in seen:
+                continue
+            seen.add(key)
+            fields = entry_fields(segment[: end.start()] if end else segment)
+            yield build_reference(
+                key, entry_type, fields, file=self.file, line=line, problems=self._problems
             )
-            stop = following.start() if following else len(text)
-        else:
-            stop = end
-        if key in seen:
+
+    def problems(self) -> list[InputProblem]:
+        """The problems found so far (all of them once `references` has run)."""
+        return list(self._problems)
+
+
+def _entries(lines: Iterator[str]) -> Iterator[tuple[str, str, int, str]]:
+    """(key, type, line, text up to the next \\entry or the end) of each \\entry head.
+
+    The heads are those `_ENTRY.finditer` finds in the whole text: the text is read
+    _READ_CHARS at a time, and a head is taken only once _ENTRY_SPAN characters after
+    its start have been read, so a longer read could not have changed it. Text before
+    that point holds no head: it is moved out of the search window into the entry's
+    parts, so each character is searched a bounded number of times.
+    """
+    window = ""  # text not yet settled; a head may start in it
+    parts: list[str] = []  # settled text after the current head
+    current: tuple[str, str, int] | None = None
+    line = 1  # the line of window[0]
+    scan = 0  # no head starts in window[:scan]
+    ended = False
+    while True:
+        head = _ENTRY.search(window, scan)
+        if head is not None and (ended or head.start() + _ENTRY_SPAN <= len(window)):
+            before = window[: head.start()]
+            if current is not None:
+                yield (*current, "".join(parts) + before)
+            line += before.count("\n")
+            current = (head.group("key").strip(), head.group("type").strip().lower(), line)
+            line += window.count("\n", head.start(), head.end())
+            window, parts, scan = window[head.end() :], [], 0
             continue
-        seen.add(key)
-        fields = entry_fields(text[match.end() : stop])
-        references.append(
-            build_reference(
-                key,
-                match.group("type").strip().lower(),
-                fields,
-                file=file,
-                line=line,
-                problems=problems,
-            )
-        )
-    return Bibliography(references=references, problems=problems, files=[file])
+        if ended:
+            if current is not None:
+                yield (*current, "".join(parts) + window)
+            return
+        settled = max(0, len(window) - _ENTRY_SPAN)
+        if settled:
+            if current is not None:
+                parts.append(window[:settled])
+            line += window.count("\n", 0, settled)
+            window = window[settled:]
+        scan = max(0, scan - settled)
+        read = list(_until(lines, _READ_CHARS))
+        ended = not read
+        window += "".join(read)
+
+
+def _until(lines: Iterator[str], size: int) -> Iterator[str]:
+    """Lines from `lines` until they hold at least `size` characters."""
+    total = 0
+    for text in lines:
+        yield text
+        total += len(text)
+        if total >= size:
+            return
 
 
 def entry_fields(body: str) -> dict[str, str]:

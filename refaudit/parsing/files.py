@@ -20,12 +20,15 @@ from refaudit.errors import InputError
 from refaudit.models import Bibliography, InputProblem
 
 if TYPE_CHECKING:
-    from refaudit.parsing.bibtex import BibtexStream
+    from refaudit.parsing.bbl import BblStream
+    from refaudit.parsing.bibtex import BibtexStream, Lines
 
 BIBTEX_SUFFIXES = (".bib", ".bibtex")
 LATEX_SUFFIXES = (".tex", ".ltx")
 BBL_SUFFIXES = (".bbl",)
 SUPPORTED_SUFFIXES = BIBTEX_SUFFIXES + LATEX_SUFFIXES + BBL_SUFFIXES
+#: Read a piece at a time by `open_stream`, never held whole.
+STREAMED_SUFFIXES = BIBTEX_SUFFIXES + BBL_SUFFIXES
 # Far beyond any real bibliography or paper; stops a link to /dev/zero or a huge dump.
 MAX_INPUT_BYTES = 64 * 1024 * 1024
 
@@ -55,11 +58,7 @@ def parse_file(path: Path, *, all_entries: bool = False) -> Bibliography:
     elif suffix in BBL_SUFFIXES:
         bibliography = parse_bbl(text, file=str(path))
         if not bibliography.references:
-            raise InputError(
-                "no references found",
-                file=str(path),
-                hint="a .bbl holds \\bibitem{…} items (BibTeX) or \\entry{…} data (biber)",
-            )
+            raise _no_bbl_references(path)
     else:
         bibliography = parse_bibtex(text, file=str(path))
         if not bibliography.references:
@@ -68,31 +67,47 @@ def parse_file(path: Path, *, all_entries: bool = False) -> Bibliography:
     return bibliography
 
 
-def open_bibtex(path: Path) -> tuple[BibtexStream, list[InputProblem]]:
-    """A .bib file as a `BibtexStream` (prepared), plus a problem when it was not UTF-8.
-
-    The file is read line by line for each pass rather than held: once to check it as
-    `read_text` would (size, NUL bytes, blank, encoding), then by the stream's passes.
-    A UTF-16 file is decoded whole (its lines cannot be cut on the byte "\\n").
+def open_stream(path: Path) -> tuple[BibtexStream | BblStream, list[InputProblem]]:
+    """A .bib or .bbl file as a prepared stream (`BibtexStream`, `BblStream`), plus a
+    problem when it was not UTF-8.
 
     Raises:
-        InputError: as `parse_file` does for a .bib file, or when the file changes
+        InputError: as `parse_file` does for such a file, or when the file changes
             between two passes.
     """
-    from refaudit.parsing.bibtex import BibtexStream, text_lines
+    from refaudit.parsing.bbl import BblStream
+    from refaudit.parsing.bibtex import BibtexStream
 
     path = Path(path)
+    lines, problems = file_lines(path)
+    stream: BibtexStream | BblStream
+    if path.suffix.lower() in BBL_SUFFIXES:
+        stream = BblStream(lines, file=str(path))
+        stream.prepare()
+        if not stream.entries:
+            raise _no_bbl_references(path)
+    else:
+        stream = BibtexStream(lines, file=str(path))
+        stream.prepare()
+        if not stream.entries:
+            refuse_empty_bibtex(stream.problems(), path)
+    return stream, problems
+
+
+def file_lines(path: Path) -> tuple[Lines, list[InputProblem]]:
+    """Reads the file's lines, decoded, from its start (once per pass), and its problems.
+
+    The file is read line by line for each pass rather than held: once here to check it
+    as `read_text` would (size, NUL bytes, blank, encoding), then by each pass. A UTF-16
+    file is decoded whole (its lines cannot be cut on the byte "\\n").
+    """
+    from refaudit.parsing.bibtex import text_lines
+
     encoding, problems, state = _check_bytes(path)
     if encoding is None:
         text, problems = read_text(path)
-        lines = functools.partial(text_lines, text)
-    else:
-        lines = functools.partial(_decoded_lines, path, encoding, state)
-    stream = BibtexStream(lines, file=str(path))
-    stream.prepare()
-    if not stream.entries:
-        refuse_empty_bibtex(stream.problems(), path)
-    return stream, problems
+        return functools.partial(text_lines, text), problems
+    return functools.partial(_decoded_lines, path, encoding, state), problems
 
 
 def _check_bytes(path: Path) -> tuple[str | None, list[InputProblem], tuple[int, int]]:
@@ -206,6 +221,14 @@ def _read_bounded(path: Path) -> bytes:
     if len(data) > MAX_INPUT_BYTES:
         raise _too_large(path)
     return data
+
+
+def _no_bbl_references(path: Path) -> InputError:
+    return InputError(
+        "no references found",
+        file=str(path),
+        hint="a .bbl holds \\bibitem{…} items (BibTeX) or \\entry{…} data (biber)",
+    )
 
 
 def _too_large(path: Path) -> InputError:
