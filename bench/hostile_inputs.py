@@ -11,6 +11,7 @@ reference carries real evidence.
     python bench/hostile_inputs.py --memory-only --mirror --entries 10000 --work /tmp/w
     python bench/hostile_inputs.py --memory-only --mirror --one-process   # no worker processes
     python bench/hostile_inputs.py --formats json table     # peak RSS per report format
+    python bench/hostile_inputs.py --memory-only --bbl      # the same entries as a biber .bbl
     python bench/hostile_inputs.py --fuzz                   # also the long fuzz profile (minutes)
 """
 
@@ -107,6 +108,29 @@ def big_bibliography(path: Path, entries: int) -> None:
             )
 
 
+def big_bbl(path: Path, entries: int) -> None:
+    """`big_bibliography`'s articles as the .bbl biber writes for them (biblatex's data)."""
+    name = (
+        "{{{{hash={}}}{{family={{{}}}, familyi={{{}\\bibinitperiod}}, "
+        "given={{{}\\bibinitperiod}}}}}}%"
+    )
+    with path.open("w", encoding="utf-8") as out:
+        out.write("\\refsection{0}\n  \\datalist[entry]{nty/global//global/global}\n")
+        for i in range(entries):
+            out.write(
+                f"    \\entry{{key{i}}}{{article}}{{}}\n"
+                "      \\name{author}{2}{}{%\n"
+                f"        {name.format(f'a{i}', f'Author{i}', 'A', 'A')}\n"
+                f"        {name.format('b', 'Other', 'O', 'B')}\n      }}\n"
+                f"      \\field{{title}}{{A study of synthetic topic number {i}}}\n"
+                "      \\field{journaltitle}{Journal of Tests}\n"
+                f"      \\field{{year}}{{{1990 + i % 30}}}\n"
+                f"      \\verb{{doi}}\n      \\verb 10.5555/test.{i}\n      \\endverb\n"
+                "    \\endentry\n"
+            )
+        out.write("  \\enddatalist\n\\endrefsection\n")
+
+
 _ENTRY_KEY = re.compile(r"^(@\w+\{)([^,\s]+),", re.MULTILINE)
 
 
@@ -194,13 +218,21 @@ def _peak_kb(pid: int) -> int:
 
 
 def memory(
-    counts: list[int], formats: list[str], mirror: Path | None, *, one_process: bool = False
+    counts: list[int],
+    formats: list[str],
+    mirror: Path | None,
+    *,
+    one_process: bool = False,
+    bbl: bool = False,
 ) -> None:
     """Peak RSS of `check` on bibliographies of each size, offline or through a mirror only."""
     for entries in counts:
         with tempfile.TemporaryDirectory() as folder:
-            bib = Path(folder) / "big.bib"
-            if mirror is None:
+            bib = Path(folder) / ("big.bbl" if bbl else "big.bib")
+            if bbl:
+                big_bbl(bib, entries)
+                extra, how = ["--offline"], ".bbl, --offline, nothing cached"
+            elif mirror is None:
                 big_bibliography(bib, entries)
                 extra, how = ["--offline"], "--offline, nothing cached"
             else:
@@ -241,6 +273,9 @@ def main() -> None:
     parser.add_argument(
         "--one-process", action="store_true", help="no worker processes for a mirror-only audit"
     )
+    parser.add_argument(
+        "--bbl", action="store_true", help="the synthetic entries as a biber .bbl (offline)"
+    )
     parser.add_argument("--memory-only", action="store_true", help="skip the scaling table")
     parser.add_argument("--fuzz", action="store_true", help="also run the long fuzz profile")
     args = parser.parse_args()
@@ -251,7 +286,7 @@ def main() -> None:
             work = args.work or Path(stack.enter_context(tempfile.TemporaryDirectory()))
             memory(args.entries, args.formats, world_mirror(work), one_process=args.one_process)
     else:
-        memory(args.entries, args.formats, None)
+        memory(args.entries, args.formats, None, bbl=args.bbl)
     if args.fuzz:
         fuzz()
 

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from refaudit.mirror.store import MirrorStore, RetractionRows
     from refaudit.parsing.bbl import BblStream
     from refaudit.parsing.bibtex import BibtexStream
+    from refaudit.parsing.tex import LatexStream
     from refaudit.retractions.store import Snapshot
     from refaudit.sources import Sources
 
@@ -325,29 +326,28 @@ def read_bibliography(paths: Sequence[Path], *, all_entries: bool = False) -> Bi
 
 @dataclass
 class _Input:
-    """One input path: a prepared .bib or .bbl stream, or a whole parse (.tex)."""
+    """One input path and its prepared stream (None: the same file was given before)."""
 
     path: Path
-    stream: BibtexStream | BblStream | None = None
-    parsed: Bibliography | None = None
+    stream: BibtexStream | BblStream | LatexStream | None = None
     problems: list[InputProblem] = field(default_factory=list)
 
 
 class InputStream:
-    """The inputs of one run, each entry once: .bib and .bbl files streamed, .tex parsed whole.
+    """The inputs of one run, each entry once, every file read a reference at a time.
 
     Every file is checked and prepared when this is made (so an unusable file is
-    refused before anything is audited); `references` then reads the .bib files a
+    refused before anything is audited); `references` then reads the files a
     reference at a time. `check paper.tex refs.bib` reaches refs.bib twice: an entry
-    the .tex already gave is not given again, and a file given twice is read once.
+    the .tex already gave is not given again, and a .bib or .bbl given twice is read once.
 
     Raises:
         InputError: a file cannot be used (as `refaudit.parsing.parse_file` says).
     """
 
     def __init__(self, paths: Sequence[Path], *, all_entries: bool = False) -> None:
-        from refaudit.parsing import parse_file
-        from refaudit.parsing.files import STREAMED_SUFFIXES, open_stream
+        from refaudit.parsing.files import LATEX_SUFFIXES, open_stream
+        from refaudit.parsing.tex import LatexStream
 
         self.files: list[str] = []
         self.total = 0
@@ -357,26 +357,29 @@ class InputStream:
         prepared: set[str] = set()
         for path in map(Path, paths):
             item = _Input(path)
-            if path.suffix.lower() in STREAMED_SUFFIXES:
-                if _real(str(path)) not in prepared:
-                    prepared.add(_real(str(path)))
-                    item.stream, item.problems = open_stream(path)
-                    self.total += item.stream.entries
-                names = [str(path)]
-            else:
-                item.parsed = parse_file(path, all_entries=all_entries)
-                self.total += len(item.parsed.references)
-                names = item.parsed.files or [str(path)]
+            names = [str(path)]
+            if path.suffix.lower() in LATEX_SUFFIXES or _real(str(path)) not in prepared:
+                prepared.add(_real(str(path)))
+                item.stream, item.problems = open_stream(path, all_entries=all_entries)
+                self.total += (
+                    item.stream.total
+                    if isinstance(item.stream, LatexStream)
+                    else item.stream.entries
+                )
+                if isinstance(item.stream, LatexStream):
+                    names = item.stream.files or names
             self._inputs.append(item)
             self.files += [name for name in names if self._first_time(_real(name))]
 
     def references(self) -> Iterator[Reference]:
         """Every reference, in input order."""
+        from refaudit.parsing.bibtex import BibtexStream
         from refaudit.parsing.files import refuse_empty_bibtex
+        from refaudit.parsing.tex import LatexStream
 
         for item in self._inputs:
-            if item.parsed is not None:
-                yield from (r for r in item.parsed.references if self._new(r))
+            if isinstance(item.stream, LatexStream):
+                yield from (r for r in item.stream.references() if self._new(r))
             elif item.stream is not None:
                 given = 0
                 line: tuple[int | None, set[str]] = (None, set())  # keys on the last line
@@ -392,21 +395,19 @@ class InputStream:
                         line[1].add(reference.key)
                         yield reference
                 self._streamed.add(_real(item.stream.file))
-                if not given:
+                if not given and isinstance(item.stream, BibtexStream):
                     refuse_empty_bibtex(item.stream.problems(), item.path)
 
     def problems(self) -> list[InputProblem]:
         """Every input problem, each once, file by file (complete once `references` ran)."""
         found: list[InputProblem] = []
         for item in self._inputs:
-            if item.parsed is not None:
-                problems = item.parsed.problems
-            elif item.stream is not None:
-                problems = item.problems + item.stream.problems()
-            else:
+            if item.stream is None:
                 continue
             found += [
-                p for p in problems if self._first_time(_real(p.file), p.line, p.key, p.message)
+                p
+                for p in item.problems + item.stream.problems()
+                if self._first_time(_real(p.file), p.line, p.key, p.message)
             ]
         return found
 

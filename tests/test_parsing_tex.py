@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from refaudit.errors import InputError
-from refaudit.models import Bibliography
+from refaudit.models import Bibliography, InputProblem
 from refaudit.parsing import parse_file
 
 FIXTURES = Path(__file__).parent / "fixtures" / "tex"
@@ -158,3 +159,62 @@ def test_bbl_file_is_read_as_bibitems() -> None:
     assert (first.key, first.line, first.title) == ("hochreiter1997", 4, "Long short-term memory")
     assert (second.key, second.line, second.venue, second.year) == ("watson1953", 7, "Nature", 1953)
     assert bibliography.cited_keys is None
+
+
+def _long_bib(count: int) -> str:
+    return "".join(f"@article{{k{n}, title = {{Title {n}}}, year = 2001}}\n" for n in range(count))
+
+
+def test_a_papers_bib_file_is_streamed_into_the_audit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cited entries come out of the .bib before it is read to the end."""
+    from refaudit.audit import InputStream
+    from refaudit.parsing import files
+    from refaudit.parsing.bibtex import Lines
+
+    (tmp_path / "refs.bib").write_text(_long_bib(3000), encoding="utf-8")
+    paper = tmp_path / "paper.tex"
+    paper.write_text("\\cite{k1,k2999}\n\\nocite{k5}\n\\bibliography{refs}\n", encoding="utf-8")
+    read = [0]
+    real = files.file_lines
+
+    def counted(path: Path) -> tuple[Lines, list[InputProblem]]:
+        lines, problems = real(path)
+
+        def reading() -> Iterator[str]:
+            read[0] = 0
+            for line in lines():
+                read[0] += 1
+                yield line
+
+        return reading, problems
+
+    monkeypatch.setattr(files, "file_lines", counted)
+    inputs = InputStream([paper])
+    assert inputs.total == 3
+    references = inputs.references()
+    assert next(references).key == "k1"
+    assert read[0] < 1500  # of 3,000 lines: the first chunk of blocks
+    assert [r.key for r in references] == ["k5", "k2999"]
+    assert inputs.files == [str(paper), str(tmp_path / "refs.bib")]
+
+
+def test_problems_of_a_papers_files_keep_their_order(tmp_path: Path) -> None:
+    """Each file's problems where the one-pass parser put them, an unreadable one between."""
+    (tmp_path / "a.bib").write_text("@article{a, title = {A}, month = foo}\n", encoding="utf-8")
+    (tmp_path / "b.bib").write_text("  \n", encoding="utf-8")
+    (tmp_path / "c.bib").write_text("@article{c, title = {C}}\n@article{c, title={D}}\n")
+    paper = tmp_path / "paper.tex"
+    paper.write_text("\\cite{a,gone}\n\\bibliography{a,b,c,missing}\n", encoding="utf-8")
+    bibliography = parse_file(paper)
+    assert [r.key for r in bibliography.references] == ["a"]
+    assert [(p.code, p.key) for p in bibliography.problems] == [
+        ("missing-bib-file", None),
+        ("undefined-macro", "a"),
+        ("unreadable-bib-file", None),
+        ("duplicate-key", "c"),
+        ("undefined-citation", "gone"),
+        ("uncited-entry", "c"),
+        ("uncited-entry", "c"),
+    ]

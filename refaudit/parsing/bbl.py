@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterator
+from collections.abc import Collection, Container, Iterator
 
 from refaudit.models import Bibliography, InputProblem, Reference
 from refaudit.parsing.bibitems import parse_bibitems
@@ -65,20 +65,23 @@ class BblStream:
     read from the whole text (`parse_bibitems`).
     """
 
-    def __init__(self, lines: Lines, *, file: str) -> None:
+    def __init__(self, lines: Lines, *, file: str, counted: Container[str] | None = None) -> None:
         self.file = file
         self.entries = 0  # references `references` will give, counted by `prepare`
+        self.counted = 0  # those of them keyed in `counted` (all when None): a paper's cited
+        self._counting = counted
         self._lines = lines
         self._problems: list[InputProblem] = []
         self._bibitems: list[Reference] | None = None
 
     def prepare(self) -> None:
         """Count the entries (a first pass); a text with none is read as a thebibliography."""
-        keys = {key for key, _, _, _ in _entries(self._lines())}
-        self.entries = len(keys)
+        keys: Collection[str] = {key for key, _, _, _ in _entries(self._lines())}
         if not keys:
             self._bibitems = parse_bibitems("".join(self._lines()), file=self.file)
-            self.entries = len(self._bibitems)
+            keys = [reference.key for reference in self._bibitems]
+        self.entries = len(keys)
+        self.counted = sum(self._counting is None or key in self._counting for key in keys)
 
     def references(self) -> Iterator[Reference]:
         """Every entry, in file order, each key once (the second pass)."""

@@ -6,6 +6,7 @@ Both a .tex file and a BibTeX-generated .bbl hold them, so both parsers use this
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from refaudit.models import Reference
 from refaudit.parsing.freetext import parse_freetext
@@ -19,21 +20,31 @@ _BIBITEM = re.compile(r"\\bibitem\s*(?:\[(?:[^\[\]{}]|\{[^{}]*\})*\])?\s*\{(?P<k
 
 def parse_bibitems(text: str, *, file: str, lines: LineIndex | None = None) -> list[Reference]:
     """Every `\\bibitem[label]{key} text` inside thebibliography, as free-text references."""
+    return list(iter_bibitems(text, file=file, lines=lines))
+
+
+def iter_bibitems(text: str, *, file: str, lines: LineIndex | None = None) -> Iterator[Reference]:
+    """`parse_bibitems`, one reference at a time (each item is parsed when it is reached)."""
     lines = lines or LineIndex(text)
-    references: list[Reference] = []
-    for environment in _THEBIBLIOGRAPHY.finditer(text):
-        body_start = environment.start("body")
-        body = environment.group("body")
-        items = list(_BIBITEM.finditer(body))
+    for body_start, body, items in _items(text):
         for index, item in enumerate(items):
             end = items[index + 1].start() if index + 1 < len(items) else len(body)
-            line = lines.line(body_start + item.start())
-            references.append(
-                parse_freetext(
-                    body[item.end() : end].strip(),
-                    key=item.group("key").strip(),
-                    file=file,
-                    line=line,
-                )
+            yield parse_freetext(
+                body[item.end() : end].strip(),
+                key=item.group("key").strip(),
+                file=file,
+                line=lines.line(body_start + item.start()),
             )
-    return references
+
+
+def bibitem_keys(text: str) -> Iterator[str]:
+    """The key of each item `iter_bibitems` gives, without parsing the items."""
+    for _, _, items in _items(text):
+        yield from (item.group("key").strip() for item in items)
+
+
+def _items(text: str) -> Iterator[tuple[int, str, list[re.Match[str]]]]:
+    """(where its body starts, the body, its \\bibitem heads) of each environment."""
+    for environment in _THEBIBLIOGRAPHY.finditer(text):
+        body = environment.group("body")
+        yield environment.start("body"), body, list(_BIBITEM.finditer(body))

@@ -13,7 +13,7 @@ import functools
 import itertools
 import logging
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Container, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -136,9 +136,13 @@ class BibtexStream:
     parent after that point still lends its fields.
     """
 
-    def __init__(self, lines: Lines, *, file: str | None) -> None:
+    def __init__(
+        self, lines: Lines, *, file: str | None, counted: Container[str] | None = None
+    ) -> None:
         self.file = file
         self.entries = 0  # entries found by `prepare`, before expansion
+        self.counted = 0  # those of them keyed in `counted` (all when None): a paper's cited
+        self._counting = counted
         self._lines = lines
         self._source = file or "<bibtex>"
         # By the step that found them; `problems` sorts them by line, as one pass did.
@@ -157,6 +161,7 @@ class BibtexStream:
         crossrefs: list[tuple[str, str]] = []
         for pending in self._pending(blocks_found, define=True):
             self.entries += 1
+            self.counted += self._counting is None or pending.key in self._counting
             value = next((raw for name, raw in pending.fields if name == "crossref"), None)
             if value is not None:
                 crossrefs.append((pending.key, value))

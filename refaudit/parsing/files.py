@@ -22,13 +22,12 @@ from refaudit.models import Bibliography, InputProblem
 if TYPE_CHECKING:
     from refaudit.parsing.bbl import BblStream
     from refaudit.parsing.bibtex import BibtexStream, Lines
+    from refaudit.parsing.tex import LatexStream
 
 BIBTEX_SUFFIXES = (".bib", ".bibtex")
 LATEX_SUFFIXES = (".tex", ".ltx")
 BBL_SUFFIXES = (".bbl",)
 SUPPORTED_SUFFIXES = BIBTEX_SUFFIXES + LATEX_SUFFIXES + BBL_SUFFIXES
-#: Read a piece at a time by `open_stream`, never held whole.
-STREAMED_SUFFIXES = BIBTEX_SUFFIXES + BBL_SUFFIXES
 # Far beyond any real bibliography or paper; stops a link to /dev/zero or a huge dump.
 MAX_INPUT_BYTES = 64 * 1024 * 1024
 
@@ -46,15 +45,12 @@ def parse_file(path: Path, *, all_entries: bool = False) -> Bibliography:
 
     path = Path(path)
     suffix = path.suffix.lower()
-    if suffix not in SUPPORTED_SUFFIXES:
-        raise InputError(
-            f"unsupported file type {suffix or '(no extension)'!r}",
-            file=str(path),
-            hint=f"refaudit reads {', '.join(SUPPORTED_SUFFIXES)} files",
-        )
+    _require_supported(path)
     text, problems = read_text(path)
     if suffix in LATEX_SUFFIXES:
-        bibliography = parse_latex(path, text, all_entries=all_entries, read_text=read_text)
+        bibliography = parse_latex(
+            path, text, all_entries=all_entries, read_text=read_text, read_lines=file_lines
+        )
     elif suffix in BBL_SUFFIXES:
         bibliography = parse_bbl(text, file=str(path))
         if not bibliography.references:
@@ -67,9 +63,11 @@ def parse_file(path: Path, *, all_entries: bool = False) -> Bibliography:
     return bibliography
 
 
-def open_stream(path: Path) -> tuple[BibtexStream | BblStream, list[InputProblem]]:
-    """A .bib or .bbl file as a prepared stream (`BibtexStream`, `BblStream`), plus a
-    problem when it was not UTF-8.
+def open_stream(
+    path: Path, *, all_entries: bool = False
+) -> tuple[BibtexStream | BblStream | LatexStream, list[InputProblem]]:
+    """A file as a prepared stream of references (`BibtexStream`, `BblStream`,
+    `LatexStream`), plus a problem when it was not UTF-8.
 
     Raises:
         InputError: as `parse_file` does for such a file, or when the file changes
@@ -77,10 +75,19 @@ def open_stream(path: Path) -> tuple[BibtexStream | BblStream, list[InputProblem
     """
     from refaudit.parsing.bbl import BblStream
     from refaudit.parsing.bibtex import BibtexStream
+    from refaudit.parsing.tex import LatexStream
 
     path = Path(path)
+    _require_supported(path)
+    stream: BibtexStream | BblStream | LatexStream
+    if path.suffix.lower() in LATEX_SUFFIXES:
+        text, problems = read_text(path)
+        stream = LatexStream(
+            path, text, all_entries=all_entries, read_text=read_text, read_lines=file_lines
+        )
+        stream.prepare()
+        return stream, problems
     lines, problems = file_lines(path)
-    stream: BibtexStream | BblStream
     if path.suffix.lower() in BBL_SUFFIXES:
         stream = BblStream(lines, file=str(path))
         stream.prepare()
@@ -221,6 +228,16 @@ def _read_bounded(path: Path) -> bytes:
     if len(data) > MAX_INPUT_BYTES:
         raise _too_large(path)
     return data
+
+
+def _require_supported(path: Path) -> None:
+    suffix = path.suffix.lower()
+    if suffix not in SUPPORTED_SUFFIXES:
+        raise InputError(
+            f"unsupported file type {suffix or '(no extension)'!r}",
+            file=str(path),
+            hint=f"refaudit reads {', '.join(SUPPORTED_SUFFIXES)} files",
+        )
 
 
 def _no_bbl_references(path: Path) -> InputError:

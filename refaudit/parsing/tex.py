@@ -7,20 +7,27 @@ free-text references, and problems for keys cited but never defined.
 
 from __future__ import annotations
 
+import itertools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from refaudit.errors import InputError
 from refaudit.models import Bibliography, InputProblem, Reference
-from refaudit.parsing.bibitems import parse_bibitems
+from refaudit.parsing.bibitems import bibitem_keys, iter_bibitems
 from refaudit.parsing.lines import LineIndex
 from refaudit.text import strip_comments
+
+if TYPE_CHECKING:
+    from refaudit.parsing.bbl import BblStream
+    from refaudit.parsing.bibtex import BibtexStream, Lines
 
 MAX_INPUT_DEPTH = 10
 
 TextReader = Callable[[Path], tuple[str, list[InputProblem]]]
+LinesReader = Callable[[Path], tuple["Lines", list[InputProblem]]]
 
 _CITE = re.compile(
     r"\\(?P<command>(?:[Cc]ite(?:p|t|alp|alt|author|year|yearpar|num|title|date|url|s)?"
@@ -45,101 +52,178 @@ class _Document:
     citations: dict[str, tuple[str, int]] = field(default_factory=dict)
     cite_all: bool = False
     bib_files: list[Path] = field(default_factory=list)
-    bibitems: list[Reference] = field(default_factory=list)
+    #: each walked file's text (comments stripped) and lines, for its \\bibitems
+    bibitem_texts: list[tuple[str, str, LineIndex]] = field(default_factory=list)
     problems: list[InputProblem] = field(default_factory=list)
 
 
-def parse_latex(path: Path, text: str, *, all_entries: bool, read_text: TextReader) -> Bibliography:
-    """The references a LaTeX document cites; `read_text(path)` reads and decodes a file."""
-    from refaudit.parsing.bibtex import parse_bibtex
+def parse_latex(
+    path: Path, text: str, *, all_entries: bool, read_text: TextReader, read_lines: LinesReader
+) -> Bibliography:
+    """The references a LaTeX document cites; `read_text(path)` reads and decodes a file,
+    `read_lines(path)` does the same a line at a time (for its .bib and .bbl files)."""
+    stream = LatexStream(
+        path, text, all_entries=all_entries, read_text=read_text, read_lines=read_lines
+    )
+    stream.prepare()
+    references = list(stream.references())
+    return Bibliography(
+        references=references,
+        problems=stream.problems(),
+        files=stream.files,
+        cited_keys=list(stream.citations),
+    )
 
-    document = _Document(root=path.parent, resolved_root=path.parent.resolve())
-    _walk(document, path, text, depth=0, read_text=read_text, seen=set())
 
-    references: list[Reference] = list(document.bibitems)
-    problems = list(document.problems)
-    for bib_path in document.bib_files:
+class LatexStream:
+    """A LaTeX document's cited references, handed out one at a time.
+
+    `prepare` walks the document's .tex files (held whole: what a paper cites is known
+    only once every file is read) and prepares its .bib files (and a compiled .bbl) as
+    streams. `references` then gives the `\\bibitem` items, parsed one at a time from
+    the texts, and the cited entries of each .bib and .bbl as its stream reads them.
+    What stays is the texts, the citations, and a problem per uncited entry; the
+    problems are complete once `references` has run.
+    """
+
+    def __init__(
+        self,
+        path: Path,
+        text: str,
+        *,
+        all_entries: bool,
+        read_text: TextReader,
+        read_lines: LinesReader,
+    ) -> None:
+        self.path = path
+        self.files: list[str] = []
+        self.citations: dict[str, tuple[str, int]] = {}
+        self.total = 0  # references `references` will give (about: before expansion)
+        self._text = text
+        self._all_entries = all_entries
+        self._read_text = read_text
+        self._read_lines = read_lines
+        self._document = _Document(root=path.parent, resolved_root=path.parent.resolve())
+        # each bibliography file's stream (None: unreadable) after the problems before it
+        self._parts: list[tuple[BibtexStream | BblStream | None, list[InputProblem]]] = []
+        self._found: list[InputProblem] = []  # undefined and uncited, once read
+        self._keep_all = all_entries
+
+    def prepare(self) -> None:
+        """Walk the .tex files and prepare the bibliography files.
+
+        Raises:
+            InputError: the document has no bibliography at all.
+        """
+        from refaudit.parsing.bibtex import BibtexStream
+
+        document = self._document
+        _walk(document, self.path, self._text, depth=0, read_text=self._read_text, seen=set())
+        self._text = ""
+        self.citations = document.citations
+        self._keep_all = self._all_entries or document.cite_all
+        cited = None if self._keep_all else set(document.citations)
+        keys = [key for text, _, _ in document.bibitem_texts for key in bibitem_keys(text)]
+        found = len(keys)
+        self.total = sum(cited is None or key in cited for key in keys)
+        for bib_path in document.bib_files:
+            try:
+                lines, decode_problems = self._read_lines(bib_path)
+                stream = BibtexStream(lines, file=str(bib_path), counted=cited)
+                stream.prepare()
+            except InputError as error:
+                problem = InputProblem(
+                    file=str(bib_path), message=error.message, code="unreadable-bib-file"
+                )
+                self._parts.append((None, [problem]))
+                continue
+            document.files.append(str(bib_path))
+            self._parts.append((stream, decode_problems))
+            found += stream.entries
+            self.total += stream.counted
+        if compiled := self._compiled_bibliography(cited):
+            found += compiled.entries
+            self.total += compiled.counted
+        self.files = document.files
+        if not found:
+            raise self._nothing_found()
+
+    def references(self) -> Iterator[Reference]:
+        """The cited references (every one with `all_entries` or `\\nocite{*}`), in order:
+        \\bibitems, then each .bib file's entries, then the compiled .bbl's."""
+        cited = self._document.citations
+        defined: set[str] = set()  # the cited keys that have an entry
+        uncited: list[InputProblem] = []
+        streams = [stream.references() for stream, _ in self._parts if stream is not None]
+        given = 0
+        for reference in itertools.chain(self._bibitems(), *streams):
+            given += 1
+            if reference.key in cited:
+                defined.add(reference.key)
+            elif not self._document.cite_all:
+                uncited.append(_uncited(reference, self.path))
+            if self._keep_all or reference.key in cited:
+                yield reference
+        if not given:
+            raise self._nothing_found()
+        undefined = "\\cite{{{}}} has no entry in the bibliography"
+        self._found = [
+            InputProblem(file, undefined.format(key), line, key, code="undefined-citation")
+            for key, (file, line) in cited.items()
+            if key not in defined
+        ] + uncited
+
+    def problems(self) -> list[InputProblem]:
+        """The walk's problems, each bibliography file's, then undefined and uncited keys."""
+        problems = list(self._document.problems)
+        for stream, before in self._parts:
+            problems += before + (stream.problems() if stream is not None else [])
+        return problems + self._found
+
+    def _bibitems(self) -> Iterator[Reference]:
+        for text, file, lines in self._document.bibitem_texts:
+            yield from iter_bibitems(text, file=file, lines=lines)
+
+    def _compiled_bibliography(self, cited: set[str] | None) -> BblStream | None:
+        """Missing .bib files but a `<paper>.bbl` beside the paper (an arXiv source): that."""
+        from refaudit.parsing.bbl import BblStream
+
+        document = self._document
+        missing = [problem for problem in document.problems if problem.code == "missing-bib-file"]
+        compiled = self.path.with_suffix(".bbl")
+        if not missing or not _inside(document, compiled) or not compiled.is_file():
+            return None
         try:
-            bib_text, decode_problems = read_text(bib_path)
-        except InputError as error:
-            problems.append(
-                InputProblem(file=str(bib_path), message=error.message, code="unreadable-bib-file")
-            )
-            continue
-        document.files.append(str(bib_path))
-        parsed = parse_bibtex(bib_text, file=str(bib_path))
-        problems.extend(decode_problems)
-        problems.extend(parsed.problems)
-        references.extend(parsed.references)
-    _read_compiled_bibliography(path, document, references, problems, read_text)
+            lines, decode_problems = self._read_lines(compiled)
+            stream = BblStream(lines, file=str(compiled), counted=cited)
+            stream.prepare()
+        except InputError:
+            return None
+        document.files.append(str(compiled))
+        for problem in missing:
+            problem.severity = "warning"
+            problem.message += f"; read the compiled bibliography {compiled.name} instead"
+        self._parts.append((stream, decode_problems))
+        return stream
 
-    if not references:
+    def _nothing_found(self) -> InputError:
+        problems = self._document.problems
         missing = [p.message for p in problems if p.code == "missing-bib-file"]
         detail = "; ".join(missing) or (
             "no \\bibliography{…}, \\addbibresource{…} or thebibliography environment found"
         )
-        raise InputError(f"no references found: {detail}", file=str(path))
+        return InputError(f"no references found: {detail}", file=str(self.path))
 
-    cited_keys = list(document.citations)
-    defined = {reference.key for reference in references}
-    for key, (file, line) in document.citations.items():
-        if key not in defined:
-            problems.append(
-                InputProblem(
-                    file=file,
-                    line=line,
-                    key=key,
-                    message=f"\\cite{{{key}}} has no entry in the bibliography",
-                    code="undefined-citation",
-                )
-            )
-    cited = set(cited_keys)
-    if not document.cite_all:
-        for reference in references:
-            if reference.key not in cited:
-                problems.append(
-                    InputProblem(
-                        file=reference.file or str(path),
-                        line=reference.line,
-                        key=reference.key,
-                        message="defined but never cited",
-                        severity="info",
-                        code="uncited-entry",
-                    )
-                )
-    if not (all_entries or document.cite_all):
-        references = [reference for reference in references if reference.key in cited]
-    return Bibliography(
-        references=references, problems=problems, files=document.files, cited_keys=cited_keys
+
+def _uncited(reference: Reference, path: Path) -> InputProblem:
+    return InputProblem(
+        file=reference.file or str(path),
+        line=reference.line,
+        key=reference.key,
+        message="defined but never cited",
+        severity="info",
+        code="uncited-entry",
     )
-
-
-def _read_compiled_bibliography(
-    path: Path,
-    document: _Document,
-    references: list[Reference],
-    problems: list[InputProblem],
-    read_text: TextReader,
-) -> None:
-    """Missing .bib files but a `<paper>.bbl` beside the paper (an arXiv source): read that."""
-    from refaudit.parsing.bbl import parse_bbl
-
-    missing = [problem for problem in problems if problem.code == "missing-bib-file"]
-    compiled = path.with_suffix(".bbl")
-    if not missing or not _inside(document, compiled) or not compiled.is_file():
-        return
-    try:
-        text, decode_problems = read_text(compiled)
-    except InputError:
-        return
-    parsed = parse_bbl(text, file=str(compiled))
-    document.files.append(str(compiled))
-    references.extend(parsed.references)
-    problems.extend(decode_problems)
-    problems.extend(parsed.problems)
-    for problem in missing:
-        problem.severity = "warning"
-        problem.message += f"; read the compiled bibliography {compiled.name} instead"
 
 
 def _walk(
@@ -173,7 +257,8 @@ def _walk(
     for match in _ADDBIBRESOURCE.finditer(source):
         line = lines.line(match.start())
         _add_bib_file(document, path, match.group(1).strip(), line, add_suffix=False)
-    document.bibitems.extend(parse_bibitems(source, file=str(path), lines=lines))
+    if "thebibliography" in source:
+        document.bibitem_texts.append((source, str(path), lines))
 
 
 def _record_citation(

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
+from typing import IO
 
 import pytest
 
@@ -25,15 +27,15 @@ def project(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def opened(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
-    """Every file the parser reads, resolved."""
+    """Every file the parser opens, resolved (whole or a line at a time)."""
     paths: list[Path] = []
-    real = files.read_text
+    real = files._open_regular
 
-    def spy(path: Path) -> tuple[str, list[object]]:
+    def spy(path: Path) -> contextlib.AbstractContextManager[IO[bytes]]:
         paths.append(Path(path).resolve())
         return real(path)
 
-    monkeypatch.setattr(files, "read_text", spy)
+    monkeypatch.setattr(files, "_open_regular", spy)
     return paths
 
 
