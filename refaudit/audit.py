@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from refaudit.parsing.bbl import BblStream
     from refaudit.parsing.bibtex import BibtexStream
     from refaudit.parsing.tex import LatexStream
+    from refaudit.policy import Tally
     from refaudit.retractions.store import Snapshot
     from refaudit.sources import Sources
 
@@ -43,9 +44,9 @@ Progress = Callable[[int, int], None]
 BatchDone = Callable[[list[Result]], Sequence[Result]]
 """Called with each batch's finished results; what it returns is kept in the report.
 
-A caller that has already written them out may return lighter copies
-(`refaudit.render.json.JsonStream`), so a long bibliography's results need not
-stay whole in memory until the end.
+A caller that has already written them out returns nothing (`render.ReportStream.add`)
+and passes a `policy.Tally` to the audit, which counts every result for the summary
+and the exit code: a long bibliography's results then never stay in memory.
 """
 
 # References audited together. Evidence (every candidate record, every source's
@@ -64,17 +65,22 @@ async def audit_references(
     transport: httpx.AsyncBaseTransport | None = None,
     progress: Progress | None = None,
     on_batch: BatchDone | None = None,
+    tally: Tally | None = None,
 ) -> AuditReport:
     """Verify and screen `references`; one Result per reference, in input order.
 
     References go through the pipeline BATCH_REFERENCES at a time, sharing one
     set of source clients, the cache and the retraction snapshot. They may come
     from an iterator (a streamed .bib), which is read one batch ahead of the audit
-    only; `total` then says how many to expect, for `progress`.
+    only; `total` then says how many to expect, for `progress`. With `tally`, every
+    result is counted into it before `on_batch` sees it, and the report carries it
+    (`AuditReport.tally`): its counts no longer depend on what `on_batch` keeps.
     """
     from refaudit.mirror.parallel import audit_in_processes, plan
 
     started = time.monotonic()
+    if tally is not None:
+        on_batch = _counted(tally, on_batch)
     workers, references, total = plan(references, settings, total)
     if workers > 1:
         report = await audit_in_processes(
@@ -89,10 +95,22 @@ async def audit_references(
             )  # fmt: skip
         finally:
             stores.close()
+    report.tally = tally
     report.stats.elapsed_s = round(time.monotonic() - started, 3)
     if report.stats.floor_s >= 1:
         report.stats.floor_ratio = round(report.stats.elapsed_s / report.stats.floor_s, 2)
     return report
+
+
+def _counted(tally: Tally, on_batch: BatchDone | None) -> BatchDone:
+    """`on_batch` after counting the batch into `tally` (keeping every result without it)."""
+
+    def done(results: list[Result]) -> Sequence[Result]:
+        for result in results:
+            tally.add(result)
+        return on_batch(results) if on_batch else results
+
+    return done
 
 
 @dataclass
@@ -274,6 +292,7 @@ async def audit_bibliography(
     transport: httpx.AsyncBaseTransport | None = None,
     progress: Progress | None = None,
     on_batch: BatchDone | None = None,
+    tally: Tally | None = None,
 ) -> AuditReport:
     """Audit parsed references and carry the parser's problems into the report."""
     report = await audit_references(
@@ -282,6 +301,7 @@ async def audit_bibliography(
         transport=transport,
         progress=progress,
         on_batch=on_batch,
+        tally=tally,
     )
     report.problems = list(bibliography.problems) + report.problems
     report.files = list(bibliography.files)
@@ -296,6 +316,7 @@ async def audit_paths(
     transport: httpx.AsyncBaseTransport | None = None,
     progress: Progress | None = None,
     on_batch: BatchDone | None = None,
+    tally: Tally | None = None,
 ) -> AuditReport:
     """Parse every file (.bib/.tex/.bbl) and audit all their references together.
 
@@ -311,6 +332,7 @@ async def audit_paths(
         transport=transport,
         progress=progress,
         on_batch=on_batch,
+        tally=tally,
     )
     report.problems = inputs.problems() + report.problems
     report.files = list(inputs.files)

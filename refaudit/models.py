@@ -12,10 +12,13 @@ from __future__ import annotations
 import dataclasses
 import enum
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from refaudit.findings import FINDING_CODES, Severity
 from refaudit.notices import WITHDRAWING_KINDS, NoticeKind
+
+if TYPE_CHECKING:
+    from refaudit.policy import Tally
 
 JSON_SCHEMA_VERSION = "2.0"
 
@@ -55,7 +58,7 @@ class Person:
         return f"{name}, {self.suffix}" if self.suffix else name
 
 
-@dataclass(slots=True)  # slots: a long run keeps a light copy of each (render.light_result)
+@dataclass(slots=True)  # slots: a batch holds thousands of them
 class Reference:
     """One cited reference, as the user wrote it, with decoded fields.
 
@@ -378,6 +381,9 @@ class AuditReport:
     retraction_snapshot: SnapshotState | None = None
     #: set when evidence came from a local mirror (`--mirror`, `--sources mirror`)
     mirror: MirrorState | None = None
+    #: the counts of a streamed run (`audit_references(tally=...)`), whose `results`
+    #: hold only what its `on_batch` kept; None: every result is in `results`
+    tally: Tally | None = None
 
     def __repr__(self) -> str:
         # Short on purpose: asyncio.run formats the repr of its main task, result
@@ -386,11 +392,10 @@ class AuditReport:
         return f"<AuditReport: {len(self.results)} results, {len(self.problems)} problems>"
 
     def counts(self) -> dict[str, int]:
-        counts = {verdict.value: 0 for verdict in Verdict}
-        for result in self.results:
-            counts[result.verdict.value] += 1
-        counts["retracted"] = sum(1 for result in self.results if result.retracted)
-        return counts
+        """References per verdict, and how many are retracted (also counted by verdict)."""
+        from refaudit.policy import report_tally
+
+        return report_tally(self).counts()
 
 
 def to_dict(value: Any) -> Any:

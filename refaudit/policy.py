@@ -9,11 +9,13 @@ renderer and the baseline see the same list.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
-from refaudit.findings import INTEGRITY_CODES, RETRACTION_CODES, parse_fail_on
+from refaudit.errors import CIRCUIT_OPEN
+from refaudit.findings import DEFAULT_FAIL_ON, INTEGRITY_CODES, RETRACTION_CODES, parse_fail_on
 from refaudit.models import SEVERITY_RANK, AuditReport, Finding, Result, Verdict
 
 # The synthesised finding for verdicts the pipeline may leave without one.
@@ -125,25 +127,120 @@ def failing_findings(
 def failing_results(
     report: AuditReport, fail_on: Iterable[str], baseline: Waiver | None = None
 ) -> list[Result]:
-    """The results that make the run fail under `fail_on` (in report order)."""
+    """The results that make the run fail under `fail_on` (in report order).
+
+    Only a report whose results are in hand has them; a streamed one
+    (`AuditReport.tally`) says how many and names the first few.
+    """
+    if report.tally is not None:
+        raise ValueError("the report kept counts, not results: read report.tally.failing")
     words = parse_fail_on(fail_on)
     return [result for result in report.results if failing_findings(result, words, baseline)]
 
 
+#: Failing references a tally names: the closing line lists the first five.
+NAMED_FAILING = 5
+
+
+@dataclass
+class Tally:
+    """What the summary, the exit code and the closing lines read of a run's results.
+
+    Each result is counted once (`add`), as its batch is decided, so a long run may
+    drop its results and keep only these numbers (`AuditReport.tally`);
+    `report_tally` counts a report whose results are all in hand the same way.
+    Failing references are judged under `fail_on` and `baseline`.
+    """
+
+    fail_on: tuple[str, ...] = DEFAULT_FAIL_ON
+    baseline: Waiver | None = None
+    total: int = 0
+    verdicts: Counter[Verdict] = field(default_factory=Counter)
+    withdrawn: Counter[Verdict] = field(default_factory=Counter)
+    """references whose work a notice withdraws, by verdict (shown as `retracted`)"""
+    failing: int = 0
+    failing_keys: list[str] = field(default_factory=list)
+    """the keys of the first NAMED_FAILING failing references, in input order"""
+    consulted: set[str] = field(default_factory=set)
+    """sources that answered (or were read from the cache) for some reference"""
+    failures: dict[str, Counter[str]] = field(default_factory=dict)
+    """per failing source, how often each reason came up among checked references"""
+    answered: bool = False
+    """some source answered about some checked (not skipped) reference"""
+
+    def __post_init__(self) -> None:
+        self.fail_on = tuple(parse_fail_on(self.fail_on))
+
+    def add(self, result: Result) -> None:
+        """Count one decided result."""
+        self.total += 1
+        self.verdicts[result.verdict] += 1
+        if result.retracted:
+            self.withdrawn[result.verdict] += 1
+        if self.fail_on and failing_findings(result, self.fail_on, self.baseline):
+            self.failing += 1
+            if len(self.failing_keys) < NAMED_FAILING:
+                self.failing_keys.append(result.reference.key)
+        checked = result.verdict != Verdict.SKIPPED
+        for name, status in result.sources.items():
+            if status.state in ("answered", "cached"):
+                self.consulted.add(name)
+                self.answered = self.answered or checked
+            elif status.state == "failed" and checked:
+                reason = (status.reason or "failed").removeprefix(CIRCUIT_OPEN)
+                self.failures.setdefault(name, Counter())[reason] += 1
+
+    @property
+    def checked(self) -> int:
+        """References the sources were asked about (all but the skipped ones)."""
+        return self.total - self.verdicts[Verdict.SKIPPED]
+
+    @property
+    def retracted(self) -> int:
+        return self.withdrawn.total()
+
+    def counts(self) -> dict[str, int]:
+        """References per verdict (`AuditReport.counts`), plus how many are retracted."""
+        counts = {verdict.value: self.verdicts[verdict] for verdict in Verdict}
+        counts["retracted"] = self.retracted
+        return counts
+
+    def nothing_answered(self) -> bool:
+        """Sources were asked about references and not one of them answered."""
+        return bool(self.failures) and not self.answered
+
+    def unverified_share(self) -> float:
+        """Share of checked references that no source could verify."""
+        return self.verdicts[Verdict.UNVERIFIED] / self.checked if self.checked else 0.0
+
+
+def report_tally(
+    report: AuditReport, fail_on: Iterable[str] | None = None, baseline: Waiver | None = None
+) -> Tally:
+    """The report's counts: the tally it kept while streaming, else its results counted.
+
+    `fail_on` None: the caller reads nothing that depends on the fail policy. A
+    streamed report was counted under one policy and can answer only for that one.
+    """
+    words = tuple(parse_fail_on(fail_on)) if fail_on is not None else None
+    if report.tally is not None:
+        if words is not None and (words, baseline) != (report.tally.fail_on, report.tally.baseline):
+            raise ValueError(
+                "the report kept counts, not results: it was judged under --fail-on "
+                f"{','.join(report.tally.fail_on)} and its own baseline only"
+            )
+        return report.tally
+    tally = Tally(words if words is not None else (), baseline)
+    for result in report.results:
+        tally.add(result)
+    return tally
+
+
 def nothing_answered(report: AuditReport) -> bool:
     """True when sources were asked about references and not one of them answered."""
-    states = {
-        status.state
-        for result in report.results
-        if result.verdict != Verdict.SKIPPED
-        for status in result.sources.values()
-    }
-    return "failed" in states and not states & {"answered", "cached"}
+    return report_tally(report).nothing_answered()
 
 
 def unverified_share(report: AuditReport) -> float:
     """Share of checked (not skipped) references that no source could verify."""
-    checked = [r for r in report.results if r.verdict != Verdict.SKIPPED]
-    if not checked:
-        return 0.0
-    return sum(1 for r in checked if r.verdict == Verdict.UNVERIFIED) / len(checked)
+    return report_tally(report).unverified_share()

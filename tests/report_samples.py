@@ -6,6 +6,8 @@ record ids), so renderers are exercised on realistic evidence without a network.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
 from refaudit.models import (
     AuditReport,
     Finding,
@@ -20,6 +22,7 @@ from refaudit.models import (
     Verdict,
     Work,
 )
+from refaudit.policy import Tally
 
 BIB = "refs.bib"
 
@@ -296,4 +299,25 @@ def suppressed_report() -> AuditReport:
         finding.suppressed = "print edition"
     report.results = [report.results[0], mismatch]
     report.problems = []
+    return report
+
+
+def streamed(
+    report: AuditReport,
+    on_batch: Callable[[list[Result]], Sequence[Result]] | None = None,
+    tally: Tally | None = None,
+    *,
+    batch: int = 2,
+) -> AuditReport:
+    """`report` handed back as `audit_references` hands it: its results in batches of
+    `batch`, each counted into `tally` (which the report then carries) and given to
+    `on_batch`, the report keeping what `on_batch` returns."""
+    results, kept = report.results, []
+    for start in range(0, len(results), batch):
+        part = results[start : start + batch]
+        for result in part:
+            if tally is not None:
+                tally.add(result)
+        kept += on_batch(part) if on_batch else part
+    report.results, report.tally = kept, tally
     return report

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from report_samples import BIB_TEXT, sample_report
+from report_samples import BIB_TEXT, sample_report, streamed
 from typer.testing import CliRunner
 
 from refaudit import audit
@@ -38,15 +38,12 @@ def bib(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     PIPELINE_CALLS.clear()
 
     async def fake_audit_paths(
-        paths, settings, *, all_entries=False, transport=None, progress=None, on_batch=None
+        paths, settings, *, all_entries=False, progress=None, on_batch=None, tally=None, **kw
     ):
         PIPELINE_CALLS.append({"paths": paths, "settings": settings, "all_entries": all_entries})
         if progress:
             progress(6, 6)
-        report = sample_report()
-        if on_batch:
-            report.results = [*on_batch(report.results[:2]), *on_batch(report.results[2:])]
-        return report
+        return streamed(sample_report(), on_batch, tally)
 
     monkeypatch.setattr(audit, "audit_paths", fake_audit_paths)
     monkeypatch.setenv("CI", "true")
@@ -214,8 +211,8 @@ def test_baseline_then_check_passes_until_a_new_finding_appears(
     changed = sample_report()
     changed.results[3].reference.doi = "10.1016/s0140-6736(97)00000-0"
 
-    async def new_finding(paths, settings, **kwargs):
-        return changed
+    async def new_finding(paths, settings, *, on_batch=None, tally=None, **kwargs):
+        return streamed(changed, on_batch, tally)
 
     monkeypatch.setattr(audit, "audit_paths", new_finding)
     assert run("check", str(bib), "--baseline", str(baseline)).exit_code == 1
@@ -291,13 +288,11 @@ def _subprocess(args: list[str], cwd: Path, code: str | None = None) -> subproce
 
 PATCHED_MAIN = """
 import sys
-from report_samples import sample_report
+from report_samples import sample_report, streamed
 from refaudit import audit
 
-async def fake(paths, settings, *, on_batch=None, **kwargs):
-    report = sample_report()
-    report.results = list(on_batch(report.results)) if on_batch else report.results
-    return report
+async def fake(paths, settings, *, on_batch=None, tally=None, **kwargs):
+    return streamed(sample_report(), on_batch, tally)
 
 audit.audit_paths = fake
 sys.argv[0] = "refaudit"

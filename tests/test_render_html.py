@@ -20,7 +20,7 @@ from typing import Any
 
 import httpx
 import pytest
-from report_samples import sample_report
+from report_samples import sample_report, streamed
 from typer.testing import CliRunner
 
 from refaudit import audit
@@ -103,10 +103,8 @@ def test_the_corrected_bibtex_is_there_to_copy_and_text_is_escaped() -> None:
 def test_check_writes_the_html_report_and_still_summarises_on_stderr(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    async def fake_audit_paths(paths, settings, *, on_batch=None, **kwargs):
-        report = sample_report()
-        report.results = list(on_batch(report.results)) if on_batch else report.results
-        return report
+    async def fake_audit_paths(paths, settings, *, on_batch=None, tally=None, **kwargs):
+        return streamed(sample_report(), on_batch, tally)
 
     monkeypatch.setattr(audit, "audit_paths", fake_audit_paths)
     (tmp_path / "refs.bib").write_text("@misc{a, title={A}}\n")

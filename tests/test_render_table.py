@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import copy
 import io
 
+import pytest
 from report_samples import sample_report, suppressed_report
 from rich.console import Console
 
 from refaudit.baseline import build_baseline
 from refaudit.models import SnapshotState
-from refaudit.render import RenderContext, render
+from refaudit.render import RenderContext, render, table
 from refaudit.render.table import render_table
 
 
@@ -175,3 +177,27 @@ def test_parse_and_retraction_listings_fit_80_columns_without_splitting_identifi
     lines = text.splitlines()
     assert max(len(line) for line in lines) <= 80
     assert any("doi:10.1007/978-3-319-24574-4_28" in line for line in lines)
+
+
+def test_a_group_longer_than_a_chunk_is_consecutive_tables_with_one_header_and_one_width(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An offline run lists every reference as unverified: a table per TABLE_CHUNK of them,
+    each as wide as the whole group's, the longest key (in the last chunk) never folded."""
+    report = sample_report()
+    unverified = report.results[4]
+    report.results = []
+    for number in range(8):
+        result = copy.deepcopy(unverified)
+        result.reference.key = f"entry{number}" if number < 7 else "a-much-longer-key-2024"
+        report.results.append(result)
+    whole = table_text(RenderContext(), report)
+    monkeypatch.setattr(table, "TABLE_CHUNK", 3)
+    chunked = table_text(RenderContext(), report)
+
+    assert chunked.count("Warnings (8)") == 1 and chunked.count("┃ key ") == 1
+    assert chunked.count("\n┌") == 2, "two more tables, without title or header"
+    rows = [line for line in chunked.splitlines() if line.startswith("│")]
+    assert rows == [line for line in whole.splitlines() if line.startswith("│")]
+    assert len({len(line) for line in rows}) == 1 and "│ a-much-longer-key-2024 │" in chunked
+    assert chunked.split("Input problems")[1] == whole.split("Input problems")[1]

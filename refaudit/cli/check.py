@@ -33,6 +33,8 @@ from refaudit.cli.common import (
 
 if TYPE_CHECKING:
     from refaudit.audit import BatchDone
+    from refaudit.policy import Tally
+    from refaudit.render import ReportStream
 
 
 def register(app: typer.Typer) -> None:
@@ -114,7 +116,7 @@ def check_command(
     """
     from refaudit.baseline import read_baseline
     from refaudit.findings import parse_fail_on
-    from refaudit.policy import failing_results, nothing_answered, unverified_share
+    from refaudit.policy import Tally, report_tally
     from refaudit.render import FORMATS, RenderContext, outage_line, report_stream
 
     if output_format not in FORMATS:
@@ -144,19 +146,26 @@ def check_command(
     context = RenderContext(
         fail_on=settings.fail_on, baseline=known, details=details, verbose=verbose, quiet=quiet
     )
-    # Every format but the table is written batch by batch as the audit goes, and the
-    # table keeps whole only the results it lists, so a long bibliography's results are
-    # not all held whole.
-    stream = report_stream(output_format, context)
-    on_batch: BatchDone | None = stream.add if stream is not None else None
-    if output_format == "table":
-        from refaudit.render.table import table_batches
+    # Every format is written batch by batch as the audit goes, and only counts are
+    # kept of the results (`Tally`), so a long bibliography's results are never all held.
+    if output_format == "table" and output is None:
+        from refaudit.cli.common import stdout_console
+        from refaudit.render.table import TableStream
 
-        on_batch = table_batches(context)
-    report = _audit(files, settings, all_entries=all_entries, quiet=quiet, on_batch=on_batch)
-    outage = nothing_answered(report)
-    failing = failing_results(report, settings.fail_on, known)
-    if outage and not failing and output is None and output_format == "table":
+        stream: ReportStream = TableStream(context, stdout_console())
+    else:
+        stream = report_stream(output_format, context)
+    report = _audit(
+        files,
+        settings,
+        all_entries=all_entries,
+        quiet=quiet,
+        on_batch=stream.add,
+        tally=Tally(settings.fail_on, known),
+    )
+    tally = report_tally(report, settings.fail_on, known)
+    outage = tally.nothing_answered()
+    if outage and not tally.failing and output is None and output_format == "table":
         # The table would list every reference as unverified: one line says it all.
         typer.echo(f"error: {outage_line(report)}", err=True)
     else:
@@ -164,8 +173,8 @@ def check_command(
         if outage:
             typer.echo(f"error: {outage_line(report)}", err=True)
 
-    share = unverified_share(report)
-    if failing:
+    share = tally.unverified_share()
+    if tally.failing:
         raise typer.Exit(int(ExitCode.FLAGGED))
     if settings.require_verified is not None and share > settings.require_verified:
         if outage:
@@ -359,6 +368,7 @@ def _audit(
     all_entries: bool,
     quiet: bool,
     on_batch: BatchDone | None = None,
+    tally: Tally | None = None,
 ) -> Any:
     """Run the pipeline, with a progress bar only for a person watching a terminal."""
     import asyncio
@@ -374,7 +384,12 @@ def _audit(
     with progress_bars(quiet, _rich_progress) as progress:
         return asyncio.run(
             audit.audit_paths(
-                files, settings, all_entries=all_entries, progress=progress, on_batch=on_batch
+                files,
+                settings,
+                all_entries=all_entries,
+                progress=progress,
+                on_batch=on_batch,
+                tally=tally,
             )
         )
 
@@ -401,36 +416,24 @@ def _rich_progress() -> Iterator[Callable[[int, int], None]]:
         yield update
 
 
-def _emit(
-    report: Any, output_format: str, context: Any, output: Path | None, stream: Any = None
-) -> None:
+def _emit(report: Any, output_format: str, context: Any, output: Path | None, stream: Any) -> None:
     """Print the report (the table in colour on a terminal) or write it to `output`.
 
-    `stream` is the `ReportStream` that already holds the report's results.
+    `stream` is the `ReportStream` that rendered the report's results as they came.
     """
-    from refaudit.render import render
-
     if output is None and output_format == "table":
-        from refaudit.cli.common import stdout_console
-        from refaudit.render.table import render_table
-
-        render_table(report, context, stdout_console())
+        stream.print(report)
         return
-
-    def put(write: Callable[[str], object]) -> None:
-        if stream is not None:
-            stream.write(report, write)
-        else:
-            write(render(report, output_format, context))
-
     if output is None:
-        put(lambda piece: typer.echo(piece, nl=False))
+        stream.write(report, lambda piece: typer.echo(piece, nl=False))
         return
     from refaudit.render.table import outcome_lines, summary_lines
     from refaudit.safewrite import refuse_overwriting_inputs, write_atomically_with
 
     refuse_overwriting_inputs(output, map(Path, report.files))
-    write_atomically_with(output, lambda out: put(lambda piece: out.write(piece.encode("utf-8"))))
+    write_atomically_with(
+        output, lambda out: stream.write(report, lambda piece: out.write(piece.encode("utf-8")))
+    )
 
     # A CI log shows stderr only: it still says what fails and why.
     _note(f"wrote {output_format} report to {output}", quiet=context.quiet)

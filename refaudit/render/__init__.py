@@ -68,11 +68,12 @@ def render(report: AuditReport, format: str, context: RenderContext) -> str:
     return renderer(report, context)
 
 
-def report_stream(format: str, context: RenderContext) -> ReportStream | None:
-    """The writer that renders `format` while the audit runs (None: the table, printed whole)."""
-    from refaudit.render import github, html, json, junit, markdown, sarif
+def report_stream(format: str, context: RenderContext) -> ReportStream:
+    """The writer that renders `format` while the audit runs (the table as `--output` text)."""
+    from refaudit.render import github, html, json, junit, markdown, sarif, table
 
     streams: dict[str, Callable[[RenderContext], ReportStream]] = {
+        "table": table.TableStream,
         "json": json.JsonStream,
         "markdown": markdown.MarkdownStream,
         "sarif": sarif.SarifStream,
@@ -81,7 +82,9 @@ def report_stream(format: str, context: RenderContext) -> ReportStream | None:
         "html": html.HtmlStream,
     }
     stream = streams.get(format)
-    return stream(context) if stream else None
+    if stream is None:
+        raise ValueError(f"unknown format {format!r}; choose from {', '.join(FORMATS)}")
+    return stream(context)
 
 
 def _renderers() -> dict[str, Callable[[AuditReport, RenderContext], str]]:

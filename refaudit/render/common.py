@@ -9,26 +9,20 @@ from __future__ import annotations
 import functools
 import re
 import tempfile
-from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Protocol
 
-from refaudit.errors import CIRCUIT_OPEN
 from refaudit.findings import DEFAULT_FAIL_ON
 from refaudit.models import (
     SEVERITY_RANK,
     AuditReport,
     Finding,
-    Notice,
-    Person,
-    Reference,
     Result,
-    SourceStatus,
     Verdict,
 )
-from refaudit.policy import effective_findings, failing_findings
+from refaudit.policy import effective_findings, failing_findings, report_tally
 
 if TYPE_CHECKING:
     from refaudit.baseline import Baseline
@@ -49,12 +43,10 @@ def shown_verdict(result: Result) -> str:
 
 def verdict_counts(report: AuditReport) -> dict[str, int]:
     """References per shown verdict, in a fixed order; the counts add up to the total."""
-    counts = dict.fromkeys(
-        ("verified", "mismatch", "not found", "retracted", "unverified", "skipped"), 0
-    )
-    for result in report.results:
-        counts[shown_verdict(result)] += 1
-    return counts
+    tally = report_tally(report)
+    shown = {label: tally.verdicts[v] - tally.withdrawn[v] for v, label in VERDICT_LABELS.items()}
+    order = ("verified", "mismatch", "not found", "retracted", "unverified", "skipped")
+    return {label: tally.retracted if label == "retracted" else shown[label] for label in order}
 
 
 @dataclass
@@ -104,57 +96,13 @@ def rows(result: Result, context: RenderContext) -> list[Row]:
     ]
 
 
-StatusMaps = dict[tuple[tuple[str, str, str | None, str | None], ...], dict[str, SourceStatus]]
-"""Maps of source states shared by results, by (source, state, reason, why) of each."""
-
-
-def light_result(result: Result, statuses: StatusMaps) -> Result:
-    """`result` without what only its rendering needed: the matched record, the corrected
-    entry, and the reference's fields beyond what the summary, the exit code, the baseline
-    and the closing lines read (key, type, file, line, DOI).
-
-    Results that asked the same sources with the same outcome share one map of source
-    states, so a long run keeps a few of them rather than one each; empty lists and maps
-    are shared too. A light result is read, never changed.
-    """
-    key = tuple((name, s.state, s.reason, s.why) for name, s in result.sources.items())
-    shared = statuses.setdefault(key, result.sources)
-    cited = result.reference
-    reference = Reference(
-        key=cited.key,
-        entry_type=cited.entry_type,
-        file=cited.file,
-        line=cited.line,
-        doi=cited.doi,
-        fields=_NOTHING_CITED,
-        authors=_NO_ONE,
-        editors=_NO_ONE,
-    )
-    return replace(
-        result,
-        reference=reference,
-        matched=None,
-        corrected_bibtex=None,
-        sources=shared,
-        findings=result.findings or _NO_FINDINGS,
-        integrity=result.integrity or _NO_NOTICES,
-    )
-
-
-# The empty containers light results share (see `light_result`).
-_NOTHING_CITED: dict[str, str] = {}
-_NO_ONE: list[Person] = []
-_NO_FINDINGS: list[Finding] = []
-_NO_NOTICES: list[Notice] = []
-
-
 class ReportStream(Protocol):
     """A report written while the audit runs (an `audit_references` on_batch hook and a writer).
 
-    `add` renders a batch's results to a `Spool` and hands back light copies
-    (`light_result`), enough for the summary, the exit code and the closing lines;
-    `write` puts the report together once the audit is done. The bytes are those
-    of rendering the whole report at once.
+    `add` renders a batch's results (to a `Spool`) and keeps none of them; the
+    summary, the exit code and the closing lines read the report's tally
+    (`policy.Tally`). `write` puts the report together once the audit is done.
+    The bytes are those of rendering the whole report at once.
     """
 
     def add(self, results: list[Result]) -> list[Result]: ...
@@ -163,17 +111,16 @@ class ReportStream(Protocol):
 
 
 class StreamBase:
-    """What every `ReportStream` shares: its context, each result rendered as it is
-    added (`_render`), and the light copies handed back for the rest of the run."""
+    """What every `ReportStream` shares: its context, and each result rendered as it is
+    added (`_render`), then let go."""
 
     def __init__(self, context: RenderContext) -> None:
         self._context = context
-        self._statuses: StatusMaps = {}
 
     def add(self, results: list[Result]) -> list[Result]:
         for result in results:
             self._render(result)
-        return [light_result(result, self._statuses) for result in results]
+        return []
 
     def _render(self, result: Result) -> None:
         raise NotImplementedError
@@ -209,6 +156,13 @@ class Spool:
         with self._file:
             self._file.seek(0)
             yield from iter(functools.partial(self._file.read, 1 << 20), "")
+
+    def lines(self) -> Iterator[str]:
+        """Everything written, a line at a time (pieces that each end in a newline); the
+        spool is then closed."""
+        with self._file:
+            self._file.seek(0)
+            yield from self._file
 
     def close(self) -> None:
         """Drop the spool (closing it again is harmless)."""
@@ -264,27 +218,20 @@ def failed_sources_text(result: Result) -> str:
 def consulted_sources(report: AuditReport) -> list[str]:
     """Sources that answered at least once, from the network or the cache."""
     names = {n for n, count in report.stats.cache_hits.items() if count}
-    for result in report.results:
-        names |= {n for n, s in result.sources.items() if s.state in ("answered", "cached")}
-    return sorted(names)
+    return sorted(names | report_tally(report).consulted)
 
 
 def source_failures(report: AuditReport) -> list[tuple[str, str, int]]:
     """(source, its most frequent failure, references it failed on) for each failing source."""
-    reasons: dict[str, Counter[str]] = {}
-    for result in report.results:
-        if result.verdict == Verdict.SKIPPED:
-            continue
-        for name, status in result.sources.items():
-            if status.state == "failed":
-                reason = (status.reason or "failed").removeprefix(CIRCUIT_OPEN)
-                reasons.setdefault(name, Counter())[reason] += 1
-    return [(name, counts.most_common(1)[0][0], counts.total()) for name, counts in reasons.items()]
+    return [
+        (name, reasons.most_common(1)[0][0], reasons.total())
+        for name, reasons in report_tally(report).failures.items()
+    ]
 
 
 def outage_line(report: AuditReport) -> str:
     """One line for a run in which no source answered: what failed, host by host."""
-    checked = sum(1 for r in report.results if r.verdict != Verdict.SKIPPED)
+    checked = report_tally(report).checked
     if report.offline:
         return (
             f"no source answered: offline, and none of the {checked} reference(s) is in the"
@@ -341,14 +288,14 @@ def mirror_line(report: AuditReport) -> str | None:
 
 def report_summary(report: AuditReport, context: RenderContext) -> dict[str, Any]:
     """The counts every format prints, plus how many references fail the run."""
-    counts = report.counts()
-    failing = sum(1 for result in report.results if context.fails(result))
+    tally = report_tally(report, context.fail_on, context.baseline)
+    counts = tally.counts()
     return {
-        "total": len(report.results),
+        "total": tally.total,
         **{k: counts[k] for k in ("verified", "mismatch", "not_found", "unverified", "skipped")},
         "retracted": counts["retracted"],
-        "flagged": failing,
-        "failing": failing,
+        "flagged": tally.failing,
+        "failing": tally.failing,
         "problems": len(report.problems),
     }
 

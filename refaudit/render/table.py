@@ -7,19 +7,22 @@ is one line, `path:line: severity code [key] message`, like ruff's concise outpu
 from __future__ import annotations
 
 import io
-from collections.abc import Callable
+import itertools
+import json
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from refaudit.models import SEVERITY_RANK, AuditReport, Result, Verdict
+from refaudit.policy import report_tally
 from refaudit.render.common import (
     RenderContext,
     Row,
-    StatusMaps,
+    Spool,
+    StreamBase,
     consulted_sources,
     display_path,
     finding_message,
     finding_source,
-    light_result,
     location,
     mirror_line,
     rows,
@@ -53,21 +56,205 @@ def group_of(result: Result, result_rows: list[Row]) -> str:
     return "suppressed" if result_rows else "verified"
 
 
-def table_batches(context: RenderContext) -> Callable[[list[Result]], list[Result]]:
-    """An audit `on_batch` hook: results the table will not list are kept light.
+#: Results per printed table. A group longer than this is printed as consecutive
+#: tables with one header and the widths the whole group needs: rich lays out (and
+#: holds) every row of a table before printing it, so a thousand results (a few
+#: megabytes of cells and lines) bound what one table costs, and any bibliography a
+#: person reads as a table still prints as one.
+TABLE_CHUNK = 1000
 
-    A verified reference without findings is only counted (unless --verbose), so its
-    matched record and corrected entry need not be held until the table is printed.
+
+class TableStream(StreamBase):
+    """The terminal report written while the audit runs (a `ReportStream`).
+
+    Each listed result's rows go to the spool of its group as its batch comes (piped
+    or quiet: its finding lines), its details to another, and the widths each
+    column needs are tracked on the way; `print` prints the groups in their fixed
+    order once the audit is done, reading the spools back a table at a time. The
+    output is that of one table per group whenever a group fits in TABLE_CHUNK.
+    Without a console it writes the plain 120-column text of `--output FILE`.
     """
-    statuses: StatusMaps = {}
 
-    def keep(results: list[Result]) -> list[Result]:
-        return [
-            result if context.verbose or rows(result, context) else light_result(result, statuses)
-            for result in results
-        ]
+    def __init__(
+        self, context: RenderContext, console: Any = None, *, concise: bool | None = None
+    ) -> None:
+        from rich.console import Console
 
-    return keep
+        super().__init__(context)
+        self._console = console or Console(
+            file=io.StringIO(), width=120, no_color=True, color_system=None, soft_wrap=False
+        )
+        if console is None:
+            concise = False
+        self._concise = context.quiet or (
+            concise if concise is not None else not self._console.is_terminal
+        )
+        # Below 100 columns the source joins the finding's text instead of a column.
+        self._narrow = self._console.width < _NARROW
+        self._groups = {name: _Group() for name, _, _ in _GROUPS}
+        self._lines = Spool()  # concise: one finding per line
+        self._details = Spool()
+
+    def _render(self, result: Result) -> None:
+        result_rows = rows(result, self._context)
+        if self._concise:
+            for row in result_rows:
+                if not row.finding.suppressed and (row.failing or not self._context.quiet):
+                    self._lines.add(_encode([_finding_line(row)]) + "\n")
+            return
+        name = group_of(result, result_rows)
+        if name == "verified" and not self._context.verbose:
+            self._groups[name].count += 1
+        else:
+            self._groups[name].add(_cells(result, result_rows, narrow=self._narrow), self._console)
+        if self._context.details:
+            for line in _detail_lines(result, result_rows):
+                self._details.add(_encode(line) + "\n")
+
+    def write(self, report: AuditReport, write: Callable[[str], object]) -> None:
+        """Print the report as text through `write` (the console this stream was made with)."""
+        self._console.file = _Writer(write)
+        self.print(report)
+
+    def print(self, report: AuditReport) -> None:
+        """Print the report on the console; the spools are read once and closed."""
+        from rich.text import Text
+
+        console, context = self._console, self._context
+        if self._concise:
+            for line in self._lines.lines():
+                console.print(*_decode(line), soft_wrap=True)
+            if not context.quiet:
+                _print_problem_lines(report, console)
+            _print_summary(report, context, console)
+            return
+        for name, title, colour in _GROUPS:
+            group = self._groups[name]
+            if not group.count:
+                continue
+            if name == "verified" and not context.verbose:
+                console.print(
+                    Text(f"{group.count} verified reference(s) not listed (use --verbose)", "dim")
+                )
+                continue
+            group.print(
+                Text(f"{title} ({group.count})", style=f"bold {colour}"), self._narrow, console
+            )
+
+        if report.problems:
+            console.print(Text("Input problems", style="bold magenta"))
+            for problem in report.problems:
+                where = ":".join(
+                    str(p) for p in (display_path(problem.file), problem.line) if p is not None
+                )
+                key = f" [{problem.key}]" if problem.key else ""
+                style = _SEVERITY_STYLE.get(problem.severity, "")
+                console.print(
+                    Text.assemble((f"  {where}{key}", "bold"), " ", (problem.message, style))
+                )
+
+        if context.details:
+            console.print(Text("Details", style="bold"))
+            for line in self._details.lines():
+                console.print(*_decode(line), sep="")
+        _print_summary(report, context, console)
+
+
+class _Writer:
+    """A file for rich's Console that hands each piece of text to `write`."""
+
+    def __init__(self, write: Callable[[str], object]) -> None:
+        self.write = write
+
+    def flush(self) -> None:
+        pass
+
+
+class _Group:
+    """One group's listed results: their rows spooled, and what its columns need."""
+
+    def __init__(self) -> None:
+        from rich.measure import Measurement
+
+        self.count = 0
+        self.rows = Spool()  # one line per result: its rows' cells
+        self.words = [1, 1, 1, 1]  # the longest word in each column
+        self.measured = [Measurement(0, 0)] * 4  # each column's cells, as rich measures them
+
+    def add(self, cells: list[tuple[Any, Any, Any, Any]], console: Any) -> None:
+        from rich.measure import Measurement
+
+        self.count += 1
+        self.rows.add(_encode([list(row) for row in cells]) + "\n")
+        for row in cells:
+            for column, cell in enumerate(row):
+                words = str(cell).split()
+                self.words[column] = max(self.words[column], *map(len, words), 0)
+                low, high = Measurement.get(console, console.options, cell)
+                widest = self.measured[column]
+                self.measured[column] = Measurement(
+                    max(widest.minimum, low), max(widest.maximum, high)
+                )
+
+    def print(self, title: Any, narrow: bool, console: Any) -> None:
+        """The group as one table, or as tables of TABLE_CHUNK results sharing its widths."""
+        from rich.table import Table
+
+        def table(widths: list[int] | None, *, first: bool) -> Any:
+            made = Table(
+                title=title if first else None,
+                title_justify="left",
+                show_header=first,
+                show_lines=False,
+                expand=False,
+            )
+            # Identifiers (DOIs, arXiv ids, URLs, dates) are never folded: their column is
+            # at least as wide as the longest one, up to a cap that keeps 80 columns usable.
+            fixed: list[int | None] = [*widths] if widths else [None] * 4
+            made.add_column("key", style="bold", min_width=min(24, self.words[0]), width=fixed[0])
+            made.add_column("verdict", no_wrap=True, width=fixed[1])
+            made.add_column("finding", ratio=1, min_width=min(32, self.words[2]), width=fixed[2])
+            if not narrow:
+                made.add_column("source", min_width=min(16, self.words[3]), width=fixed[3])
+            return made
+
+        widths = (
+            None if self.count <= TABLE_CHUNK else self._widths(table(None, first=True), console)
+        )
+        lines = self.rows.lines()
+        for start in range(0, self.count, TABLE_CHUNK):
+            chunk = table(widths, first=start == 0)
+            for line in itertools.islice(lines, TABLE_CHUNK):
+                for row in _decode(line):
+                    chunk.add_row(*(row[:3] if narrow else row))
+            console.print(chunk)
+
+    def _widths(self, table: Any, console: Any) -> list[int]:
+        """The widths rich gives the columns of this group as one table.
+
+        One row of stand-ins measuring as each whole column does is laid out, and each
+        notes the width it is given, so every chunk's table can be given the same.
+        """
+        cells = [_Measured(measured) for measured in self.measured[: len(table.columns)]]
+        table.add_row(*cells)
+        for _ in console.render(table):
+            pass
+        return [cell.width for cell in cells]
+
+
+class _Measured:
+    """A stand-in cell: measures as given, and notes the width it is laid out in."""
+
+    def __init__(self, measurement: Any) -> None:
+        self.measurement = measurement
+        self.width = 0
+
+    def __rich_measure__(self, console: Any, options: Any) -> Any:
+        return self.measurement
+
+    def __rich_console__(self, console: Any, options: Any) -> Iterator[Any]:
+        self.width = options.max_width
+        yield from ()
 
 
 def render_table(
@@ -79,87 +266,30 @@ def render_table(
     active finding instead of tables; with `context.quiet` only the findings that
     fail the run, so a pre-commit hook still says which entry to fix.
     """
-    from rich.table import Table
+    stream = TableStream(context, console, concise=concise)
+    stream.add(report.results)
+    stream.print(report)
+
+
+def _finding_line(row: Row) -> Any:
+    """`refs.bib:205: error not-found [key] message`: one active finding, piped."""
     from rich.text import Text
 
-    if context.quiet or (concise if concise is not None else not console.is_terminal):
-        _print_finding_lines(report, context, console, only_failing=context.quiet)
-        _print_summary(report, context, console)
-        return
-    grouped: dict[str, list[tuple[Result, list[Row]]]] = {name: [] for name, _, _ in _GROUPS}
-    for result in report.results:
-        result_rows = rows(result, context)
-        grouped[group_of(result, result_rows)].append((result, result_rows))
-
-    for name, title, colour in _GROUPS:
-        members = grouped[name]
-        if not members:
-            continue
-        if name == "verified" and not context.verbose:
-            console.print(
-                Text(f"{len(members)} verified reference(s) not listed (use --verbose)", "dim")
-            )
-            continue
-        table = Table(
-            title=Text(f"{title} ({len(members)})", style=f"bold {colour}"),
-            title_justify="left",
-            show_lines=False,
-            expand=False,
-        )
-        # Below 100 columns the source joins the finding's text instead of a column.
-        narrow = console.width < _NARROW
-        cells = [_cells(result, result_rows, narrow=narrow) for result, result_rows in members]
-        # Identifiers (DOIs, arXiv ids, URLs, dates) are never folded: their column is
-        # at least as wide as the longest one, up to a cap that keeps 80 columns usable.
-        table.add_column("key", style="bold", min_width=_widest(cells, 0, 24))
-        table.add_column("verdict", no_wrap=True)
-        table.add_column("finding", ratio=1, min_width=_widest(cells, 2, 32))
-        if not narrow:
-            table.add_column("source", min_width=_widest(cells, 3, 16))
-        for row in (row for rows_of_result in cells for row in rows_of_result):
-            table.add_row(*(row[:3] if narrow else row))
-        console.print(table)
-
-    if report.problems:
-        console.print(Text("Input problems", style="bold magenta"))
-        for problem in report.problems:
-            where = ":".join(
-                str(p) for p in (display_path(problem.file), problem.line) if p is not None
-            )
-            key = f" [{problem.key}]" if problem.key else ""
-            style = _SEVERITY_STYLE.get(problem.severity, "")
-            console.print(Text.assemble((f"  {where}{key}", "bold"), " ", (problem.message, style)))
-
-    if context.details:
-        _print_details(report, context, console)
-    _print_summary(report, context, console)
+    result, finding = row.result, row.finding
+    message = _one_line(finding_message(result, finding))
+    tail = " [baseline]" if row.baselined else ""
+    return Text.assemble(
+        (f"{location(result)}:", "bold"),
+        " ",
+        (f"{finding.severity} {finding.code}", _SEVERITY_STYLE[finding.severity]),
+        f" [{result.reference.key}] {message}{tail}",
+    )
 
 
-def _print_finding_lines(
-    report: AuditReport, context: RenderContext, console: Any, *, only_failing: bool
-) -> None:
-    """`refs.bib:205: error not-found [key] message`, one line per active finding."""
+def _print_problem_lines(report: AuditReport, console: Any) -> None:
+    """`refs.bib:3: warning input message`, one line per input problem, piped."""
     from rich.text import Text
 
-    for result in report.results:
-        for row in rows(result, context):
-            finding = row.finding
-            if finding.suppressed or (only_failing and not row.failing):
-                continue
-            where = location(result)
-            message = _one_line(finding_message(result, finding))
-            tail = " [baseline]" if row.baselined else ""
-            console.print(
-                Text.assemble(
-                    (f"{where}:", "bold"),
-                    " ",
-                    (f"{finding.severity} {finding.code}", _SEVERITY_STYLE[finding.severity]),
-                    f" [{result.reference.key}] {message}{tail}",
-                ),
-                soft_wrap=True,
-            )
-    if only_failing:
-        return
     for problem in report.problems:
         where = ":".join(
             str(p) for p in (display_path(problem.file), problem.line) if p is not None
@@ -174,6 +304,33 @@ def _print_finding_lines(
             ),
             soft_wrap=True,
         )
+
+
+def _encode(value: Any) -> str:
+    """Cells or printed lines as one line of JSON: strings stay strings, rich Text keeps
+    its style and spans."""
+    from rich.text import Text
+
+    def plain(item: Any) -> Any:
+        if isinstance(item, Text):
+            spans = [[span.start, span.end, str(span.style)] for span in item.spans]
+            return {"text": item.plain, "style": str(item.style), "spans": spans}
+        if isinstance(item, list):
+            return [plain(part) for part in item]
+        return item
+
+    return json.dumps(plain(value))
+
+
+def _decode(line: str) -> Any:
+    """What `_encode` wrote, with each rich Text rebuilt."""
+    from rich.text import Span, Text
+
+    def rebuilt(item: dict[str, Any]) -> Text:
+        spans = [Span(start, end, style) for start, end, style in item["spans"]]
+        return Text(item["text"], style=item["style"], spans=spans)
+
+    return json.loads(line, object_hook=rebuilt)
 
 
 def _one_line(text: str) -> str:
@@ -220,17 +377,6 @@ def _cells(
     return cells
 
 
-def _widest(cells: list[list[tuple[Any, ...]]], column: int, cap: int) -> int:
-    """The longest unbreakable word in a column (at most `cap`), so rich never folds it."""
-    words = (
-        len(word)
-        for rows_of_result in cells
-        for row in rows_of_result
-        for word in str(row[column]).split()
-    )
-    return min(cap, max(words, default=1))
-
-
 def _verdict_style(result: Result) -> str:
     if result.retracted:
         return "bold red"
@@ -249,40 +395,38 @@ def _matched_record(result: Result) -> str:
     return result.matched.source_id or result.matched.doi or ""
 
 
-def _print_details(report: AuditReport, context: RenderContext, console: Any) -> None:
-    """Each discrepancy as cited vs correct, with the source and record that say so."""
+def _detail_lines(result: Result, result_rows: list[Row]) -> Iterator[list[Any]]:
+    """Each discrepancy as cited vs correct, with the source and record that say so:
+    the rich Texts of each printed line (printed side by side)."""
     from rich.text import Text
 
-    console.print(Text("Details", style="bold"))
-    for result in report.results:
-        result_rows = [r for r in rows(result, context) if not r.finding.suppressed]
-        header = Text.assemble(
+    yield [
+        Text.assemble(
             (result.reference.key, "bold"),
             f"  {location(result)}  {shown_verdict(result)}",
             f"  confidence {result.confidence:.2f}" if result.confidence else "",
         )
-        console.print(header)
-        for row in result_rows:
-            finding = row.finding
-            console.print(
-                Text(f"  {finding.code}", style=_SEVERITY_STYLE[finding.severity]),
-                Text(f" ({finding.field})" if finding.field else ""),
-                Text(f": {finding.message}"),
-                sep="",
-            )
-            if finding.cited is not None or finding.found is not None:
-                console.print(Text(f"      cited:   {finding.cited or '—'}"))
-                console.print(Text(f"      correct: {finding.found or '—'}", style="green"))
-            evidence = " ".join(p for p in (finding.source, finding.record) if p)
-            if evidence:
-                console.print(Text(f"      source:  {evidence}", style="dim"))
-        for notice in result.integrity:
-            parts = [notice.kind.value, notice.date, notice.notice_doi, notice.source]
-            console.print(
-                Text("      notice:  " + " ".join(p for p in parts if p), style="magenta")
-            )
-        for line in source_plan_lines(result):
-            console.print(Text(f"  {line}", style="dim"))
+    ]
+    for row in result_rows:
+        finding = row.finding
+        if finding.suppressed:
+            continue
+        yield [
+            Text(f"  {finding.code}", style=_SEVERITY_STYLE[finding.severity]),
+            Text(f" ({finding.field})" if finding.field else ""),
+            Text(f": {finding.message}"),
+        ]
+        if finding.cited is not None or finding.found is not None:
+            yield [Text(f"      cited:   {finding.cited or '—'}")]
+            yield [Text(f"      correct: {finding.found or '—'}", style="green")]
+        evidence = " ".join(p for p in (finding.source, finding.record) if p)
+        if evidence:
+            yield [Text(f"      source:  {evidence}", style="dim")]
+    for notice in result.integrity:
+        parts = [notice.kind.value, notice.date, notice.notice_doi, notice.source]
+        yield [Text("      notice:  " + " ".join(p for p in parts if p), style="magenta")]
+    for line in source_plan_lines(result):
+        yield [Text(f"  {line}", style="dim")]
 
 
 def source_plan_lines(result: Result) -> list[str]:
@@ -309,6 +453,7 @@ def summary_lines(report: AuditReport, context: RenderContext) -> list[str]:
     add up to the total (a retracted work is `retracted`, not also `verified`).
     """
     counts = verdict_counts(report)
+    total = sum(counts.values())
     shown = " · ".join(f"{count} {label}" for label, count in counts.items())
     stats = report.stats
     sources = ", ".join(consulted_sources(report)) or "none"
@@ -321,7 +466,7 @@ def summary_lines(report: AuditReport, context: RenderContext) -> list[str]:
     if report.offline:
         cost += " · offline"
     notes = [line for line in (mirror_line(report), snapshot_line(report)) if line]
-    return [f"{len(report.results)} references: {shown}", cost, *notes]
+    return [f"{total} references: {shown}", cost, *notes]
 
 
 def _print_summary(report: AuditReport, context: RenderContext, console: Any) -> None:
@@ -340,20 +485,21 @@ def _print_summary(report: AuditReport, context: RenderContext, console: Any) ->
 def outcome_lines(report: AuditReport, context: RenderContext) -> list[tuple[str, str]]:
     """(line, style): what was not checked and why, one line per failing source; what fails."""
     lines: list[tuple[str, str]] = []
-    unverified = sum(1 for r in report.results if r.verdict is Verdict.UNVERIFIED)
+    tally = report_tally(report, context.fail_on, context.baseline)
+    unverified = tally.verdicts[Verdict.UNVERIFIED]
     if unverified:
         lines.append(
             (f"{unverified} reference(s) unverified — not checked, not cleared", "bold yellow")
         )
         for name, reason, count in source_failures(report):
             lines.append((f"  {name}: {reason} ({count} reference(s))", "yellow"))
-    failing = [r for r in report.results if context.fails(r)]
     policy = ",".join(context.fail_on)
-    if failing:
-        keys = ", ".join(r.reference.key for r in failing[:5])
-        more = f" and {len(failing) - 5} more" if len(failing) > 5 else ""
+    if tally.failing:
+        keys = ", ".join(tally.failing_keys)
+        unnamed = tally.failing - len(tally.failing_keys)
+        more = f" and {unnamed} more" if unnamed else ""
         lines.append(
-            (f"{len(failing)} reference(s) fail (--fail-on {policy}): {keys}{more}", "bold red")
+            (f"{tally.failing} reference(s) fail (--fail-on {policy}): {keys}{more}", "bold red")
         )
     elif unverified:
         lines.append((f"nothing fails among the references checked (--fail-on {policy})", ""))
@@ -364,9 +510,8 @@ def outcome_lines(report: AuditReport, context: RenderContext) -> list[tuple[str
 
 def render_table_text(report: AuditReport, context: RenderContext) -> str:
     """The table as plain text (for --output FILE): no colour, fixed width."""
-    from rich.console import Console
-
-    buffer = io.StringIO()
-    console = Console(file=buffer, width=120, no_color=True, color_system=None, soft_wrap=False)
-    render_table(report, context, console, concise=False)
-    return buffer.getvalue()
+    parts: list[str] = []
+    stream = TableStream(context)
+    stream.add(report.results)
+    stream.write(report, parts.append)
+    return "".join(parts)

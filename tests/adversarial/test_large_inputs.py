@@ -15,16 +15,51 @@ from pathlib import Path
 import pytest
 
 from refaudit.baseline import build_baseline
-from refaudit.models import AuditReport, Verdict
-from refaudit.policy import failing_results
-from refaudit.render import RenderContext, render, report_stream, rows
+from refaudit.errors import CIRCUIT_OPEN
+from refaudit.models import AuditReport, SourceStatus, Verdict
+from refaudit.policy import (
+    Tally,
+    failing_results,
+    nothing_answered,
+    report_tally,
+    unverified_share,
+)
+from refaudit.render import (
+    RenderContext,
+    consulted_sources,
+    outage_line,
+    render,
+    report_stream,
+    report_summary,
+    source_failures,
+    verdict_counts,
+)
 from refaudit.render.json import JsonStream, render_json, report_data
-from refaudit.render.table import render_table_text, table_batches
+from refaudit.render.table import outcome_lines, summary_lines
 from refaudit.version import installed_version
-from tests.report_samples import sample_report, suppressed_report
+from tests.report_samples import sample_report, streamed, suppressed_report
 
 REPORTS = Path(__file__).parent.parent / "fixtures" / "reports"
-EXTENSIONS = {"markdown": "md", "sarif": "sarif", "junit": "xml", "github": "txt", "html": "html"}
+EXTENSIONS = {
+    "markdown": "md",
+    "sarif": "sarif",
+    "junit": "xml",
+    "github": "txt",
+    "html": "html",
+    "table": "table.txt",
+}
+
+
+@pytest.fixture
+def fixed_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The HTML footer's time, fixed: the compared pages are written at different moments."""
+
+    class Clock:
+        @staticmethod
+        def now(tz: object = None) -> datetime:
+            return datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
+
+    monkeypatch.setattr("refaudit.render.html.datetime", Clock)
 
 
 def _only(verdict: Verdict) -> AuditReport:
@@ -58,26 +93,15 @@ def test_each_format_streamed_batch_by_batch_has_the_bytes_of_the_one_pass_rende
     make: Callable[[], AuditReport],
     detailed: bool,
     output_format: str,
-    monkeypatch: pytest.MonkeyPatch,
+    fixed_clock: None,
 ) -> None:
-    """The expected files were written by the one-pass renderers (main at 97d66d3)."""
-
-    class Clock:
-        @staticmethod
-        def now(tz: object = None) -> datetime:
-            return datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
-
-    monkeypatch.setattr("refaudit.render.html.datetime", Clock)
+    """The expected files were written by the one-pass renderers (main at 97d66d3; the
+    table's by the one that kept the listed results, at 6c2ee60)."""
     context = _details_context(make) if detailed else RenderContext()
     report = make()
     stream = report_stream(output_format, context)
-    assert stream is not None
-    report.results = [
-        *stream.add(report.results[:1]),
-        *stream.add(report.results[1:4]),
-        *stream.add(report.results[4:]),
-    ]
-    assert all(result.matched is None for result in report.results)
+    report = streamed(report, stream.add, Tally(context.fail_on, context.baseline), batch=3)
+    assert report.results == []
     pieces: list[str] = []
     stream.write(report, pieces.append)
     text = "".join(pieces).replace(installed_version(), "<version>")
@@ -102,21 +126,6 @@ def test_json_with_no_results_is_still_the_one_pass_document() -> None:
     assert render_json(report, context) == expected
 
 
-def test_a_report_streamed_batch_by_batch_has_the_same_bytes_and_keeps_light_results() -> None:
-    context = RenderContext()
-    full, streamed = sample_report(), sample_report()
-    stream = JsonStream(context)
-    kept = [*stream.add(streamed.results[:3]), *stream.add(streamed.results[3:])]
-    assert all(result.matched is None and result.corrected_bibtex is None for result in kept)
-    streamed.results = kept
-    pieces: list[str] = []
-    stream.write(streamed, pieces.append)
-    assert "".join(pieces) == render(full, "json", context)
-    assert [r.reference.key for r in failing_results(streamed, context.fail_on)] == [
-        r.reference.key for r in failing_results(full, context.fail_on)
-    ]
-
-
 def test_an_empty_streamed_report_is_the_empty_report() -> None:
     stream = JsonStream(RenderContext())
     pieces: list[str] = []
@@ -132,13 +141,74 @@ def test_a_reports_repr_does_not_spell_out_its_results() -> None:
     assert repr(report) == f"<AuditReport: {len(report.results)} results, 1 problems>"
 
 
-def test_the_table_keeps_whole_only_the_results_it_lists() -> None:
-    context = RenderContext()
-    full, light = sample_report(), sample_report()
-    light.results = table_batches(context)(light.results)
-    unlisted = [r for r in light.results if not rows(r, context)]
-    assert unlisted and all(r.matched is None for r in unlisted)
-    assert all(r.matched is not None for r in full.results if not rows(r, context))
-    assert render_table_text(light, context) == render_table_text(full, context)
-    verbose = RenderContext(verbose=True)
-    assert table_batches(verbose)(full.results) == full.results
+def _outage_report(*, offline: bool = False) -> AuditReport:
+    """Every checked reference unverified: the sources failed, one circuit opened."""
+    report = sample_report()
+    unverified = report.results[4]
+    report.results = [report.results[5]]  # the skipped one is not counted as checked
+    for number in range(7):
+        result = copy.deepcopy(unverified)
+        result.reference.key = f"down{number}"
+        result.sources = {
+            "crossref": SourceStatus("failed", f"{CIRCUIT_OPEN}connection refused by 127.0.0.1"),
+            "openalex": SourceStatus("failed", "timed out for api.openalex.org"),
+        }
+        report.results.append(result)
+    report.stats.cache_hits = {}
+    report.offline = offline
+    return report
+
+
+def _baseline_context() -> RenderContext:
+    known = sample_report()
+    known.results = known.results[::2]
+    return RenderContext(baseline=build_baseline(known), fail_on=["error", "warning"])
+
+
+@pytest.mark.parametrize(
+    ("make", "make_context"),
+    [
+        (sample_report, RenderContext),
+        (sample_report, _baseline_context),
+        (sample_report, lambda: RenderContext(fail_on=["retracted", "unverified"], quiet=True)),
+        (suppressed_report, lambda: RenderContext(details=True, verbose=True)),
+        (_outage_report, RenderContext),
+        (lambda: _outage_report(offline=True), lambda: RenderContext(fail_on=["unverified"])),
+    ],
+    ids=["default", "baseline-fail-on", "retracted-quiet", "suppressed", "outage", "offline"],
+)
+def test_a_streamed_report_keeps_only_counts_and_tells_what_the_whole_one_tells(
+    make: Callable[[], AuditReport], make_context: Callable[[], RenderContext], fixed_clock: None
+) -> None:
+    """The summary, the exit code's inputs and the closing lines, from counts alone."""
+    context = make_context()
+    for output_format in ("table", *EXTENSIONS, "json"):
+        whole = make()
+        stream = report_stream(output_format, context)
+        kept = streamed(make(), stream.add, Tally(context.fail_on, context.baseline), batch=2)
+        assert kept.results == [] and kept.tally is not None
+        pieces: list[str] = []
+        stream.write(kept, pieces.append)
+        assert "".join(pieces) == render(whole, output_format, make_context()), output_format
+
+    whole_tally = report_tally(whole, context.fail_on, context.baseline)
+    assert len(failing_results(whole, context.fail_on, context.baseline)) == whole_tally.failing
+    for tell in (
+        lambda report: report_summary(report, context),
+        lambda report: summary_lines(report, context),
+        lambda report: outcome_lines(report, context),
+        lambda report: (outage_line(report), source_failures(report)),
+        lambda report: (verdict_counts(report), consulted_sources(report), report.counts()),
+        lambda report: (nothing_answered(report), unverified_share(report)),
+    ):
+        assert tell(kept) == tell(whole)
+
+
+def test_a_streamed_report_answers_only_for_the_policy_it_was_counted_under() -> None:
+    context = RenderContext(fail_on=["error"])
+    kept = streamed(sample_report(), lambda _results: [], Tally(context.fail_on))
+    assert report_summary(kept, context)["failing"] == 3
+    with pytest.raises(ValueError, match="kept counts, not results"):
+        report_summary(kept, RenderContext(fail_on=["warning"]))
+    with pytest.raises(ValueError, match="kept counts, not results"):
+        failing_results(kept, ["error"])
