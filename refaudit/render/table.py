@@ -81,11 +81,12 @@ class TableStream(StreamBase):
         from rich.console import Console
 
         super().__init__(context)
-        self._console = console or Console(
-            file=io.StringIO(), width=120, no_color=True, color_system=None, soft_wrap=False
-        )
         if console is None:
+            console = Console(
+                file=io.StringIO(), width=120, no_color=True, color_system=None, soft_wrap=False
+            )
             concise = False
+        self._console = console
         self._concise = context.quiet or (
             concise if concise is not None else not self._console.is_terminal
         )
