@@ -248,6 +248,8 @@ class _Pool:
         self._queue: list[_Ticket] = []
         self._arrivals = itertools.count()
         self._in_flight = 0
+        #: tokens taken by requests not yet on the wire (the server has not counted them)
+        self._unsent = 0
         self._latencies: collections.deque[float] = collections.deque(maxlen=HEDGE_WINDOW)
 
     def place(self) -> int:
@@ -264,12 +266,20 @@ class _Pool:
             return None
         return max(HEDGE_MIN_S, HEDGE_FACTOR * statistics.median(self._latencies))
 
-    def adopt(self, rps: float | None = None, concurrency: int | None = None) -> None:
-        """Tighten the limits when the server announces lower ones (never loosen them)."""
+    def adopt(
+        self, rps: float | None = None, concurrency: int | None = None, burst: int | None = None
+    ) -> None:
+        """Tighten the limits when the server announces lower ones (never loosen them).
+
+        A smaller burst also takes back the tokens beyond it: the requests just sent
+        count against the new bucket as they did against the old one.
+        """
         lowest = self.limit.concurrency
         if concurrency and concurrency > 0 and (not lowest or concurrency < lowest):
             lowest = concurrency
-        self.limit = RateLimit(min(rps or self.limit.rps, self.limit.rps), self.limit.burst, lowest)
+        smaller = min(max(1, burst or self.limit.burst), self.limit.burst)
+        self._tokens -= self.limit.burst - smaller
+        self.limit = RateLimit(min(rps or self.limit.rps, self.limit.rps), smaller, lowest)
 
     async def enter(
         self,
@@ -297,6 +307,7 @@ class _Pool:
                 # Tolerate float rounding: a wait shorter than the clock's resolution would spin.
                 if self._tokens >= 1 - 1e-6:
                     self._tokens -= 1
+                    self._unsent += 1
                     self._in_flight += 1
                     return True
                 # Short naps, so a circuit opening meanwhile releases the queue at once.
@@ -309,8 +320,13 @@ class _Pool:
                 heapq.heappop(self._queue)
             self._wake_head()
 
-    def leave(self) -> None:
-        """The call is answered: its slot is free for the head of the queue."""
+    def leave(self, *, sent: bool) -> None:
+        """The call is answered: its slot is free for the head of the queue.
+
+        A request whose transport never said it left no longer holds back the bucket.
+        """
+        if not sent:
+            self._unsent -= 1
         self._in_flight -= 1
         self._wake_head()
 
@@ -328,13 +344,16 @@ class _Pool:
         """The request just left, later than it took its token: count the token from now.
 
         Between the token and the wire the event loop may be busy, or a connection
-        opens; the server counts arrivals, so the next token must wait from the send.
-        Tokens that came while the request waited are the server's too (it refilled
-        its own bucket meanwhile): only what the bucket holds beyond a full one less
-        this request is taken back, so a slow connection never leaves the pool in debt.
+        opens; the server counts arrivals, so its bucket keeps filling (up to full)
+        until the request arrives. The client's bucket holds tokens and the requests
+        that took one but are not sent yet, never more than the burst in all: tokens
+        that would overfill it while a burst's requests open their connections were
+        never the server's, and one taken back when the first of them arrived lets
+        the next request out a fraction of an interval early, into a 429. A slow
+        connection never leaves the pool in debt either: the server refilled too.
         """
         self._refill()
-        self._tokens = min(self._tokens, self.limit.burst - 1.0)
+        self._unsent -= 1
 
     def slow_down(self) -> None:
         """Answered 429 at this pace: the requests arrive bunched up; pace a step slower."""
@@ -347,7 +366,7 @@ class _Pool:
     def _refill(self) -> None:
         now = self._clock()
         refill = (now - self._updated) * self.limit.rps * self.pacing
-        self._tokens = min(float(self.limit.burst), self._tokens + refill)
+        self._tokens = min(float(self.limit.burst - self._unsent), self._tokens + refill)
         self._updated = now
 
     def idle(self) -> bool:
@@ -362,6 +381,19 @@ class _Pool:
             turn = self._queue[0].turn
             if turn is not None and not turn.done():
                 turn.set_result(None)
+
+
+class _Wire:
+    """An httpcore trace hook telling a pool when its request really left."""
+
+    def __init__(self, pool: _Pool) -> None:
+        self.pool = pool
+        self.sent = False
+
+    async def __call__(self, event: str, _info: dict[str, Any]) -> None:
+        if not self.sent and event.endswith("send_request_headers.started"):
+            self.sent = True
+            self.pool.sent_late()
 
 
 @dataclass
@@ -714,6 +746,7 @@ class SourceClient:
             if unwanted is not None and unwanted():
                 raise asyncio.CancelledError  # a hedge whose first request answered meanwhile
             raise self._circuit_open(url)
+        wire = _Wire(pool)
         try:
             pacer = shared_pacer.get()
             if pacer is not None:
@@ -734,7 +767,7 @@ class SourceClient:
                 params=tuple(pairs) or None,
                 json=json_body,
                 headers=headers,
-                extensions={"trace": self._on_the_wire(pool)},
+                extensions={"trace": wire},
             )
             text = response.text
             pool.answered_in(self._clock() - sent_at)
@@ -755,7 +788,7 @@ class SourceClient:
                 self.name, f"connection failed: {exc or type(exc).__name__}", url=url
             ) from exc
         finally:
-            pool.leave()
+            pool.leave(sent=wire.sent)
         self._answered = True
         kept = {k.lower(): v for k, v in response.headers.items() if k.lower() in _KEPT_HEADERS}
         self._adopt_announced_limits(kept, pool)
@@ -763,25 +796,18 @@ class SourceClient:
             response.status_code, text, redact(str(response.url)), kept, source=self.name
         )
 
-    def _on_the_wire(self, pool: _Pool) -> Callable[[str, dict[str, Any]], Awaitable[None]]:
-        """An httpcore trace hook telling `pool` when the request really left."""
-        told = False
-
-        async def trace(event: str, _info: dict[str, Any]) -> None:
-            nonlocal told
-            if not told and event.endswith("send_request_headers.started"):
-                told = True
-                pool.sent_late()
-
-        return trace
-
     def _adopt_announced_limits(self, headers: dict[str, str], pool: _Pool) -> None:
-        """Crossref announces its pool's rate and in-flight cap on every answer."""
+        """Crossref announces its pool's rate and in-flight cap on every answer.
+
+        The rate is a count of requests per interval: no more than that count may go
+        at once, so it also bounds the burst.
+        """
         limit, interval = headers.get("x-rate-limit-limit"), headers.get("x-rate-limit-interval")
         concurrency = headers.get("x-concurrency-limit")
         try:
             rps = float(limit) / float(interval.rstrip("s") or 1) if limit and interval else None
-            pool.adopt(rps, int(concurrency) if concurrency else None)
+            burst = int(float(limit)) if limit and interval else None
+            pool.adopt(rps, int(concurrency) if concurrency else None, burst)
         except (ValueError, ZeroDivisionError):
             log.debug("%s: unreadable rate-limit headers %s", self.name, headers)
 

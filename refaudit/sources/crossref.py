@@ -79,7 +79,13 @@ _DATE_FIELDS = ("issued", "published-print", "published-online", "published")
 
 
 def rate_limits(settings: Settings) -> dict[str, RateLimit]:
-    """Crossref's published pools: "default" for /works/{doi}, "list" for /works?…."""
+    """Crossref's published pools: "default" for /works/{doi}, "list" for /works?….
+
+    Crossref publishes each pool's limit as requests per one-second interval (and
+    announces it on every answer): up to that many, within the in-flight cap, may
+    go at once, so a run's first three list requests (its DOI batches) need not
+    wait two intervals for each other.
+    """
     if settings.api_key(NAME):
         return {
             "default": RateLimit(rps=50, burst=10, concurrency=10),
@@ -88,7 +94,7 @@ def rate_limits(settings: Settings) -> dict[str, RateLimit]:
     if settings.mailto:
         return {
             "default": RateLimit(rps=10, burst=3, concurrency=3),
-            "list": RateLimit(rps=3, burst=1, concurrency=3),
+            "list": RateLimit(rps=3, burst=3, concurrency=3),
         }
     return {"default": RATE_LIMIT, "list": RateLimit(rps=1, burst=1, concurrency=1)}
 

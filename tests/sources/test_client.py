@@ -359,6 +359,45 @@ async def test_a_slow_connection_does_not_leave_the_pool_in_debt() -> None:
     assert [b - a for a, b in itertools.pairwise(times)] == pytest.approx([0.5 / PACING] * 2)
 
 
+class Connecting(Upstream):
+    """The first `together` requests open their connections at once: all of them leave
+    `delay` seconds of fake time after the last one was handed over, as on a new run."""
+
+    def __init__(self, clock: FakeClock, together: int, delay: float) -> None:
+        super().__init__(clock, [0.0])
+        self.together, self.delay = together, delay
+        self.handed: list[asyncio.Event] = []
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        if len(self.handed) < self.together:
+            self.handed.append(asyncio.Event())
+            if len(self.handed) == self.together:
+                self.clock.now += self.delay
+                for each in self.handed:
+                    each.set()
+            await self.handed[-1].wait()
+        return await super().handle_async_request(request)
+
+
+async def test_a_burst_that_connects_slowly_does_not_earn_tokens_meanwhile() -> None:
+    """Crossref's list pool, 3 at once: the fourth waits a whole interval from their arrival."""
+    clock = FakeClock()
+    upstream = Connecting(clock, together=3, delay=0.3)
+    limits = {"default": RateLimit(rps=3, burst=3, concurrency=0)}
+    client = make_client(upstream, "crossref", clock=clock, limits=limits)
+
+    async def fourth() -> None:
+        while len(upstream.arrivals) < 3:
+            await asyncio.sleep(0)
+        await client.get("/works", {"n": 3})
+
+    await asyncio.gather(*(client.get("/works", {"n": n}) for n in range(3)), fourth())
+
+    times = [t for t, _ in upstream.arrivals]
+    assert times[:3] == pytest.approx([1000.3] * 3)
+    assert times[3] - times[0] == pytest.approx(1 / (3 * PACING))
+
+
 async def test_identical_requests_in_flight_together_are_sent_once(tmp_path: Path) -> None:
     """Two references citing the same work search it at the same moment: one request."""
     clock = FakeClock()
@@ -391,6 +430,19 @@ async def test_lower_limit_announced_in_headers_is_adopted() -> None:
     for n in range(4):
         await client.get("/works", {"n": n})
     assert clock.now - 1000.0 == pytest.approx(3.0 / PACING, abs=0.1)
+
+
+async def test_a_lower_count_announced_per_interval_also_lowers_the_burst() -> None:
+    """One request a second announced: the two tokens left of a burst of three go too."""
+    fake, clock = FakeUpstreams(), FakeClock()
+    headers = {"x-rate-limit-limit": "1", "x-rate-limit-interval": "1s"}
+    fake.route("crossref", "/works", lambda _r, _m: json_response({}, headers=headers))
+    client = make_client(
+        fake, "crossref", clock=clock, limits={"default": RateLimit(rps=3, burst=3)}
+    )
+    for n in range(4):
+        await client.get("/works", {"n": n})
+    assert clock.now - 1000.0 == pytest.approx(3.0 / PACING)
 
 
 async def test_secrets_stay_out_of_the_cache_key(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ import httpx
 import pytest
 from fakes import (
     FIXTURES,
+    FakeClock,
     FakeUpstreams,
     Overlap,
     crossref_list,
@@ -22,6 +23,7 @@ from refaudit.config import Settings
 from refaudit.errors import SourceUnavailable, UnexpectedResponse
 from refaudit.models import NoticeKind
 from refaudit.sources.base import SearchQuery
+from refaudit.sources.client import PACING
 from refaudit.sources.crossref import BATCH_SIZE, CrossrefSource, rate_limits, to_work
 
 pytestmark = pytest.mark.anyio
@@ -253,6 +255,35 @@ async def test_doi_batches_are_sent_together_within_the_list_pools_three_in_flig
     assert len(found) == len(dois) and fake.count("crossref") == 4
     # Four batches, one after the other, took four round trips; now the pool's cap decides.
     assert wire.most == 3
+
+
+class _Clocked(httpx.AsyncBaseTransport):
+    """Notes the fake time each request arrives at, then lets `inner` answer it."""
+
+    def __init__(self, inner: httpx.AsyncBaseTransport, clock: FakeClock) -> None:
+        self.inner, self.clock = inner, clock
+        self.arrivals: list[float] = []
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        self.arrivals.append(self.clock.now)
+        return await self.inner.handle_async_request(request)
+
+
+async def test_a_runs_first_three_doi_batches_arrive_together() -> None:
+    """Crossref's polite list pool allows three requests a second: three may go at once."""
+    fake, clock = FakeUpstreams(), FakeClock()
+    dois = [f"10.1000/t{n}" for n in range(4 * BATCH_SIZE)]
+    fake.serve_crossref([crossref_work(doi) for doi in dois])
+    wire = _Clocked(fake.transport(), clock)
+    settings = Settings(mailto="me@example.org")
+    limits = rate_limits(settings)
+    client = make_client(wire, "crossref", settings=settings, limits=limits, clock=clock)
+
+    await CrossrefSource(client, settings).lookup_dois(dois)
+
+    start = wire.arrivals[0]
+    assert wire.arrivals[:3] == [start] * 3
+    assert wire.arrivals[3] - start == pytest.approx(1 / (3 * PACING))
 
 
 class _FirstFailsOthersHang(httpx.AsyncBaseTransport):
