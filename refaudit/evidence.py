@@ -31,6 +31,10 @@ SEARCH_LIMIT = 5
 # that escalate reach the slow pools (Semantic Scholar, DBLP) early and keep them busy.
 # A reference whose cited identifier no source knows starts a step ahead: such a citation
 # is most often invented, and calling it not found takes every search of its plan.
+# Within a step, a search goes sooner the more searches its reference would still need
+# were it to find nothing: in a busy pool, the searches served last should be those
+# whose references end with them, not those that would then start a chain through
+# the 1 request/s pools.
 SEARCH_PRIORITY = 10.0
 # A title with at most this many words changed is a near miss when it scores at
 # least this, or when this share of its words (and at least this many) is kept:
@@ -682,7 +686,13 @@ async def _search(item: Evidence, sources: Sources) -> None:
                 detail = f"the search budget ({planner.SEARCH_BUDGET} requests) was spent"
                 _leave_unasked(item, sources, detail)
                 return
-            request_priority.set(SEARCH_PRIORITY - head_start - (planner.SEARCH_BUDGET - budget))
+            after = _searches_after(item, order, name, kind, searched, searchable)
+            request_priority.set(
+                SEARCH_PRIORITY
+                - head_start
+                - (planner.SEARCH_BUDGET - budget)
+                - min(after, budget - 1) / planner.SEARCH_BUDGET
+            )
             budget -= 1
             works = await ask(item, name, sources.get(name).search(query))  # type: ignore[union-attr]
             if works is not None:
@@ -693,6 +703,28 @@ async def _search(item: Evidence, sources: Sources) -> None:
             if settled is not None:
                 _leave_unasked(item, sources, f"{settled.source} found the cited work")
                 return
+
+
+def _searches_after(
+    item: Evidence,
+    order: list[str],
+    name: str,
+    kind: planner.Kind,
+    searched: list[str],
+    searchable: list[str],
+) -> int:
+    """How many more searches the plan holds for this query if `name`'s finds nothing."""
+    answered = [*searched, name]
+    identified = _identified(item)
+    count = 0
+    for later in order[order.index(name) + 1 :]:
+        if planner.preprint_search_needed(item.reference, later, searchable) or (
+            planner.still_needed(later, kind, answered, identified=identified)
+        ):
+            continue
+        answered.append(later)
+        count += 1
+    return count
 
 
 def _identifier_unknown(item: Evidence) -> bool:

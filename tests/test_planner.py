@@ -19,7 +19,13 @@ from refaudit.parsing.freetext import parse_freetext
 from refaudit.sources import crossref, open_sources, registry
 from refaudit.sources.client import request_priority
 from refaudit.verify import decide
-from tests.fakes import FakeUpstreams, YieldingClock, crossref_list, crossref_work
+from tests.fakes import (
+    FakeUpstreams,
+    YieldingClock,
+    crossref_list,
+    crossref_work,
+    openalex_list,
+)
 
 ALL = registry.SOURCE_NAMES
 
@@ -243,6 +249,45 @@ async def test_a_reference_whose_doi_no_source_knows_is_searched_before_the_othe
 
     first_turns = dict(reversed(turns))
     assert first_turns == {"doi": 0, "Soil": SEARCH_PRIORITY, "Grazing": SEARCH_PRIORITY - 1}
+
+
+@pytest.mark.anyio
+async def test_a_search_goes_sooner_the_more_searches_its_reference_would_still_need(
+    tmp_path: Path,
+) -> None:
+    """In a busy pool, the searches served last should be those whose references end there.
+
+    A journal article outside computing is settled by Crossref and OpenAlex; one in a
+    computing journal goes on to Semantic Scholar if both find nothing.
+    """
+    fake = FakeUpstreams()
+    turns: list[tuple[str, float]] = []
+
+    def noting_turn(request: httpx.Request, _match: re.Match[str]) -> httpx.Response:
+        words = request.url.params.get("query.bibliographic", "doi").split()
+        turns.append((words[0], request_priority.get()))
+        return crossref_list([])
+
+    fake.route("crossref", r"/works", noting_turn)
+    fake.json("openalex", r"/works", openalex_list([]))
+    fake.json("semanticscholar", r"/graph/v1/paper/search", {"total": 0, "offset": 0})
+    soil = Reference(key="s", entry_type="article", title="Soil survey", venue="Geoderma")
+    kernels = Reference(
+        key="k",
+        entry_type="article",
+        title="Graph kernels for molecules",
+        venue="IEEE Transactions on Pattern Analysis and Machine Intelligence",
+    )
+    config = Settings(
+        sources=["crossref", "openalex", "semanticscholar"], cache_dir=tmp_path, data_dir=tmp_path
+    )
+
+    async with open_sources(config, RunStats(), transport=fake.transport()) as sources:
+        await gather_evidence([soil, kernels], sources)
+
+    first_turns = dict(reversed(turns))
+    # Both stay behind any reference's second search (one step, SEARCH_PRIORITY - 1).
+    assert SEARCH_PRIORITY - 1 < first_turns["Graph"] < first_turns["Soil"] < SEARCH_PRIORITY
 
 
 @pytest.mark.anyio
