@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
 import pytest
 
 from refaudit.match import (
@@ -784,6 +787,38 @@ def test_preprint_cited_for_published_work() -> None:
     result = compare_venues("arXiv preprint arXiv:2106.09685", "ICLR", found_type="proceedings")
     assert result.kind == "preprint"
     assert result.cited_preprint and not result.found_preprint
+
+
+def test_threads_comparing_venues_at_once_load_the_abbreviation_list_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Verdicts run in worker threads: the LTWA (a second of CPU) must be built once."""
+    from pyiso4.ltwa import Abbreviate
+
+    from refaudit.match import abbreviations
+
+    builds: list[int] = []
+    real = Abbreviate.create
+
+    def counted() -> Abbreviate:
+        builds.append(1)
+        return real()
+
+    monkeypatch.setattr(Abbreviate, "create", counted)
+    abbreviations._build_abbreviator.cache_clear()
+    start = threading.Barrier(4)
+
+    def compare(n: int) -> bool:
+        start.wait()
+        return abbreviations.same_iso4(
+            f"J. Mach. Learn. Res. {n}", f"Journal of Machine Learning Research {n}"
+        )
+
+    with ThreadPoolExecutor(4) as pool:
+        same = list(pool.map(compare, range(4)))
+
+    assert same == [True] * 4
+    assert len(builds) == 1
 
 
 # --- pages and volume -------------------------------------------------------------

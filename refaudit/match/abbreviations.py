@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import logging
 import re
+import threading
 from typing import Literal
 
 from refaudit.match.text import NORMALIZE_CACHE_SIZE, normalize_text, ocr_form
@@ -45,9 +46,23 @@ _ACRONYM = re.compile(r"^[A-Za-z][A-Za-z0-9&\-+]{1,14}$")
 AcronymFit = Literal["strict", "loose", "none"]
 
 
-@functools.cache
 def _abbreviator() -> object | None:
-    """pyiso4's LTWA abbreviator (loading the list takes about a second, so only once)."""
+    """pyiso4's LTWA abbreviator, built by the first caller while the others wait.
+
+    Verdicts are reached in worker threads: without the lock, each of the threads
+    comparing a venue at the start of a run built its own (six at once seen on gen),
+    and their seconds of CPU held the event loop's paced requests back for as long.
+    """
+    with _BUILDING:
+        return _build_abbreviator()
+
+
+_BUILDING = threading.Lock()
+
+
+@functools.cache
+def _build_abbreviator() -> object | None:
+    """Load the LTWA (about a second of CPU, so only once)."""
     try:
         from pyiso4.ltwa import Abbreviate
     except ImportError:  # pragma: no cover - pyiso4 is a dependency
