@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from unittest import mock
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -16,7 +17,7 @@ from hypothesis import strategies as st
 from refaudit.errors import InputError
 from refaudit.fix import FixOutcome, apply_fixes, scan_entries, verify_fix
 from refaudit.models import AuditReport
-from refaudit.parsing import parse_bibtex, parse_file, parse_freetext
+from refaudit.parsing import bbl, parse_bibtex, parse_file, parse_freetext
 from refaudit.parsing.bbl import parse_bbl
 
 # The suite writes no example database into the checkout; a failure prints its input.
@@ -139,9 +140,11 @@ def test_fix_scans_what_the_parser_reads_and_an_empty_fix_verifies(text: str) ->
     verify_fix(text, FixOutcome(text=text))
 
 
-@given(soup(BBL_PIECES))
-def test_bbl_text_never_raises(text: str) -> None:
-    parse_bbl(text, file="fuzz.bbl")
+@given(soup(BBL_PIECES), st.integers(1, 200))
+def test_bbl_text_never_raises_and_reads_alike_in_pieces(text: str, piece: int) -> None:
+    whole = parse_bbl(text, file="fuzz.bbl")
+    with mock.patch.object(bbl, "_READ_CHARS", piece):
+        assert parse_bbl(text, file="fuzz.bbl") == whole
 
 
 @given(st.text(CHARACTERS, max_size=300))
