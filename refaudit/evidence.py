@@ -671,14 +671,10 @@ async def _search(item: Evidence, sources: Sources) -> None:
         # nothing says nothing about the title.
         searched: list[str] = []
         for name in order:
+            identified = _identified(item)
             why = planner.preprint_search_needed(
                 reference, name, searchable
-            ) or planner.still_needed(
-                name,
-                kind,
-                searched,
-                identified=_identified(item),
-            )
+            ) or planner.still_needed(name, kind, searched, identified=identified)
             if why:
                 item.not_asked(name, "decided", why)
                 continue
@@ -686,7 +682,10 @@ async def _search(item: Evidence, sources: Sources) -> None:
                 detail = f"the search budget ({planner.SEARCH_BUDGET} requests) was spent"
                 _leave_unasked(item, sources, detail)
                 return
-            after = _searches_after(item, order, name, kind, searched, searchable)
+            later = order[order.index(name) + 1 :]
+            after = _searches_after(
+                reference, later, kind, [*searched, name], searchable, identified
+            )
             request_priority.set(
                 SEARCH_PRIORITY
                 - head_start
@@ -706,25 +705,23 @@ async def _search(item: Evidence, sources: Sources) -> None:
 
 
 def _searches_after(
-    item: Evidence,
-    order: list[str],
-    name: str,
+    reference: Reference,
+    later: list[str],
     kind: planner.Kind,
-    searched: list[str],
+    answered: list[str],
     searchable: list[str],
+    identified: bool,
 ) -> int:
-    """How many more searches the plan holds for this query if `name`'s finds nothing."""
-    answered = [*searched, name]
-    identified = _identified(item)
-    count = 0
-    for later in order[order.index(name) + 1 :]:
-        if planner.preprint_search_needed(item.reference, later, searchable) or (
-            planner.still_needed(later, kind, answered, identified=identified)
+    """How many of the `later` sources the plan would still search, were the `answered`
+    ones (the one about to be asked included) to find nothing."""
+    asked = list(answered)
+    for name in later:
+        if not (
+            planner.preprint_search_needed(reference, name, searchable)
+            or planner.still_needed(name, kind, asked, identified=identified)
         ):
-            continue
-        answered.append(later)
-        count += 1
-    return count
+            asked.append(name)
+    return len(asked) - len(answered)
 
 
 def _identifier_unknown(item: Evidence) -> bool:
