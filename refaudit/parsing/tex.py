@@ -82,8 +82,8 @@ class LatexStream:
     only once every file is read) and prepares its .bib files (and a compiled .bbl) as
     streams. `references` then gives the `\\bibitem` items, parsed one at a time from
     the texts, and the cited entries of each .bib and .bbl as its stream reads them.
-    What stays is the texts, the citations, and a problem per uncited entry; the
-    problems are complete once `references` has run.
+    What stays is the texts that hold a thebibliography, the citations, and a problem
+    per uncited entry; the problems are complete once `references` has run.
     """
 
     def __init__(
