@@ -252,6 +252,38 @@ async def test_long_bibliographies_are_audited_in_batches_with_the_same_verdicts
     assert batched.counts() == whole.counts()
 
 
+async def test_a_streamed_audit_keeps_no_result_and_counts_every_one(settings, monkeypatch) -> None:
+    from refaudit import audit
+    from refaudit.policy import Tally, report_tally
+
+    references = parse_bibtex(BIB, file="refs.bib").references
+    whole = await audit_references(references, settings, transport=_upstreams().transport())
+    monkeypatch.setattr(audit, "BATCH_REFERENCES", 2)
+    settings.use_cache = False
+    seen: list[str] = []
+
+    def written(results: list[Result]) -> list[Result]:
+        seen.extend(result.reference.key for result in results)
+        return []
+
+    streamed = await audit_references(
+        iter(references),
+        settings,
+        transport=_upstreams().transport(),
+        on_batch=written,
+        tally=Tally(["error"]),
+    )
+    assert streamed.results == [] and seen == [r.key for r in references]
+    assert streamed.counts() == whole.counts()
+    counted, expected = report_tally(streamed, ["error"]), report_tally(whole, ["error"])
+    assert (counted.total, counted.failing, counted.failing_keys) == (
+        expected.total,
+        expected.failing,
+        expected.failing_keys,
+    )
+    assert (counted.consulted, counted.failures) == (expected.consulted, expected.failures)
+
+
 async def test_warm_rerun_sends_no_requests(settings) -> None:
     fake = _upstreams()
     first = await _audit(BIB, settings, fake)
