@@ -69,7 +69,8 @@ class _Tally:
     verdicts: Counter[str] = field(default_factory=Counter)
     severities: Counter[str] = field(default_factory=Counter)  # skipped ones left out
     present: set[str] = field(default_factory=set)  # every worst severity, for the filters
-    failing: list[str] = field(default_factory=list)  # keys
+    failing: int = 0
+    failing_links: Spool = field(default_factory=Spool)  # a link to each, as they come
 
     def add(self, result: ReferenceResult) -> None:
         self.total += 1
@@ -78,7 +79,8 @@ class _Tally:
             self.severities[result.worst_severity or "none"] += 1
         self.present.add(result.worst_severity or "none")
         if result.failing:
-            self.failing.append(result.key)
+            self.failing += 1
+            self.failing_links.add(f"<a href='#ref-{_e(result.key)}'>{_e(result.key)}</a>", ", ")
 
 
 class HtmlStream(StreamBase):
@@ -115,7 +117,11 @@ class HtmlStream(StreamBase):
             ),
         )
         head, tail = page.rsplit(_SECTIONS_SLOT, 1)
-        write(head)
+        before, _, after = head.partition(_FAILING_SLOT)
+        write(before)
+        for piece in self._tally.failing_links.pieces():
+            write(piece)
+        write(after)
         first = True
         for name, title, purpose in _GROUPS:
             cards = self._cards[name]
@@ -138,6 +144,8 @@ class HtmlStream(StreamBase):
 
 #: Stands for the sections while the page around them is filled in.
 _SECTIONS_SLOT = "\u0000refaudit-sections\u0000"
+#: Stands for the links to the failing references in the summary.
+_FAILING_SLOT = "\u0000refaudit-failing\u0000"
 
 
 def _group_of(result: ReferenceResult) -> str:
@@ -171,9 +179,9 @@ def _header(report: AuditReport, context: RenderContext, files: list[str]) -> st
 def _summary(tally: _Tally, report: AuditReport, context: RenderContext) -> str:
     verdicts, severities = tally.verdicts, tally.severities
     if tally.failing:
-        keys = ", ".join(f"<a href='#ref-{_e(key)}'>{_e(key)}</a>" for key in tally.failing)
         verdict = (
-            f"<p class='outcome fail'>{len(tally.failing)} reference(s) fail the run: {keys}</p>"
+            f"<p class='outcome fail'>{tally.failing} reference(s) fail the run: "
+            f"{_FAILING_SLOT}</p>"
         )
     else:
         verdict = "<p class='outcome pass'>Nothing fails the run.</p>"
