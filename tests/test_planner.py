@@ -223,13 +223,9 @@ async def test_identifier_look_ups_go_before_the_searches_queued_ahead_of_them(
     assert any(s.startswith("doi:") for s in sent[:2])
 
 
-@pytest.mark.anyio
-async def test_a_reference_whose_doi_no_source_knows_is_searched_before_the_others(
-    tmp_path: Path,
-) -> None:
-    """Its plan is likely to run to the end: its searches take their turns a step ahead."""
-    fake = FakeUpstreams()
-    fake.serve_crossref([])
+def _noting_crossref_turns(fake: FakeUpstreams) -> list[tuple[str, float]]:
+    """Crossref answers nothing and notes each request's first query word (or "doi") and
+    the priority it was sent at."""
     turns: list[tuple[str, float]] = []
 
     def noting_turn(request: httpx.Request, _match: re.Match[str]) -> httpx.Response:
@@ -238,6 +234,17 @@ async def test_a_reference_whose_doi_no_source_knows_is_searched_before_the_othe
         return crossref_list([])
 
     fake.route("crossref", r"/works", noting_turn)
+    return turns
+
+
+@pytest.mark.anyio
+async def test_a_reference_whose_doi_no_source_knows_is_searched_before_the_others(
+    tmp_path: Path,
+) -> None:
+    """Its plan is likely to run to the end: its searches take their turns a step ahead."""
+    fake = FakeUpstreams()
+    fake.serve_crossref([])
+    turns = _noting_crossref_turns(fake)
     without_doi = Reference(key="s", entry_type="article", title="Soil survey", venue="Geoderma")
     invented = Reference(
         key="d", entry_type="article", doi="10.1000/invented", title="Grazing and wind erosion"
@@ -261,14 +268,7 @@ async def test_a_search_goes_sooner_the_more_searches_its_reference_would_still_
     computing journal goes on to Semantic Scholar if both find nothing.
     """
     fake = FakeUpstreams()
-    turns: list[tuple[str, float]] = []
-
-    def noting_turn(request: httpx.Request, _match: re.Match[str]) -> httpx.Response:
-        words = request.url.params.get("query.bibliographic", "doi").split()
-        turns.append((words[0], request_priority.get()))
-        return crossref_list([])
-
-    fake.route("crossref", r"/works", noting_turn)
+    turns = _noting_crossref_turns(fake)
     fake.json("openalex", r"/works", openalex_list([]))
     fake.json("semanticscholar", r"/graph/v1/paper/search", {"total": 0, "offset": 0})
     soil = Reference(key="s", entry_type="article", title="Soil survey", venue="Geoderma")
