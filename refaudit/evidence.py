@@ -672,9 +672,7 @@ async def _search(item: Evidence, sources: Sources) -> None:
         searched: list[str] = []
         for name in order:
             identified = _identified(item)
-            why = planner.preprint_search_needed(
-                reference, name, searchable
-            ) or planner.still_needed(name, kind, searched, identified=identified)
+            why = planner.search_skipped(reference, name, kind, searched, searchable, identified)
             if why:
                 item.not_asked(name, "decided", why)
                 continue
@@ -716,10 +714,7 @@ def _searches_after(
     ones (the one about to be asked included) to find nothing."""
     asked = list(answered)
     for name in later:
-        if not (
-            planner.preprint_search_needed(reference, name, searchable)
-            or planner.still_needed(name, kind, asked, identified=identified)
-        ):
+        if not planner.search_skipped(reference, name, kind, asked, searchable, identified):
             asked.append(name)
     return len(asked) - len(answered)
 

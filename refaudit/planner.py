@@ -291,6 +291,22 @@ def search_order(reference: Reference, enabled: Collection[str]) -> list[str]:
     return sorted(names, key=rank)  # stable: the registry's stage order within each group
 
 
+def search_skipped(
+    reference: Reference,
+    source: str,
+    kind: Kind,
+    searched: Collection[str],
+    searchable: Collection[str],
+    identified: bool,
+) -> str | None:
+    """Why the plan does not search `source` now, after `searched` found nothing (None:
+    it does): a preprint-only source this citation gives no reason to ask, or a search
+    that could no longer change the verdict."""
+    return preprint_search_needed(reference, source, searchable) or still_needed(
+        source, kind, searched, identified=identified
+    )
+
+
 def preprint_search_needed(
     reference: Reference, source: str, enabled: Collection[str]
 ) -> str | None:
