@@ -116,7 +116,7 @@ def check_command(
     """
     from refaudit.baseline import read_baseline
     from refaudit.findings import parse_fail_on
-    from refaudit.policy import Tally, report_tally
+    from refaudit.policy import Tally
     from refaudit.render import FORMATS, RenderContext, outage_line, report_stream
 
     if output_format not in FORMATS:
@@ -155,15 +155,10 @@ def check_command(
         stream: ReportStream = TableStream(context, stdout_console())
     else:
         stream = report_stream(output_format, context)
+    tally = Tally(settings.fail_on, known)
     report = _audit(
-        files,
-        settings,
-        all_entries=all_entries,
-        quiet=quiet,
-        on_batch=stream.add,
-        tally=Tally(settings.fail_on, known),
+        files, settings, all_entries=all_entries, quiet=quiet, on_batch=stream.add, tally=tally
     )
-    tally = report_tally(report, settings.fail_on, known)
     outage = tally.nothing_answered()
     if outage and not tally.failing and output is None and output_format == "table":
         # The table would list every reference as unverified: one line says it all.
