@@ -12,7 +12,7 @@ import json
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from refaudit.models import SEVERITY_RANK, AuditReport, Result, Verdict
+from refaudit.models import SEVERITY_RANK, AuditReport, InputProblem, Result, Verdict
 from refaudit.policy import report_tally
 from refaudit.render.common import (
     RenderContext,
@@ -145,9 +145,7 @@ class TableStream(StreamBase):
         if report.problems:
             console.print(Text("Input problems", style="bold magenta"))
             for problem in report.problems:
-                where = ":".join(
-                    str(p) for p in (display_path(problem.file), problem.line) if p is not None
-                )
+                where = _problem_place(problem)
                 key = f" [{problem.key}]" if problem.key else ""
                 style = _SEVERITY_STYLE.get(problem.severity, "")
                 console.print(
@@ -292,9 +290,7 @@ def _print_problem_lines(report: AuditReport, console: Any) -> None:
     from rich.text import Text
 
     for problem in report.problems:
-        where = ":".join(
-            str(p) for p in (display_path(problem.file), problem.line) if p is not None
-        )
+        where = _problem_place(problem)
         key = f" [{problem.key}]" if problem.key else ""
         console.print(
             Text.assemble(
@@ -305,6 +301,11 @@ def _print_problem_lines(report: AuditReport, console: Any) -> None:
             ),
             soft_wrap=True,
         )
+
+
+def _problem_place(problem: InputProblem) -> str:
+    """`refs.bib:12`: where an input problem is (the file alone when it has no line)."""
+    return ":".join(str(p) for p in (display_path(problem.file), problem.line) if p is not None)
 
 
 def _encode(value: Any) -> str:
