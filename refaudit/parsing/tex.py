@@ -208,7 +208,10 @@ class LatexStream:
 
     def _nothing_found(self) -> InputError:
         problems = self._document.problems
-        missing = [p.message for p in problems if p.code == "missing-bib-file"]
+        # A bibliography that was named but not read (missing, or refused as outside the
+        # document's folder) is the reason, not the absence of one.
+        unread = ("missing-bib-file", "bib-outside-folder")
+        missing = [p.message for p in problems if p.code in unread]
         detail = "; ".join(missing) or (
             "no \\bibliography{…}, \\addbibresource{…} or thebibliography environment found"
         )

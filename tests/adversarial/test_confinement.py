@@ -66,6 +66,18 @@ def test_bibliography_files_outside_the_folder_are_refused(
     assert refused and refused[0].severity == "error" and refused[0].line == 1
 
 
+def test_a_paper_whose_only_bibliography_lies_outside_says_so(
+    project: Path, opened: list[Path]
+) -> None:
+    """Refused, the file is the reason nothing was found: not "no \\bibliography"."""
+    paper = project / "paper.tex"
+    paper.write_text("\\cite{secret}\n\\bibliography{../outside}\n")
+    with pytest.raises(InputError) as refused:
+        parse_file(paper)
+    assert "outside the document's folder" in str(refused.value)
+    assert all(path.is_relative_to(project.resolve()) for path in opened)
+
+
 def test_a_symlink_inside_the_folder_leading_out_is_refused(
     project: Path, opened: list[Path]
 ) -> None:
