@@ -666,11 +666,15 @@ async def _search(item: Evidence, sources: Sources) -> None:
             item.not_asked(name, "decided", "its search is not used for this kind of citation")
     budget = planner.SEARCH_BUDGET
     head_start = 1 if _identifier_unknown(item) else 0
+    answers_matter = _answers_matter(reference)
     for query in search_queries(reference):
         # Only searches count towards settling: an identifier look-up that found
         # nothing says nothing about the title.
         searched: list[str] = []
+        sent: set[str] = set()
         for name in order:
+            if name in sent:
+                continue
             identified = _identified(item)
             why = planner.search_skipped(reference, name, kind, searched, searchable, identified)
             if why:
@@ -681,42 +685,74 @@ async def _search(item: Evidence, sources: Sources) -> None:
                 _leave_unasked(item, sources, detail)
                 return
             later = order[order.index(name) + 1 :]
-            after = _searches_after(
+            planned = _planned_after(
                 reference, later, kind, [*searched, name], searchable, identified
             )
-            request_priority.set(
-                SEARCH_PRIORITY
-                - head_start
-                - (planner.SEARCH_BUDGET - budget)
-                - min(after, budget - 1) / planner.SEARCH_BUDGET
-            )
-            budget -= 1
-            works = await ask(item, name, sources.get(name).search(query))  # type: ignore[union-attr]
-            if works is not None:
-                searched.append(name)
-                item.searched_by.add(name)
-            item.candidates.extend(works or [])
+            # When nothing found can change the plan, its searches are certain: they go
+            # out together rather than one round trip after another.
+            wave = [name] if answers_matter else [name, *planned][:budget]
+            calls = []
+            for step, asked in enumerate(wave):
+                request_priority.set(
+                    SEARCH_PRIORITY
+                    - head_start
+                    - (planner.SEARCH_BUDGET - budget)
+                    - min(len(planned) - step, budget - 1) / planner.SEARCH_BUDGET
+                )
+                budget -= 1
+                call = sources.get(asked).search(query)  # type: ignore[union-attr]
+                calls.append(asyncio.ensure_future(ask(item, asked, call)))
+            sent.update(wave)
+            for asked, works in zip(wave, await asyncio.gather(*calls), strict=True):
+                if works is not None:
+                    searched.append(asked)
+                    item.searched_by.add(asked)
+                item.candidates.extend(works or [])
             settled = next((w for w in item.candidates if _settles(reference, w)), None)
             if settled is not None:
                 _leave_unasked(item, sources, f"{settled.source} found the cited work")
                 return
 
 
-def _searches_after(
+def _planned_after(
     reference: Reference,
     later: list[str],
     kind: planner.Kind,
     answered: list[str],
     searchable: list[str],
     identified: bool,
-) -> int:
-    """How many of the `later` sources the plan would still search, were the `answered`
-    ones (the one about to be asked included) to find nothing."""
-    asked = list(answered)
+) -> list[str]:
+    """The `later` sources the plan would still search, were the `answered` ones (the
+    one about to be asked included) to find nothing."""
+    planned: list[str] = []
     for name in later:
-        if not planner.search_skipped(reference, name, kind, asked, searchable, identified):
-            asked.append(name)
-    return len(asked) - len(answered)
+        if not planner.search_skipped(
+            reference, name, kind, [*answered, *planned], searchable, identified
+        ):
+            planned.append(name)
+    return planned
+
+
+def _answers_matter(reference: Reference) -> bool:
+    """What one search finds can change which searches follow it.
+
+    The plan stops early once a record is convincing (it identifies the work, or
+    settles it). A record giving back exactly what the citation says is the most
+    convincing there could be: when even it is not (a short title with no year and no
+    authors: other works share it), nothing found changes the plan. A citation string
+    is excepted: it may be re-read around a record's title, with fields it then shows.
+    """
+    if not reference.title or reference.free_text:
+        return True
+    echo = Work(
+        source="citation",
+        title=reference.title,
+        authors=list(reference.authors),
+        year=reference.year,
+        volume=reference.volume,
+        pages=reference.pages,
+    )
+    return is_convincing(reference, echo)
 
 
 def _identifier_unknown(item: Evidence) -> bool:

@@ -14,13 +14,14 @@ import pytest
 from refaudit import evidence, planner
 from refaudit.config import Settings
 from refaudit.evidence import SEARCH_PRIORITY, Evidence, gather_evidence
-from refaudit.models import Reference, Result, RunStats, Work
+from refaudit.models import Person, Reference, Result, RunStats, Work
 from refaudit.parsing.freetext import parse_freetext
 from refaudit.sources import crossref, open_sources, registry
 from refaudit.sources.client import request_priority
 from refaudit.verify import decide
 from tests.fakes import (
     FakeUpstreams,
+    Overlap,
     YieldingClock,
     crossref_list,
     crossref_work,
@@ -288,6 +289,93 @@ async def test_a_search_goes_sooner_the_more_searches_its_reference_would_still_
     first_turns = dict(reversed(turns))
     # Both stay behind any reference's second search (one step, SEARCH_PRIORITY - 1).
     assert SEARCH_PRIORITY - 1 < first_turns["Graph"] < first_turns["Soil"] < SEARCH_PRIORITY
+
+
+COCHRANE = "Cochrane Database of Systematic Reviews"
+
+
+async def _searched_with_overlap(
+    tmp_path: Path, reference: Reference, found: list[dict[str, object]]
+) -> tuple[Overlap, FakeUpstreams, Evidence]:
+    """Search one reference in Crossref (which returns `found`) and OpenAlex (nothing)."""
+    fake = FakeUpstreams()
+    fake.json("crossref", r"/works", crossref_list(found))
+    fake.json("openalex", r"/works", openalex_list([]))
+    wire = Overlap(fake.transport())
+    config = Settings(sources=["crossref", "openalex"], cache_dir=tmp_path, data_dir=tmp_path)
+    async with open_sources(config, RunStats(), transport=wire) as sources:
+        (item,) = await gather_evidence([reference], sources)
+    return wire, fake, item
+
+
+@pytest.mark.anyio
+async def test_searches_no_answer_could_spare_go_out_together(tmp_path: Path) -> None:
+    """No record convinces of an undated, anonymous citation with a short title (other
+    works share it): its plan asks Crossref and OpenAlex whatever they find, so both
+    searches are sent at once instead of one round trip after the other."""
+    review = crossref_work(
+        "10.1002/14651858.cd004142.pub2", "Exercise for dysmenorrhoea", venue=COCHRANE
+    )
+    cited = Reference(key="anonexercise", entry_type="article", title="Exercise for dysmenorrhoea")
+
+    wire, fake, item = await _searched_with_overlap(tmp_path, cited, [review])
+
+    assert wire.most == 2
+    assert (fake.count("crossref"), fake.count("openalex")) == (1, 1)
+    assert item.searched_by == {"crossref", "openalex"}
+    assert [w.doi for w in item.candidates] == ["10.1002/14651858.cd004142.pub2"]
+
+
+@pytest.mark.anyio
+async def test_a_search_whose_answer_may_end_the_plan_goes_alone(tmp_path: Path) -> None:
+    """With its year the same citation is settled by Crossref's record: OpenAlex, asked
+    only after Crossref, is never asked."""
+    review = crossref_work(
+        "10.1002/14651858.cd004142.pub2",
+        "Exercise for dysmenorrhoea",
+        year=2010,
+        venue=COCHRANE,
+    )
+    cited = Reference(
+        key="dated", entry_type="article", title="Exercise for dysmenorrhoea", year=2010
+    )
+
+    wire, fake, item = await _searched_with_overlap(tmp_path, cited, [review])
+
+    assert wire.most == 1
+    assert (fake.count("crossref"), fake.count("openalex")) == (1, 0)
+    assert item.statuses["openalex"].why == "decided"
+
+
+@pytest.mark.parametrize(
+    ("reference", "answers_matter"),
+    [
+        (Reference(key="a", entry_type="article", title="Hardware and Software"), False),
+        # A distinctive title is identified by its record, whoever the cited authors are
+        # ("F. Lastname" agrees with no one): a found record ends the plan early.
+        (
+            Reference(
+                key="z",
+                entry_type="inproceedings",
+                title="LightGCL: Simple Yet Effective Graph Contrastive Learning for "
+                "Recommendation",
+                authors=[Person(family="Zhang", given="M."), Person(family="Lastname", given="F.")],
+                year=2023,
+            ),
+            True,
+        ),
+        (Reference(key="y", entry_type="article", title="Hardware and Software", year=2015), True),
+        # A citation string may be re-read around a record's title, with a year it shows.
+        (
+            parse_freetext("Hardware and Software. Digital Pathology, Springer, 2015.", key="f"),
+            True,
+        ),
+    ],
+)
+def test_searches_go_out_together_only_where_no_answer_can_change_the_plan(
+    reference: Reference, answers_matter: bool
+) -> None:
+    assert evidence._answers_matter(reference) is answers_matter
 
 
 @pytest.mark.anyio
