@@ -36,6 +36,13 @@ SEARCH_LIMIT = 5
 # whose references end with them, not those that would then start a chain through
 # the 1 request/s pools.
 SEARCH_PRIORITY = 10.0
+# A search whose reference goes on to a slower pool (Semantic Scholar, DBLP) that is
+# running out of work goes ahead of the identifier look-ups queued in its own pool:
+# those feed no slow pool, while every second the slowest pool waits is added to the
+# run. Enough go ahead to keep that pool busy until the look-ups are sent: FEED_AHEAD
+# calls, and as many more as it serves in the time the look-ups take.
+FEEDING_PRIORITY = -1.0
+FEED_AHEAD = 2
 # A title with at most this many words changed is a near miss when it scores at
 # least this, or when this share of its words (and at least this many) is kept:
 # one long word swapped in a short title ("Competitive" for "Adversarial") costs
@@ -121,13 +128,14 @@ async def gather_evidence(
     run (`Evidence.verdict` gives it, unless the quota-bound sources added to it).
     """
     evidence = [Evidence(reference) for reference in references]
+    feed = _SlowPoolFeed(sources)
 
     async def search_one(item: Evidence) -> None:
         # Matching work, in a worker thread too: when a thousand references' identifiers
         # resolve at once, deciding on the event loop whether each needs a search held
         # every pool's next request back for a second.
         if await asyncio.to_thread(needs_search, item):
-            await _search(item, sources)
+            await _search(item, sources, feed)
         else:
             _decided_without_search(item, sources)
         item.sort_records()
@@ -648,7 +656,39 @@ def _prefix(doi: str) -> str:
     return doi.split("/", 1)[0].lower()
 
 
-async def _search(item: Evidence, sources: Sources) -> None:
+@dataclass
+class _SlowPoolFeed:
+    """Which searches go ahead of the identifier look-ups, to feed an idle slower pool."""
+
+    sources: Sources
+    #: searches sent ahead, not yet answered, by the slower source they lead to
+    on_the_way: Counter[str] = field(default_factory=Counter)
+
+    def claim(self, source: str, later: list[str]) -> str | None:
+        """A source later in the plan, slower than `source`, running out of work: the
+        search about to be sent to `source` goes ahead for it, and is counted on its way
+        there until `ask` has its answer."""
+        upstream = self.sources.clients[source]
+        for name in later:
+            slow = self.sources.clients.get(name)
+            if slow is None or slow.slowest_rps >= upstream.slowest_rps:
+                continue
+            served = upstream.waiting_first() * slow.slowest_rps / upstream.slowest_rps
+            if slow.backlog() + self.on_the_way[name] < FEED_AHEAD + served:
+                self.on_the_way[name] += 1
+                return name
+        return None
+
+    async def ask(self, fed: str | None, call: Awaitable[list[Work] | None]) -> list[Work] | None:
+        """Await a search; one sent ahead for `fed` is no longer on its way once answered."""
+        try:
+            return await call
+        finally:
+            if fed is not None:
+                self.on_the_way[fed] -= 1
+
+
+async def _search(item: Evidence, sources: Sources, feed: _SlowPoolFeed) -> None:
     """Ask the planned sources in order until one settles the identity or the budget is spent."""
     item.searched = True
     reference = item.reference
@@ -691,17 +731,20 @@ async def _search(item: Evidence, sources: Sources) -> None:
             # When nothing found can change the plan, its searches are certain: they go
             # out together rather than one round trip after another.
             wave = [name] if answers_matter else [name, *planned][:budget]
+            # A wave asks every source of the plan at once: none waits on another.
+            fed = feed.claim(name, planned) if len(wave) == 1 else None
             calls = []
             for step, asked in enumerate(wave):
+                turn = SEARCH_PRIORITY if fed is None else FEEDING_PRIORITY
                 request_priority.set(
-                    SEARCH_PRIORITY
+                    turn
                     - head_start
                     - (planner.SEARCH_BUDGET - budget)
                     - min(len(planned) - step, budget - 1) / planner.SEARCH_BUDGET
                 )
                 budget -= 1
                 call = sources.get(asked).search(query)  # type: ignore[union-attr]
-                calls.append(asyncio.ensure_future(ask(item, asked, call)))
+                calls.append(asyncio.ensure_future(feed.ask(fed, ask(item, asked, call))))
             sent.update(wave)
             for asked, works in zip(wave, await asyncio.gather(*calls), strict=True):
                 if works is not None:

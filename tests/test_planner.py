@@ -224,6 +224,65 @@ async def test_identifier_look_ups_go_before_the_searches_queued_ahead_of_them(
     assert any(s.startswith("doi:") for s in sent[:2])
 
 
+async def _openalex_order(tmp_path: Path, sources_enabled: list[str], papers: int = 1) -> list[str]:
+    """The order OpenAlex is asked in: 500 cited DOIs (ten batched look-ups, twice its
+    burst) and `papers` conference papers without a DOI, whose plans go on to Semantic
+    Scholar."""
+    fake = FakeUpstreams()
+    fake.json("openalex", r"/works", openalex_list([]))
+    fake.json("semanticscholar", r"/graph/v1/paper/search", {"total": 0, "offset": 0})
+    fake.json("semanticscholar", r"/graph/v1/paper/batch", [], method="POST")
+    clock = YieldingClock()
+    cited_dois = [
+        Reference(key=f"d{n}", entry_type="article", doi=f"10.1000/held{n}") for n in range(500)
+    ]
+    conference_papers = [
+        Reference(
+            key=f"p{n}",
+            entry_type="inproceedings",
+            title=f"Hypernetworks for continual reinforcement learning, part {n}",
+            venue="Advances in Neural Information Processing Systems",
+            year=2021,
+        )
+        for n in range(papers)
+    ]
+    config = Settings(sources=sources_enabled, cache_dir=tmp_path, data_dir=tmp_path)
+    async with open_sources(
+        config, RunStats(), transport=fake.transport(), clock=clock, sleep=clock.sleep
+    ) as sources:
+        await gather_evidence([*cited_dois, *conference_papers], sources)
+    return ["search" if r.url.params.get("search") else "doi" for r in fake.requests_to("openalex")]
+
+
+@pytest.mark.anyio
+async def test_a_search_leading_to_an_idle_slow_pool_goes_before_identifier_look_ups(
+    tmp_path: Path,
+) -> None:
+    """Semantic Scholar serves one request a second: the search that would give it work
+    does not wait behind look-ups that give it none."""
+    order = await _openalex_order(tmp_path, ["openalex", "semanticscholar"])
+    # The first burst left before the search was planned; it takes the next turn.
+    assert order.index("search") <= 6
+    assert order.count("doi") == 10
+
+
+@pytest.mark.anyio
+async def test_only_enough_searches_to_keep_the_slow_pool_busy_go_ahead(tmp_path: Path) -> None:
+    """The look-ups still go soon: only a few searches take turns ahead of them."""
+    order = await _openalex_order(tmp_path, ["openalex", "semanticscholar"], papers=20)
+    last_look_up = len(order) - 1 - order[::-1].index("doi")
+    ahead = order[:last_look_up].count("search")
+    assert 1 <= ahead <= evidence.FEED_AHEAD + 1, order
+
+
+@pytest.mark.anyio
+async def test_without_a_slow_pool_ahead_identifier_look_ups_keep_their_turn(
+    tmp_path: Path,
+) -> None:
+    order = await _openalex_order(tmp_path, ["openalex"])
+    assert order == ["doi"] * 10 + ["search"]
+
+
 def _noting_crossref_turns(fake: FakeUpstreams) -> list[tuple[str, float]]:
     """Crossref answers nothing and notes each request's first query word (or "doi") and
     the priority it was sent at."""

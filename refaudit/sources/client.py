@@ -248,6 +248,9 @@ class _Pool:
         self._queue: list[_Ticket] = []
         self._arrivals = itertools.count()
         self._in_flight = 0
+        #: calls waiting for their turn: all of them, and those at priority 0 or lower
+        self._waiting = 0
+        self._waiting_first = 0
         #: tokens taken by requests not yet on the wire (the server has not counted them)
         self._unsent = 0
         self._latencies: collections.deque[float] = collections.deque(maxlen=HEDGE_WINDOW)
@@ -297,6 +300,9 @@ class _Pool:
         """
         ticket = _Ticket(priority, self.place() if place is None else place)
         heapq.heappush(self._queue, ticket)
+        first = priority <= 0
+        self._waiting += 1
+        self._waiting_first += first
         try:
             while not give_up():
                 if self._queue[0] is not ticket or self._full():
@@ -316,6 +322,8 @@ class _Pool:
             return False
         finally:
             ticket.gone = True
+            self._waiting -= 1
+            self._waiting_first -= first
             while self._queue and self._queue[0].gone:
                 heapq.heappop(self._queue)
             self._wake_head()
@@ -368,6 +376,14 @@ class _Pool:
         refill = (now - self._updated) * self.limit.rps * self.pacing
         self._tokens = min(float(self.limit.burst - self._unsent), self._tokens + refill)
         self._updated = now
+
+    def backlog(self) -> int:
+        """Calls waiting for their turn or in flight."""
+        return self._waiting + self._in_flight
+
+    def waiting_first(self) -> int:
+        """Calls waiting at priority 0 or lower: identifier look-ups, searches sent ahead."""
+        return self._waiting_first
 
     def idle(self) -> bool:
         """No call waits for its turn and a slot is free: a request now takes from no one."""
@@ -478,6 +494,14 @@ class SourceClient:
         for stats in counted:
             tally = getattr(stats, counter)
             tally[self.name] = tally.get(self.name, 0) + 1
+
+    def backlog(self) -> int:
+        """Calls this source has waiting for their turn or in flight, in all its pools."""
+        return sum(pool.backlog() for pool in self._pools.values())
+
+    def waiting_first(self) -> int:
+        """Calls waiting at priority 0 or lower (identifier look-ups first), in all its pools."""
+        return sum(pool.waiting_first() for pool in self._pools.values())
 
     @property
     def slowest_rps(self) -> float:
