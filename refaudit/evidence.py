@@ -668,7 +668,9 @@ class _SlowPoolFeed:
         """A source later in the plan, slower than `source`, running out of work: the
         search about to be sent to `source` goes ahead for it, and is counted on its way
         there until `ask` has its answer."""
-        upstream = self.sources.clients[source]
+        upstream = self.sources.clients.get(source)
+        if upstream is None:  # a local mirror: no pool to wait in
+            return None
         for name in later:
             slow = self.sources.clients.get(name)
             if slow is None or slow.slowest_rps >= upstream.slowest_rps:
