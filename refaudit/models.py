@@ -277,7 +277,8 @@ class RunStats:
     failures: dict[str, int] = field(default_factory=dict)
     elapsed_s: float = 0.0
     floor_s: float = 0.0
-    """the least wall time the sources' rate limits allow for the requests sent"""
+    """the longest any one source's published rate needs for the requests sent to it
+    (a pool's burst is not counted, so a short run can finish under it)"""
     floor_ratio: float | None = None
     """wall time over that floor (null under a second of floor): 1.0 is the limits' pace"""
 
