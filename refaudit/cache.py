@@ -49,6 +49,13 @@ CREATE TABLE IF NOT EXISTS quotas (
     updated REAL NOT NULL,
     PRIMARY KEY (source, key_id)
 );
+CREATE TABLE IF NOT EXISTS pools (
+    source TEXT NOT NULL,
+    pool TEXT NOT NULL,
+    tokens REAL NOT NULL,
+    saved REAL NOT NULL,
+    PRIMARY KEY (source, pool)
+);
 """
 log = logging.getLogger(__name__)
 
@@ -259,6 +266,30 @@ class ResponseCache:
                     row.spent_until,
                     self._clock(),
                 ),
+            )
+        except sqlite3.Error as error:
+            self._give_up(f"writing to it failed: {error}")
+
+    def pool_tokens(self, source: str, pool: str) -> tuple[float, float] | None:
+        """The tokens a rate-limit pool had when a run closed it, and the seconds since."""
+        if self.problem is not None:
+            return None
+        try:
+            row = self._db.execute(
+                "SELECT tokens, saved FROM pools WHERE source = ? AND pool = ?", (source, pool)
+            ).fetchone()
+        except sqlite3.Error as error:
+            self._give_up(f"reading it failed: {error}")
+            return None
+        return (row[0], self._clock() - row[1]) if row else None
+
+    def save_pool_tokens(self, source: str, pool: str, tokens: float) -> None:
+        if self.problem is not None:
+            return
+        try:
+            self._db.execute(
+                "INSERT OR REPLACE INTO pools VALUES (?, ?, ?, ?)",
+                (source, pool, tokens, self._clock()),
             )
         except sqlite3.Error as error:
             self._give_up(f"writing to it failed: {error}")

@@ -377,6 +377,22 @@ class _Pool:
         self._tokens = min(float(self.limit.burst - self._unsent), self._tokens + refill)
         self._updated = now
 
+    def resume(self, tokens: float, seconds_ago: float) -> None:
+        """Start from the tokens the last run left this pool, refilled since.
+
+        The server still counts that run's last requests: a new run starting with a
+        full bucket right after it would send its first burst into a 429. A clock
+        that went back refills nothing.
+        """
+        self._refill()
+        refill = max(0.0, seconds_ago) * self.limit.rps * self.pacing
+        self._tokens = min(self._tokens, tokens + refill)
+
+    def tokens_left(self) -> float:
+        """Tokens in the bucket now (below zero while a 429's wait lasts)."""
+        self._refill()
+        return self._tokens
+
     def backlog(self) -> int:
         """Calls waiting for their turn or in flight."""
         return self._waiting + self._in_flight
@@ -451,6 +467,10 @@ class SourceClient:
         self._clock = clock
         self._sleep = sleep
         self._pools = {pool: _Pool(limit, clock) for pool, limit in limits.items()}
+        for pool_name, pool in self._pools.items():
+            left = cache.pool_tokens(name, pool_name) if cache is not None else None
+            if left is not None:
+                pool.resume(*left)
         self._breaker = _Breaker()
         self._answered = False
         #: requests on their way, by cache key: an identical one waits for the answer
@@ -468,10 +488,16 @@ class SourceClient:
         self._host = httpx.URL(self.base_url).host
 
     async def aclose(self) -> None:
+        """Close the connections; a pool that sent requests leaves its tokens to the next run."""
         for attempt in self._unwanted:
             attempt.cancel()
         await asyncio.gather(*self._unwanted, return_exceptions=True)
         await self._http.aclose()
+        if self._cache is not None:
+            for pool_name, pool in self._pools.items():
+                left = pool.tokens_left()
+                if left < pool.limit.burst:
+                    self._cache.save_pool_tokens(self.name, pool_name, left)
 
     async def _keep_keys_home(self, request: httpx.Request) -> None:
         """A redirect to another host does not take the key along.

@@ -239,6 +239,34 @@ async def test_requests_are_spaced_by_the_rate_limit() -> None:
     assert clock.now - start == pytest.approx(2.0 / PACING)
 
 
+async def _burst_of_three(cache: ResponseCache, first: int) -> float:
+    """Send three requests through a fresh client (Crossref's list pool: 3/s, burst 3)
+    on `cache`; the seconds its pacing made them wait."""
+    clock = FakeClock()
+    client = make_client(
+        ok_fake(), "crossref", clock=clock, cache=cache, limits={"default": RateLimit(3, 3)}
+    )
+    for n in range(first, first + 3):
+        await client.get("/works", {"query.bibliographic": f"title {n}"})
+    await client.aclose()
+    return sum(clock.sleeps)
+
+
+async def test_a_run_right_after_another_starts_from_the_tokens_it_left(tmp_path: Path) -> None:
+    """The server still counts the last run's requests: a run starting half a second
+    later has only the tokens refilled since, not a full burst that would draw a 429."""
+    wall = FakeClock(start=1_700_000_000.0)
+    cache = ResponseCache(tmp_path / "responses.sqlite3", clock=wall)
+
+    assert await _burst_of_three(cache, 0) == 0
+    wall.now += 0.5
+    waited = await _burst_of_three(cache, 3)
+    # 1.5 tokens came back in half a second; the other 1.5 take another half second.
+    assert waited == pytest.approx((3 - 0.5 * 3 * PACING) / (3 * PACING), abs=0.01)
+    wall.now += 10
+    assert await _burst_of_three(cache, 6) == 0, "a bucket left alone refills"
+
+
 class Upstream(httpx.AsyncBaseTransport):
     """Answers after `latencies` seconds of fake time (one per request, then the last),
     yielding meanwhile so that other calls run; notes when each request arrived."""
