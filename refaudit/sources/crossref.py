@@ -111,16 +111,17 @@ class CrossrefSource(Source):
         self._headers = {"Crossref-Plus-API-Token": f"Bearer {token}"} if token else None
 
     def id_batches(self, keys: list[str]) -> list[list[str]]:
-        return [[d] for d in keys if "," in d] + filter_batches([d for d in keys if "," not in d])
+        alone = [[d] for d in keys if not fits_filter(d)]
+        return alone + filter_batches([d for d in keys if fits_filter(d)])
 
     async def lookup_dois(self, dois: list[str]) -> dict[str, Work]:
         wanted = unique([normalize_doi(doi) for doi in dois])
         found: dict[str, Work] = {}
-        for doi in (d for d in wanted if "," in d):
+        for doi in (d for d in wanted if not fits_filter(d)):
             work = await self._fetch_single(doi)
             if work is not None:
                 found[doi] = work
-        batches = filter_batches([d for d in wanted if "," not in d])
+        batches = filter_batches([d for d in wanted if fits_filter(d)])
         for answer in await all_at_once(self._fetch_batch(batch) for batch in batches):
             found.update(answer)
         return found
@@ -223,6 +224,11 @@ class CrossrefSource(Source):
 
     def _with_mailto(self, params: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
         return [*params, ("mailto", self._mailto)] if self._mailto else params
+
+
+def fits_filter(doi: str) -> bool:
+    """Commas separate filter clauses: a DOI holding one is fetched alone."""
+    return "," not in doi
 
 
 def filter_batches(dois: list[str]) -> list[list[str]]:

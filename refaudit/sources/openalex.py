@@ -85,17 +85,17 @@ class OpenAlexSource(Source):
             self._auth.append(("api_key", settings.api_key(NAME)))
 
     def id_batches(self, keys: list[str]) -> list[list[str]]:
-        single = [[d] for d in keys if _FILTER_SYNTAX.search(d)]
-        return single + list(chunked([d for d in keys if not _FILTER_SYNTAX.search(d)], BATCH_SIZE))
+        alone = [[d] for d in keys if not _fits_filter(d)]
+        return alone + list(chunked([d for d in keys if _fits_filter(d)], BATCH_SIZE))
 
     async def lookup_dois(self, dois: list[str]) -> dict[str, Work]:
         wanted = unique([normalize_doi(doi) for doi in dois])
         found: dict[str, Work] = {}
-        for doi in (d for d in wanted if _FILTER_SYNTAX.search(d)):
+        for doi in (d for d in wanted if not _fits_filter(d)):
             work = await self._fetch_single(f"doi:{quote(doi, safe='/')}")
             if work is not None and work.doi == doi:
                 found[doi] = work
-        batchable = [d for d in wanted if not _FILTER_SYNTAX.search(d)]
+        batchable = [d for d in wanted if _fits_filter(d)]
         found.update(await self._by_filter("doi", batchable, lambda work: work.doi))
         return found
 
@@ -218,6 +218,11 @@ def _year_filter(year_from: int | None, year_to: int | None) -> str | None:
     if year_to:
         return f"<{year_to + 1}"
     return None
+
+
+def _fits_filter(doi: str) -> bool:
+    """`|` and `,` are filter syntax: a DOI holding either is fetched alone."""
+    return not _FILTER_SYNTAX.search(doi)
 
 
 def _work_id(value: str | None) -> str | None:
