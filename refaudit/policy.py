@@ -234,13 +234,3 @@ def report_tally(
     for result in report.results:
         tally.add(result)
     return tally
-
-
-def nothing_answered(report: AuditReport) -> bool:
-    """True when sources were asked about references and not one of them answered."""
-    return report_tally(report).nothing_answered()
-
-
-def unverified_share(report: AuditReport) -> float:
-    """Share of checked (not skipped) references that no source could verify."""
-    return report_tally(report).unverified_share()

@@ -12,7 +12,7 @@ from refaudit.baseline import build_baseline, read_baseline, write_baseline
 from refaudit.errors import ConfigError, InputError
 from refaudit.findings import FAIL_ON_CHOICES, parse_fail_on
 from refaudit.models import Finding, Reference, Result, Verdict
-from refaudit.policy import effective_findings, failing_results, unverified_share
+from refaudit.policy import effective_findings, failing_results, report_tally
 
 
 def failing_keys(fail_on: list[str], **kwargs) -> list[str]:
@@ -75,7 +75,7 @@ def test_verdict_without_a_finding_gets_one_so_it_can_fail() -> None:
 
 
 def test_unverified_share_ignores_skipped_references() -> None:
-    assert unverified_share(sample_report()) == pytest.approx(1 / 5)
+    assert report_tally(sample_report()).unverified_share() == pytest.approx(1 / 5)
 
 
 def test_baseline_waives_known_findings_but_not_new_ones(tmp_path: Path) -> None:

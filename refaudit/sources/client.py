@@ -403,7 +403,7 @@ class _Pool:
 
     def idle(self) -> bool:
         """No call waits for its turn and a slot is free: a request now takes from no one."""
-        return not self._full() and all(ticket.gone for ticket in self._queue)
+        return not self._full() and not self._waiting
 
     def _full(self) -> bool:
         return bool(self.limit.concurrency) and self._in_flight >= self.limit.concurrency
