@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import sqlite3
 import time
 import zlib
@@ -281,7 +282,9 @@ class ResponseCache:
         except sqlite3.Error as error:
             self._give_up(f"reading it failed: {error}")
             return None
-        return (row[0], self._clock() - row[1]) if row else None
+        if not row or not all(isinstance(v, float | int) and math.isfinite(v) for v in row):
+            return None  # never saved, or not a number refaudit wrote
+        return (row[0], self._clock() - row[1])
 
     def save_pool_tokens(self, source: str, pool: str, tokens: float) -> None:
         if self.problem is not None:

@@ -382,11 +382,13 @@ class _Pool:
 
         The server still counts that run's last requests: a new run starting with a
         full bucket right after it would send its first burst into a 429. A clock
-        that went back refills nothing.
+        that went back refills nothing. No run leaves a pool lower than the longest
+        Retry-After it waits out, so nothing lower is believed.
         """
         self._refill()
+        lowest = 1 - MAX_RETRY_AFTER_S * self.limit.rps * self.pacing
         refill = max(0.0, seconds_ago) * self.limit.rps * self.pacing
-        self._tokens = min(self._tokens, tokens + refill)
+        self._tokens = min(self._tokens, max(lowest, tokens) + refill)
 
     def tokens_left(self) -> float:
         """Tokens in the bucket now (below zero while a 429's wait lasts)."""

@@ -121,3 +121,43 @@ async def test_mcp_tools_answer_with_a_damaged_cache_and_say_why(tmp_path: Path)
     assert problem["file"] == str(directory / FILE_NAME)
     assert "refaudit cache clear" in problem["message"]
     assert found
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("tokens", "saved_in"), [(-1e18, 0.0), (float("-inf"), 0.0), ("lots", 0.0), (-3.0, 1e9)]
+)
+async def test_a_tampered_pool_row_costs_at_most_the_longest_wait_a_server_may_ask(
+    tmp_path: Path, tokens: float | str, saved_in: float
+) -> None:
+    """Rate-limit tokens a last run left (or a clock gone back a lifetime) never stall the
+    next run beyond what one 429's Retry-After could (MAX_RETRY_AFTER_S)."""
+    import asyncio
+
+    from refaudit.sources.client import MAX_RETRY_AFTER_S, RateLimit
+    from tests.fakes import YieldingClock
+
+    path = tmp_path / FILE_NAME
+    ResponseCache(path).close()
+    db = sqlite3.connect(path)
+    db.execute(
+        "INSERT INTO pools VALUES ('crossref', 'default', ?, strftime('%s','now') + ?)",
+        (tokens, saved_in),
+    )
+    db.commit()
+    db.close()
+    fake = FakeUpstreams()
+    fake.json("crossref", r"/works/.*", {"status": "ok"})
+    clock = YieldingClock()
+    client = make_client(
+        fake,
+        "crossref",
+        cache=ResponseCache(path),
+        clock=clock,
+        limits={"default": RateLimit(3, 3)},
+    )
+    started = clock.now
+    fetched = await asyncio.wait_for(client.get("/works/10.1/x"), timeout=10)
+    assert fetched.status == 200
+    assert clock.now - started <= MAX_RETRY_AFTER_S
+    await client.aclose()
