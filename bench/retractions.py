@@ -18,10 +18,12 @@ import argparse
 import asyncio
 import json
 import os
+import subprocess
 import tempfile
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 
 from simulator import SHARED, simulator_env, start_simulator
@@ -173,13 +175,23 @@ def table(runs: list[Run], scores: list[dict], snapshot_rows: int, update_s: flo
     return "\n".join(lines)
 
 
+def _measured_on() -> str:
+    """The commit and UTC time a figure belongs to, as every section of the page states them."""
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
+    ).stdout.strip()
+    when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    return f"Measured on `{commit or 'an unknown commit'}`, {when}."
+
+
 def write_docs(body: str, config: str, count: int) -> None:
     section = (
-        f"{SECTION}\n\n"
-        f"`python bench/retractions.py --config {config}` on `retractions.bib` "
-        f"({count} references, public set), scholarsim serving `world.jsonl.gz`. "
-        "Recall = references with any notice / with the expected kind as their most severe"
-        " notice.\n\n"
+        f"{SECTION} (`bench/retractions.py`)\n\n"
+        "Integrity recall per expected notice kind and false flags on the clean controls of "
+        f"`retractions.bib` ({count} references, public set), screened three ways: the "
+        "Retraction Watch snapshot alone, live Crossref + OpenAlex, and both. Recall = "
+        "references with any notice / with the expected kind as their most severe notice.\n\n"
+        f"Command: `python3 bench/retractions.py --config {config}`. {_measured_on()}\n\n"
         f"{body}\n\n"
         "The Labs CSV holds only the notices Retraction Watch records; publisher-only notices "
         "(most withdrawals and errata) reach refaudit through Crossref `updated-by` and OpenAlex "
