@@ -227,7 +227,7 @@ def _scored(name: str, location: str, settings: object | None = None) -> dict[st
 
 def typo_search(location: str, count: int = 200) -> dict[str, object]:
     """Titles with a slip in every long word, searched through the mirror's fuzzy pass."""
-    from refaudit.mirror.store import open_store
+    from refaudit.mirror import open_store
     from refaudit.sources.base import SearchQuery
     from refaudit.sources.mirror import MirrorSource
 

@@ -11,14 +11,12 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+from collections import Counter
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal, Protocol
 
 from refaudit.findings import FINDING_CODES, Severity
 from refaudit.notices import WITHDRAWING_KINDS, NoticeKind
-
-if TYPE_CHECKING:
-    from refaudit.policy import Tally
 
 JSON_SCHEMA_VERSION = "2.0"
 
@@ -369,6 +367,20 @@ class MirrorState:
     """records per upstream (`crossref`, `openalex`, `retraction_watch`)"""
 
 
+class KeptCounts(Protocol):
+    """What a streamed run keeps in place of its results (`policy.Tally`, which also
+    judges them under the fail policy): the counts `AuditReport.counts` reports."""
+
+    def counts(self) -> dict[str, int]: ...
+
+
+def verdict_counts(verdicts: Counter[Verdict], retracted: int) -> dict[str, int]:
+    """References per verdict (every verdict named, zero or not), plus how many are retracted."""
+    counts = {verdict.value: verdicts[verdict] for verdict in Verdict}
+    counts["retracted"] = retracted
+    return counts
+
+
 @dataclass(repr=False)
 class AuditReport:
     """Everything one `refaudit check` run found."""
@@ -384,7 +396,7 @@ class AuditReport:
     mirror: MirrorState | None = None
     #: the counts of a streamed run (`audit_references(tally=...)`), whose `results`
     #: hold only what its `on_batch` kept; None: every result is in `results`
-    tally: Tally | None = None
+    tally: KeptCounts | None = None
 
     def __repr__(self) -> str:
         # Short on purpose: asyncio.run formats the repr of its main task, result
@@ -394,9 +406,10 @@ class AuditReport:
 
     def counts(self) -> dict[str, int]:
         """References per verdict, and how many are retracted (also counted by verdict)."""
-        from refaudit.policy import report_tally
-
-        return report_tally(self).counts()
+        if self.tally is not None:
+            return self.tally.counts()
+        verdicts = Counter(result.verdict for result in self.results)
+        return verdict_counts(verdicts, sum(result.retracted for result in self.results))
 
 
 def to_dict(value: Any) -> Any:

@@ -16,7 +16,7 @@ from typing import Protocol
 
 from refaudit.errors import CIRCUIT_OPEN
 from refaudit.findings import DEFAULT_FAIL_ON, INTEGRITY_CODES, RETRACTION_CODES, parse_fail_on
-from refaudit.models import SEVERITY_RANK, AuditReport, Finding, Result, Verdict
+from refaudit.models import SEVERITY_RANK, AuditReport, Finding, Result, Verdict, verdict_counts
 
 # The synthesised finding for verdicts the pipeline may leave without one.
 _VERDICT_FINDINGS: dict[Verdict, str] = {
@@ -201,9 +201,7 @@ class Tally:
 
     def counts(self) -> dict[str, int]:
         """References per verdict (`AuditReport.counts`), plus how many are retracted."""
-        counts = {verdict.value: self.verdicts[verdict] for verdict in Verdict}
-        counts["retracted"] = self.retracted
-        return counts
+        return verdict_counts(self.verdicts, self.retracted)
 
     def nothing_answered(self) -> bool:
         """Sources were asked about references and not one of them answered."""
@@ -223,13 +221,16 @@ def report_tally(
     streamed report was counted under one policy and can answer only for that one.
     """
     words = tuple(parse_fail_on(fail_on)) if fail_on is not None else None
-    if report.tally is not None:
-        if words is not None and (words, baseline) != (report.tally.fail_on, report.tally.baseline):
+    kept = report.tally
+    if kept is not None:
+        if not isinstance(kept, Tally):
+            raise TypeError(f"a report's kept counts are a policy.Tally, not {type(kept).__name__}")
+        if words is not None and (words, baseline) != (kept.fail_on, kept.baseline):
             raise ValueError(
                 "the report kept counts, not results: it was judged under --fail-on "
-                f"{','.join(report.tally.fail_on)} and its own baseline only"
+                f"{','.join(kept.fail_on)} and its own baseline only"
             )
-        return report.tally
+        return kept
     tally = Tally(words if words is not None else (), baseline)
     for result in report.results:
         tally.add(result)

@@ -220,7 +220,7 @@ async def test_dois_are_looked_up_in_batches_not_one_by_one(settings) -> None:
 async def test_long_bibliographies_are_audited_in_batches_with_the_same_verdicts(
     settings, monkeypatch
 ) -> None:
-    from refaudit import audit, evidence
+    from refaudit import evidence, pipeline
 
     references = parse_bibtex(BIB, file="refs.bib").references
     whole = await audit_references(references, settings, transport=_upstreams().transport())
@@ -232,7 +232,7 @@ async def test_long_bibliographies_are_audited_in_batches_with_the_same_verdicts
         return await gather(batch, sources, **kwargs)
 
     monkeypatch.setattr(evidence, "gather_evidence", counting_gather)
-    monkeypatch.setattr(audit, "BATCH_REFERENCES", 2)
+    monkeypatch.setattr(pipeline, "BATCH_REFERENCES", 2)
     settings.use_cache = False
     handed: list[list[str]] = []
 
@@ -253,12 +253,12 @@ async def test_long_bibliographies_are_audited_in_batches_with_the_same_verdicts
 
 
 async def test_a_streamed_audit_keeps_no_result_and_counts_every_one(settings, monkeypatch) -> None:
-    from refaudit import audit
+    from refaudit import pipeline
     from refaudit.policy import Tally, report_tally
 
     references = parse_bibtex(BIB, file="refs.bib").references
     whole = await audit_references(references, settings, transport=_upstreams().transport())
-    monkeypatch.setattr(audit, "BATCH_REFERENCES", 2)
+    monkeypatch.setattr(pipeline, "BATCH_REFERENCES", 2)
     settings.use_cache = False
     seen: list[str] = []
 
@@ -586,9 +586,9 @@ async def test_details_say_which_sources_were_asked_and_why_not_the_others(setti
 
 
 async def test_references_from_an_iterator_are_read_one_batch_ahead(settings, monkeypatch) -> None:
-    from refaudit import audit
+    from refaudit import pipeline
 
-    monkeypatch.setattr(audit, "BATCH_REFERENCES", 2)
+    monkeypatch.setattr(pipeline, "BATCH_REFERENCES", 2)
     settings.offline = True
     references = parse_bibtex(BIB, file="refs.bib").references
     pulled: list[str] = []

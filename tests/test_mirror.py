@@ -13,8 +13,8 @@ from refaudit.audit import audit_paths
 from refaudit.cli import app
 from refaudit.config import load_settings
 from refaudit.errors import MirrorError
+from refaudit.mirror import open_store
 from refaudit.mirror.build import build_mirror
-from refaudit.mirror.store import open_store
 from refaudit.models import NoticeKind, Verdict
 from tests.fakes import FakeUpstreams, crossref_list, crossref_work
 from tests.mirror_dumps import (

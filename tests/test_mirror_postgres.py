@@ -13,8 +13,8 @@ from typer.testing import CliRunner
 from refaudit.audit import audit_paths
 from refaudit.cli import app
 from refaudit.config import load_settings
+from refaudit.mirror import open_store
 from refaudit.mirror.build import build_mirror
-from refaudit.mirror.store import open_store
 from refaudit.models import NoticeKind, Verdict
 from refaudit.sources.base import SearchQuery
 from refaudit.sources.mirror import MirrorSource

@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from refaudit.config import load_settings
+from refaudit.mirror import open_store
 from refaudit.mirror.build import build_mirror
-from refaudit.mirror.store import open_store
 from refaudit.models import RunStats
 from refaudit.sources import open_sources
 from refaudit.sources.mirror import MirrorSource

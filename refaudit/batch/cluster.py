@@ -16,7 +16,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from refaudit.batch import BatchLine, audit_one
+from refaudit.batch.job import BatchLine, audit_one
 from refaudit.config import Settings
 from refaudit.errors import RefauditError
 from refaudit.sources import registry

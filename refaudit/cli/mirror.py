@@ -113,7 +113,7 @@ def update_command(
     """
     import asyncio
 
-    from refaudit.mirror.store import open_store
+    from refaudit.mirror import open_store
     from refaudit.mirror.update import PARTS, update_mirror
 
     unknown = sorted(set(skip or []) - set(PARTS))
@@ -155,8 +155,7 @@ def status_command(
     import dataclasses
     import json
 
-    from refaudit.mirror import display_location
-    from refaudit.mirror.store import open_store
+    from refaudit.mirror import display_location, open_store
 
     if output_format not in ("table", "json"):
         fail(f"unknown format {output_format!r}", hint="choose table or json")

@@ -9,10 +9,18 @@ first (`evidence`), or only from it with `--sources mirror`.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from refaudit.config import MIRROR_SOURCE, Settings
-from refaudit.mirror.store import MirrorInfo, MirrorStore, is_postgres, open_store
+from refaudit.mirror.store import (
+    MirrorBuilder,
+    MirrorInfo,
+    MirrorStore,
+    display_location,
+    is_postgres,
+)
 from refaudit.models import MirrorState
 
 FILENAME = "mirror.sqlite3"
@@ -55,14 +63,30 @@ def mirror_state(info: MirrorInfo) -> MirrorState:
     )
 
 
-def display_location(location: str) -> str:
-    """A location fit to print: a PostgreSQL URL without its password."""
-    if not is_postgres(location):
-        return location
-    from urllib.parse import urlsplit, urlunsplit
+def open_store(location: str, *, writable: bool = False) -> MirrorStore:
+    """The mirror at `location`; MirrorError when nothing was built there yet."""
+    if is_postgres(location):
+        from refaudit.mirror.postgres import PostgresStore
 
-    parts = urlsplit(location)
-    if parts.password is None:
-        return location
-    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
-    return urlunsplit(parts._replace(netloc=netloc))
+        return PostgresStore(location)
+    from refaudit.mirror.sqlite import SqliteStore
+
+    return SqliteStore(Path(location), writable=writable)
+
+
+@contextmanager
+def new_builder(location: str) -> Iterator[MirrorBuilder]:
+    """A builder for `location`; anything short of `publish()` leaves the old mirror in place."""
+    if is_postgres(location):
+        from refaudit.mirror.postgres import PostgresBuilder
+
+        builder: MirrorBuilder = PostgresBuilder(location)
+    else:
+        from refaudit.mirror.sqlite import SqliteBuilder
+
+        builder = SqliteBuilder(Path(location))
+    try:
+        yield builder
+    except BaseException:
+        builder.discard()
+        raise

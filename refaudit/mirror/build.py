@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Protocol
 
 from refaudit.errors import MirrorError
+from refaudit.mirror import new_builder
 from refaudit.mirror.loaders import Problem, bulk_files, read_records
-from refaudit.mirror.store import new_builder, now_iso
+from refaudit.mirror.store import now_iso
 
 #: Problems kept for the report; the rest are only counted.
 SHOWN_PROBLEMS = 50

@@ -27,6 +27,7 @@ from concurrent.futures import Executor, ProcessPoolExecutor
 
 from refaudit.config import MIRROR_SOURCE, Settings
 from refaudit.models import AuditReport, Reference, Result, RunStats
+from refaudit.pipeline import Stores, audit_with
 
 #: Below this many references, starting the workers costs more than they save.
 PARALLEL_MIN_REFERENCES = 2000
@@ -153,7 +154,6 @@ class _Worker:
     """One worker process's mirror, snapshot and source clients, open for all its slices."""
 
     def __init__(self, settings: Settings) -> None:
-        from refaudit.audit import Stores
         from refaudit.sources import open_sources
 
         self.settings = settings
@@ -166,7 +166,6 @@ class _Worker:
         self.close = multiprocessing.util.Finalize(self, self._close, exitpriority=10)
 
     def audit(self, references: list[Reference]) -> AuditReport:
-        from refaudit.audit import audit_with
         from refaudit.sources import sharing
 
         with sharing(self.sources):
@@ -210,7 +209,7 @@ def _context() -> multiprocessing.context.BaseContext:
     if "forkserver" not in methods:
         return multiprocessing.get_context("spawn")
     context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(["refaudit.audit", "refaudit.mirror.parallel"])
+    context.set_forkserver_preload(["refaudit.pipeline", "refaudit.mirror.parallel"])
     return context
 
 

@@ -33,6 +33,7 @@ from refaudit.mirror.store import (
     MirrorStore,
     RetractionRows,
     SearchMode,
+    display_location,
 )
 from refaudit.retractions.store import Snapshot
 
@@ -94,8 +95,6 @@ def connect(url: str, *, dict_rows: bool = False, **options: Any) -> psycopg.Con
     try:
         return psycopg.connect(url, **options)
     except psycopg.OperationalError as exc:
-        from refaudit.mirror import display_location
-
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise MirrorError(f"cannot connect to {display_location(url)}: {reason}") from exc
 
@@ -394,8 +393,6 @@ def _copy_retractions(db: psycopg.Connection[Any], schema: str, snapshot: Path) 
 
 
 def _display(url: str) -> str:
-    from refaudit.mirror import display_location
-
     return display_location(url)
 
 

@@ -1,4 +1,4 @@
-"""The interface every mirror backend implements, and how a location picks one.
+"""The interface every mirror backend implements, and what a location says.
 
 A location that starts with `postgresql://` (or `postgres://`) is a PostgreSQL
 database; anything else is the path of a SQLite file. Both hold the same
@@ -10,12 +10,12 @@ mirror (when it was built and updated, how far each upstream has been read).
 from __future__ import annotations
 
 import abc
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
+from urllib.parse import urlsplit, urlunsplit
 
 from refaudit.mirror.records import UPSTREAMS, MirrorRecord
 
@@ -187,33 +187,15 @@ def is_postgres(location: str) -> bool:
     return location.startswith(POSTGRES_SCHEMES)
 
 
-def open_store(location: str, *, writable: bool = False) -> MirrorStore:
-    """The mirror at `location`; MirrorError when nothing was built there yet."""
-    if is_postgres(location):
-        from refaudit.mirror.postgres import PostgresStore
-
-        return PostgresStore(location)
-    from refaudit.mirror.sqlite import SqliteStore
-
-    return SqliteStore(Path(location), writable=writable)
-
-
-@contextmanager
-def new_builder(location: str) -> Iterator[MirrorBuilder]:
-    """A builder for `location`; anything short of `publish()` leaves the old mirror in place."""
-    if is_postgres(location):
-        from refaudit.mirror.postgres import PostgresBuilder
-
-        builder: MirrorBuilder = PostgresBuilder(location)
-    else:
-        from refaudit.mirror.sqlite import SqliteBuilder
-
-        builder = SqliteBuilder(Path(location))
-    try:
-        yield builder
-    except BaseException:
-        builder.discard()
-        raise
+def display_location(location: str) -> str:
+    """A location fit to print: a PostgreSQL URL without its password."""
+    if not is_postgres(location):
+        return location
+    parts = urlsplit(location)
+    if parts.password is None:
+        return location
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
+    return urlunsplit(parts._replace(netloc=netloc))
 
 
 def now_iso() -> str:
