@@ -55,7 +55,7 @@ def check_command(
         typer.Option(
             "--format",
             "-f",
-            help="table, json, markdown, sarif, junit, github or html.",
+            help="table, json, markdown, sarif, junit, github, gitlab or html.",
             metavar="FORMAT",
         ),
     ] = "table",

@@ -32,7 +32,7 @@ from refaudit.render.common import (
     xml_safe,
 )
 
-FORMATS = ("table", "json", "markdown", "sarif", "junit", "github", "html")
+FORMATS = ("table", "json", "markdown", "sarif", "junit", "github", "gitlab", "html")
 
 __all__ = [
     "FORMATS",
@@ -70,7 +70,7 @@ def render(report: AuditReport, format: str, context: RenderContext) -> str:
 
 def report_stream(format: str, context: RenderContext) -> ReportStream:
     """The writer that renders `format` while the audit runs (the table as `--output` text)."""
-    from refaudit.render import github, html, json, junit, markdown, sarif, table
+    from refaudit.render import github, gitlab, html, json, junit, markdown, sarif, table
 
     streams: dict[str, Callable[[RenderContext], ReportStream]] = {
         "table": table.TableStream,
@@ -79,6 +79,7 @@ def report_stream(format: str, context: RenderContext) -> ReportStream:
         "sarif": sarif.SarifStream,
         "junit": junit.JunitStream,
         "github": github.GithubStream,
+        "gitlab": gitlab.GitlabStream,
         "html": html.HtmlStream,
     }
     stream = streams.get(format)
@@ -88,7 +89,7 @@ def report_stream(format: str, context: RenderContext) -> ReportStream:
 
 
 def _renderers() -> dict[str, Callable[[AuditReport, RenderContext], str]]:
-    from refaudit.render import github, html, json, junit, markdown, sarif, table
+    from refaudit.render import github, gitlab, html, json, junit, markdown, sarif, table
 
     return {
         "table": table.render_table_text,
@@ -97,5 +98,6 @@ def _renderers() -> dict[str, Callable[[AuditReport, RenderContext], str]]:
         "sarif": sarif.render_sarif,
         "junit": junit.render_junit,
         "github": github.render_github,
+        "gitlab": gitlab.render_gitlab,
         "html": html.render_html,
     }

@@ -7,11 +7,12 @@ Suppressed findings are not annotated; baselined ones are downgraded to notices.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
-from refaudit.models import AuditReport, Result
+from refaudit.models import AuditReport, InputProblem, Result
 from refaudit.render.common import (
     RenderContext,
+    Row,
     Spool,
     StreamBase,
     display_path,
@@ -55,45 +56,54 @@ class GithubStream(StreamBase):
         self._spool = Spool()
 
     def _render(self, result: Result) -> None:
-        for line in _annotations(result, self._context):
-            self._spool.add(line + "\n")
+        for row in rows(result, self._context):
+            if not row.finding.suppressed:
+                self._spool.add(annotation(row)[1] + "\n")
 
     def write(self, report: AuditReport, write: Callable[[str], object]) -> None:
         for piece in self._spool.pieces():
             write(piece)
         for problem in report.problems:
-            line = _annotation(
-                _COMMANDS.get(problem.severity, "warning"),
-                problem.message,
-                file=display_path(problem.file),
-                line=problem.line,
-                title=f"refaudit {problem.code}",
-            )
-            write(line + "\n")
+            write(problem_annotation(problem)[1] + "\n")
         for line in summary_lines(report, self._context):
             write(line + "\n")
 
 
-def _annotations(result: Result, context: RenderContext) -> Iterator[str]:
-    """One annotation per finding of `result` that is not suppressed."""
-    reference = result.reference
-    for row in rows(result, context):
-        finding = row.finding
-        if finding.suppressed:
-            continue
-        command = "notice" if row.baselined else _COMMANDS[finding.severity]
-        message = f"{reference.key}: {finding.message}"
-        if finding.cited is not None or finding.found is not None:
-            message += f"\ncited: {finding.cited or '—'}\ncorrect: {finding.found or '—'}"
-        evidence = " ".join(p for p in (finding.source, finding.record) if p)
-        if evidence:
-            message += f"\nsource: {evidence}"
-        if row.baselined:
-            message += "\n(known: in the baseline)"
-        yield _annotation(
-            command,
-            message,
-            file=display_path(reference.file),
-            line=reference.line,
-            title=f"refaudit {finding.code}",
-        )
+def annotation(row: Row) -> tuple[str, str]:
+    """(command, workflow command) for one unsuppressed finding: `error`, `warning` or `notice`."""
+    finding, reference = row.finding, row.result.reference
+    command = "notice" if row.baselined else _COMMANDS[finding.severity]
+    message = f"{reference.key}: {finding.message}"
+    if finding.cited is not None or finding.found is not None:
+        message += f"\ncited: {finding.cited or '—'}\ncorrect: {finding.found or '—'}"
+    evidence = " ".join(p for p in (finding.source, finding.record) if p)
+    if evidence:
+        message += f"\nsource: {evidence}"
+    if row.baselined:
+        message += "\n(known: in the baseline)"
+    line = _annotation(
+        command,
+        message,
+        file=display_path(reference.file),
+        line=reference.line,
+        title=f"refaudit {finding.code}",
+    )
+    return command, line
+
+
+def problem_annotation(problem: InputProblem) -> tuple[str, str]:
+    """(command, workflow command) for a problem with the input itself."""
+    command = _COMMANDS.get(problem.severity, "warning")
+    line = _annotation(
+        command,
+        problem.message,
+        file=display_path(problem.file),
+        line=problem.line,
+        title=f"refaudit {problem.code}",
+    )
+    return command, line
+
+
+def plain_annotation(command: str, message: str) -> str:
+    """A workflow command that points at no file (a note about the run itself)."""
+    return f"::{command}::{_escape_data(message)}"

@@ -19,7 +19,7 @@ from refaudit.render.common import (
 from refaudit.render.table import summary_lines
 
 
-def _cell(text: str | None) -> str:
+def cell(text: str | None) -> str:
     """Table-safe text: pipes escaped, newlines flattened."""
     return (text or "").replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
 
@@ -44,8 +44,8 @@ class MarkdownStream(StreamBase):
             if row.finding.suppressed:
                 self._quiet.add(_quiet_line(row), "\n")
                 continue
-            self._issues.add(_issue_line(row), "\n")
-            detail = _detail_line(row) if self._context.details else None
+            self._issues.add(issue_line(row), "\n")
+            detail = detail_line(row) if self._context.details else None
             if detail is not None:
                 self._details.add(detail, "\n")
 
@@ -58,7 +58,7 @@ class MarkdownStream(StreamBase):
         # "\n".join() of one list of lines.
         sections: list[tuple[list[str], Spool | None]] = []
         if self._issues.count:
-            sections.append((_FINDINGS_HEAD, self._issues))
+            sections.append((FINDINGS_HEAD, self._issues))
             if self._context.details:
                 sections.append((["## Details", ""], self._details))
         else:
@@ -82,13 +82,13 @@ class MarkdownStream(StreamBase):
             for problem in report.problems:
                 where = ":".join(str(p) for p in (problem.file, problem.line) if p is not None)
                 key = f" `{problem.key}`" if problem.key else ""
-                tail.append(f"- {_cell(where)}{key}: {_cell(problem.message)}")
+                tail.append(f"- {cell(where)}{key}: {cell(problem.message)}")
             tail.append("")
         if tail:
             write("\n" + "\n".join(tail))
 
 
-_FINDINGS_HEAD = [
+FINDINGS_HEAD = [
     "## Findings",
     "",
     "| Key | Verdict | Severity | Finding | Source | Location |",
@@ -97,33 +97,35 @@ _FINDINGS_HEAD = [
 _SUPPRESSED_HEAD = ["## Suppressed", "", "| Key | Finding | Reason |", "| --- | --- | --- |"]
 
 
-def _issue_line(row: Row) -> str:
+def issue_line(row: Row) -> str:
+    """A finding as one row of the findings table (FINDINGS_HEAD)."""
     marks = " ".join(
         mark for mark, on in (("**fails**", row.failing), ("*baseline*", row.baselined)) if on
     )
-    said = f"`{row.finding.code}` {_cell(row.finding.message)} {marks}".rstrip()
-    source = _cell(finding_source(row.result, row.finding))
+    said = f"`{row.finding.code}` {cell(row.finding.message)} {marks}".rstrip()
+    source = cell(finding_source(row.result, row.finding))
     return (
-        f"| `{_cell(row.result.reference.key)}` | {shown_verdict(row.result)} "
-        f"| {row.finding.severity} | {said} | {source} | {_cell(location(row.result))} |"
+        f"| `{cell(row.result.reference.key)}` | {shown_verdict(row.result)} "
+        f"| {row.finding.severity} | {said} | {source} | {cell(location(row.result))} |"
     )
 
 
-def _detail_line(row: Row) -> str | None:
+def detail_line(row: Row) -> str | None:
+    """Cited against correct, with the record behind it (None: the finding compares nothing)."""
     finding = row.finding
     if finding.cited is None and finding.found is None:
         return None
     field = f" ({finding.field})" if finding.field else ""
     evidence = " ".join(p for p in (finding.source, finding.record) if p)
     return (
-        f"- `{_cell(row.result.reference.key)}` `{finding.code}`{field}: "
-        f"cited *{_cell(finding.cited) or '—'}*, correct *{_cell(finding.found) or '—'}*"
-        + (f" ({_cell(evidence)})" if evidence else "")
+        f"- `{cell(row.result.reference.key)}` `{finding.code}`{field}: "
+        f"cited *{cell(finding.cited) or '—'}*, correct *{cell(finding.found) or '—'}*"
+        + (f" ({cell(evidence)})" if evidence else "")
     )
 
 
 def _quiet_line(row: Row) -> str:
     return (
-        f"| `{_cell(row.result.reference.key)}` | `{row.finding.code}` "
-        f"| {_cell(row.finding.suppressed)} |"
+        f"| `{cell(row.result.reference.key)}` | `{row.finding.code}` "
+        f"| {cell(row.finding.suppressed)} |"
     )

@@ -1,0 +1,285 @@
+"""The GitHub Action (`action.yml`): its metadata, and its shell steps run as a runner would.
+
+The steps run in a temporary workspace with the files a GitHub runner provides
+(`GITHUB_STEP_SUMMARY`, `GITHUB_OUTPUT`, `GITHUB_EVENT_PATH` of a pull request from a
+fork), against fake Crossref and OpenAlex served over HTTP. The install step is the
+one step not run: it installs refaudit from the registry into a fresh venv, so the
+test hands the next steps its own interpreter as that step's `python` output.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.test_serve_transports import served_over_http, server_environment
+from tests.test_server import WIDGETS, upstreams
+
+ROOT = Path(__file__).resolve().parent.parent
+ACTION = ROOT / "action.yml"
+EXPRESSION = re.compile(r"\$\{\{\s*(.+?)\s*\}\}")
+PINNED = re.compile(r"^\s*(?:-\s+)?uses:\s*[\w.-]+/[\w./-]+@[0-9a-f]{40} # v\d[\w.]*$")
+
+PAPER = r"""\documentclass{article}
+\begin{document}
+Widgets \cite{lovelace2017} and gravity \cite{smith2021quantum}.
+\bibliography{refs}
+\end{document}
+"""
+REFS = """@article{lovelace2017,
+  title = {Deep learning for widget inspection},
+  author = {Lovelace, Ada and Turing, Alan},
+  journal = {Journal of Widget Science},
+  year = {2017},
+  doi = {10.1234/widgets.2019},
+}
+
+@article{smith2021quantum,
+  title = {Quantum Gravity Priors for Large Language Models},
+  author = {Smith, John},
+  journal = {Journal of Imaginary Results},
+  year = {2021},
+}
+"""
+
+
+def action() -> dict[str, Any]:
+    return yaml.safe_load(ACTION.read_text(encoding="utf-8"))
+
+
+def expressions(value: Any) -> Iterator[str]:
+    """Every `${{ … }}` expression in a step, its `with`, `env` and `if` included."""
+    if isinstance(value, str):
+        yield from EXPRESSION.findall(value)
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from expressions(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from expressions(item)
+
+
+def test_action_metadata_is_consistent() -> None:
+    data = action()
+    assert data["runs"]["using"] == "composite"
+    steps = data["runs"]["steps"]
+    declared = set(data["inputs"])
+    used = {name for text in expressions(data) for name in re.findall(r"\binputs\.([\w-]+)", text)}
+    assert used == declared, "every input is declared and used"
+    assert declared >= {"paths", "fail-on", "sources", "mailto", "args", "sarif", "html", "version"}
+    assert data["inputs"]["sarif"]["default"] == "true" == data["inputs"]["html"]["default"]
+    ids = {step.get("id") for step in steps}
+    for text in expressions(data):
+        for step_id in re.findall(r"\bsteps\.([\w-]+)\.outputs", text):
+            assert step_id in ids, f"{step_id} is a step id"
+    assert set(data["outputs"]) == {"failing", "unverified", "report-path"}
+    for step in steps:
+        assert ("run" in step) != ("uses" in step), step.get("name")
+        if "run" in step:
+            assert step["shell"] == "bash", step["name"]
+            # Inputs reach the shell through env, never pasted into the script.
+            assert "${{" not in step["run"], step["name"]
+    # The exit code is refaudit's own, and comes last: after every upload.
+    assert steps[-1]["run"].strip() == 'exit "${CODE:-2}"'
+    assert steps[-1]["env"]["CODE"] == "${{ steps.audit.outputs.exit-code }}"
+    uses = [line for line in ACTION.read_text(encoding="utf-8").splitlines() if "uses:" in line]
+    assert uses and all(PINNED.match(line) for line in uses), uses
+    sarif = next(step for step in steps if "upload-sarif" in step.get("uses", ""))
+    assert sarif["with"]["category"] == "refaudit"
+
+
+def _evaluate(text: str, context: dict[str, str]) -> str:
+    def value(found: re.Match[str]) -> str:
+        expression = found.group(1)
+        comparison = re.fullmatch(r"(.+?) != ''", expression)
+        if comparison:
+            return str(context.get(comparison.group(1), "") != "").lower()
+        return context.get(expression, "")
+
+    return EXPRESSION.sub(value, text)
+
+
+def run_action(
+    workspace: Path, runner_temp: Path, environment: dict[str, str], inputs: dict[str, str]
+) -> tuple[dict[str, str], str, list[dict[str, Any]]]:
+    """Run the action's shell steps as a runner would; return the audit step's outputs, the
+    log (stdout, where annotations go) and the `uses` steps that would run, evaluated."""
+    data = action()
+    context = {f"inputs.{name}": spec.get("default", "") for name, spec in data["inputs"].items()}
+    context |= {f"inputs.{name}": value for name, value in inputs.items()}
+    context |= {
+        "runner.temp": str(runner_temp),
+        "runner.os": "Linux",
+        "github.action_path": str(ROOT),
+        "steps.install.outputs.python": sys.executable,
+    }
+    log, uploads = [], []
+    exit_code = None
+    for step in data["runs"]["steps"]:
+        if step.get("id") == "install":
+            continue
+        condition = step.get("if")
+        if condition is not None and _evaluate(condition, context) != "true":
+            continue
+        if "uses" in step:
+            uploads.append(
+                {
+                    "uses": step["uses"],
+                    **{k: _evaluate(v, context) for k, v in step["with"].items()},
+                }
+            )
+            continue
+        output = runner_temp / f"output-{step.get('id', 'step')}"
+        output.write_text("", encoding="utf-8")
+        env = {**environment, "GITHUB_OUTPUT": str(output)}
+        env |= {name: _evaluate(str(value), context) for name, value in step.get("env", {}).items()}
+        done = subprocess.run(
+            ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]],
+            cwd=workspace,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        log.append(done.stdout)
+        assert "Traceback" not in done.stderr, done.stderr
+        for line in output.read_text(encoding="utf-8").splitlines():
+            name, _, value = line.partition("=")
+            context[f"steps.{step.get('id')}.outputs.{name}"] = value
+        exit_code = done.returncode
+    outputs = {
+        key.rsplit(".", 1)[1]: value
+        for key, value in context.items()
+        if key.startswith("steps.audit.outputs.")
+    }
+    outputs["step exit"] = str(exit_code)
+    return outputs, "".join(log), uploads
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    (root / "paper").mkdir(parents=True)
+    (root / "paper" / "main.tex").write_text(PAPER, encoding="utf-8")
+    (root / "paper" / "refs.bib").write_text(REFS, encoding="utf-8")
+    # A chapter without a bibliography is not an input of its own.
+    (root / "paper" / "intro.tex").write_text("Introduction.\n", encoding="utf-8")
+    return root
+
+
+def fork_pull_request(tmp_path: Path) -> Path:
+    event = {
+        "pull_request": {
+            "number": 7,
+            "head": {"repo": {"full_name": "someone/paper", "fork": True}},
+            "base": {"repo": {"full_name": "lab/paper"}},
+        }
+    }
+    path = tmp_path / "event.json"
+    path.write_text(json.dumps(event), encoding="utf-8")
+    return path
+
+
+def test_action_steps_write_summary_outputs_annotations_and_exit_code(
+    workspace: Path, tmp_path: Path
+) -> None:
+    runner_temp = tmp_path / "runner-temp"
+    runner_temp.mkdir()
+    summary = tmp_path / "step-summary.md"
+    with served_over_http(upstreams(WIDGETS)) as upstream:
+        environment = {
+            **{k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "REFAUDIT_"))},
+            **server_environment(tmp_path, upstream),
+            "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+            "GITHUB_WORKSPACE": str(workspace),
+            "GITHUB_STEP_SUMMARY": str(summary),
+            "GITHUB_EVENT_NAME": "pull_request",
+            "GITHUB_EVENT_PATH": str(fork_pull_request(tmp_path)),
+            "GITHUB_REPOSITORY": "lab/paper",
+            "RUNNER_TEMP": str(runner_temp),
+            "CI": "true",
+        }
+        inputs = {"fail-on": "flagged", "sources": "crossref,openalex"}
+        outputs, log, uploads = run_action(workspace, runner_temp, environment, inputs)
+        # The next push, with the cache actions/cache restored: no request at all.
+        summary.rename(tmp_path / "first-summary.md")
+        again, _log, _uploads = run_action(workspace, runner_temp, environment, inputs)
+    second = json.loads(Path(again["report-path"]).read_text(encoding="utf-8"))
+    assert sum(second["stats"]["requests"].values()) == 0
+    assert sum(second["stats"]["cache_hits"].values()) > 0
+    assert again["exit-code"] == "1"
+    summary = tmp_path / "first-summary.md"
+
+    # refaudit's own exit code, given by the last step: 1, references fail.
+    assert outputs["step exit"] == "1"
+    assert outputs["exit-code"] == "1"
+    assert outputs["failing"] == "2"
+    assert outputs["unverified"] == "0"
+    report = json.loads(Path(outputs["report-path"]).read_text(encoding="utf-8"))
+    assert report["files"][0].endswith("main.tex")
+    verdicts = {item["key"]: item["verdict"] for item in report["results"]}
+    assert verdicts == {"lovelace2017": "mismatch", "smith2021quantum": "not_found"}
+
+    # Annotations on the entries' lines, errors first; the fork cannot upload SARIF.
+    annotations = [line for line in log.splitlines() if line.startswith("::")]
+    assert annotations[0].startswith("::error file=paper/refs.bib,line=")
+    assert any("smith2021quantum" in line and "not-found" in line for line in annotations)
+    assert any(
+        "year-mismatch" in line and "cited: 2017%0Acorrect: 2019" in line for line in annotations
+    )
+    assert (
+        "::notice::refaudit: SARIF not uploaded: this pull request comes from the fork "
+        "someone/paper" in log
+    )
+    assert outputs["sarif-path"] == ""
+
+    # The job summary: counts, then the failing references with their evidence.
+    text = summary.read_text(encoding="utf-8")
+    assert text.startswith("# refaudit\n\n**2 references: 0 verified · 1 mismatch · 1 not found")
+    failing = text.split("## Failing references", 1)[1]
+    assert "`smith2021quantum`" in failing and "`lovelace2017`" in failing
+    assert "cited *2017*, correct *2019* (crossref doi:10.1234/widgets.2019)" in failing
+
+    # The cache holds what the audit step wrote; the artifact the JSON report and the
+    # HTML page; no SARIF upload from a fork.
+    cache, artifact = uploads
+    assert [cache["uses"].split("@")[0], artifact["uses"].split("@")[0]] == [
+        "actions/cache",
+        "actions/upload-artifact",
+    ]
+    assert Path(cache["path"]) == runner_temp / "refaudit" / "cache"
+    assert any(Path(cache["path"]).iterdir())
+    uploaded = artifact["path"].split()
+    assert [Path(path).name for path in uploaded] == ["refaudit.json", "refaudit.html"]
+    assert all(Path(path).is_file() for path in uploaded)
+    assert artifact["name"] == "refaudit-report"
+
+
+def test_action_without_inputs_to_check_exits_2_and_says_why(tmp_path: Path) -> None:
+    empty = tmp_path / "repo"
+    empty.mkdir()
+    runner_temp = tmp_path / "temp"
+    runner_temp.mkdir()
+    summary = tmp_path / "summary.md"
+    environment = {
+        "PATH": os.environ["PATH"],
+        "PYTHONPATH": str(ROOT),
+        "GITHUB_WORKSPACE": str(empty),
+        "GITHUB_STEP_SUMMARY": str(summary),
+        "RUNNER_TEMP": str(runner_temp),
+    }
+    outputs, log, uploads = run_action(empty, runner_temp, environment, {})
+    assert outputs["step exit"] == outputs["exit-code"] == "2"
+    assert "::error::refaudit: no .tex file with a bibliography and no .bib file" in log
+    assert "no .tex file with a bibliography" in summary.read_text(encoding="utf-8")
+    assert [step["uses"].split("@")[0] for step in uploads] == ["actions/cache"]
