@@ -9,6 +9,7 @@ requests per reference.
     python bench/accuracy.py                      # every public set, no rate limits
     python bench/accuracy.py --sets gen --config realistic
     python bench/accuracy.py --predictions out/   # also write score.py-compatible JSONL
+    python bench/accuracy.py --sets traps         # field traps, served from world-traps.jsonl.gz
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import json
 import tempfile
 from pathlib import Path
 
-from simulator import SHARED, refaudit_settings, start_simulator
+from simulator import SHARED, TRAPS_WORLD, WORLD, refaudit_settings, start_simulator
 
 PUBLIC = SHARED / "bench" / "public"
 SETS = {
@@ -30,7 +31,10 @@ SETS = {
     "freetext": "freetext.tex",
     "scale-1000": "scale-1000.bib",
     "scale-5000": "scale-5000.bib",
+    "traps": "traps.bib",
 }
+#: Sets whose records live only in the traps world (the world plus the trap overlay).
+TRAPS_SETS = {"traps"}
 DEFAULT_SETS = ["gen", "hallmark-dev_public", "retractions", "freetext"]
 FIELD_ALIASES = {"author": "authors", "journal": "venue", "booktitle": "venue", "date": "year"}
 # The labels name only these fields; pages, volume and arXiv findings are reported but not scored.
@@ -153,7 +157,11 @@ def main() -> None:
     if not PUBLIC.exists():
         raise SystemExit(f"{PUBLIC} not found: the benchmark needs ../shared")
 
-    process, url = start_simulator(args.config, None)
+    # Trap records would add search candidates to the other sets' world: one world per run.
+    if TRAPS_SETS & set(args.sets) and not set(args.sets) <= TRAPS_SETS:
+        parser.error("run the traps set on its own (it is served from another world)")
+    world = TRAPS_WORLD if TRAPS_SETS & set(args.sets) else WORLD
+    process, url = start_simulator(args.config, None, world)
     scores = {}
     try:
         with tempfile.TemporaryDirectory() as cache:

@@ -12,6 +12,8 @@ from typing import Any
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 WORLD = SHARED / "bench" / "world.jsonl.gz"
+#: The world plus the field-trap overlay (synthetic records the traps set cites).
+TRAPS_WORLD = SHARED / "bench" / "world-traps.jsonl.gz"
 
 #: scholarsim serves each API below its root at /<source name>, except the hosts here,
 #: whose prefix keeps the real path after it (its README: "path prefix" mode).
@@ -38,8 +40,13 @@ def simulator_env(url: str) -> dict[str, str]:
     return env
 
 
-def start_simulator(config: str, log: Path | None = None) -> tuple[subprocess.Popen[str], str]:
-    """Run scholarsim (config: a name in scholarsim/configs or a path); returns process and URL."""
+def start_simulator(
+    config: str, log: Path | None = None, world: Path = WORLD
+) -> tuple[subprocess.Popen[str], str]:
+    """Run scholarsim on `world` (config: a name in scholarsim/configs or a path).
+
+    Returns the process and its URL.
+    """
     config_path = Path(config)
     if not config_path.is_file():
         config_path = SHARED / "scholarsim" / "configs" / f"{config}.json"
@@ -47,7 +54,7 @@ def start_simulator(config: str, log: Path | None = None) -> tuple[subprocess.Po
         sys.executable,
         str(SHARED / "scholarsim" / "serve.py"),
         "--corpus",
-        str(WORLD),
+        str(world),
         "--port",
         "0",
         "--config",

@@ -261,7 +261,7 @@ def _budget_not_needed(item: Evidence, source: Source, free: list[str]) -> str |
 def _near(reference: Reference, work: Work) -> bool:
     """The record may be the cited work: its title is close, or one or two words apart."""
     if reference.title and work.title:
-        title = match.compare_titles(reference.title, work.title, work.subtitle)
+        title = match.compare_work_title(reference.title, work)
         return title.kind != "different" or _near_miss(reference.title, title)
     return is_convincing(reference, work)
 
@@ -360,7 +360,7 @@ def is_convincing(reference: Reference, work: Work) -> bool:
     if not work.title:
         return False
     if reference.title:
-        title = match.compare_titles(reference.title, work.title, work.subtitle)
+        title = match.compare_work_title(reference.title, work)
         if title.kind == "different" and (reread := reread_as_record(reference, work)):
             return is_convincing(reread, work)
         if title.kind == "different":

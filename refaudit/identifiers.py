@@ -23,6 +23,7 @@ _NEW_ARXIV = re.compile(r"(?<![\d.])(\d{4}\.\d{4,5})(?:v(\d+))?(?![\d])")
 _OLD_ARXIV = re.compile(
     r"(?<![\w-])([a-z][a-z-]*(?:\.[A-Z]{2})?/\d{7})(?:v(\d+))?(?!\d)", re.IGNORECASE
 )
+_SUBJECT_CLASS = re.compile(r"\.[A-Z]{2}/", re.IGNORECASE)
 _ARXIV_HINT = re.compile(r"arxiv|eprint|abs/|pdf/", re.IGNORECASE)
 _PMID = re.compile(r"\bPMID:?\s*(\d{1,9})\b", re.IGNORECASE)
 _PMCID = re.compile(r"\b(PMC\d{4,9})\b", re.IGNORECASE)
@@ -87,7 +88,8 @@ def arxiv_id_from_doi(doi: str | None) -> str | None:
 def parse_arxiv_id(value: str | None) -> tuple[str, int | None] | None:
     """Split an arXiv identifier into (id without version, version or None).
 
-    Accepts `arXiv:1706.03762v5`, `https://arxiv.org/abs/hep-th/9901001`, `1706.03762`.
+    Accepts `arXiv:1706.03762v5`, `https://arxiv.org/abs/hep-th/9901001`, `1706.03762`,
+    and old ids with their subject class (`math.CO/0211346` → `math/0211346`).
     """
     if not value:
         return None
@@ -97,7 +99,8 @@ def parse_arxiv_id(value: str | None) -> tuple[str, int | None] | None:
     if not match:
         return None
     version = int(match.group(2)) if match.group(2) else None
-    return match.group(1), version
+    # "math.CO/0211346" names its subject class; arXiv's id is "math/0211346".
+    return _SUBJECT_CLASS.sub("/", match.group(1)), version
 
 
 def find_arxiv_id(text: str | None, *, require_hint: bool = True) -> tuple[str, int | None] | None:

@@ -120,6 +120,8 @@ class Work:
     title: str | None = None
     raw_title: str | None = None
     subtitle: str | None = None
+    #: the work's titles in other languages (Crossref's `original-title`)
+    title_aliases: list[str] = field(default_factory=list)
     authors: list[Person] = field(default_factory=list)
     #: the source lists only some of the authors (Scopus' STANDARD view: the first), so a
     #: cited author it does not list is unknown, not wrong

@@ -236,7 +236,7 @@ def _identify(evidence: Evidence) -> tuple[Identity | None, list[Finding]]:
 def _related_title(reference: Reference, work: Work) -> bool:
     if not reference.title or not work.title:
         return True
-    return match.compare_titles(reference.title, work.title).score >= RELATED_TITLE_SCORE
+    return match.compare_work_title(reference.title, work).score >= RELATED_TITLE_SCORE
 
 
 def _borrowed_identifier(reference: Reference, work: Work, via: str) -> Finding:
@@ -491,7 +491,10 @@ def _title_findings(reference: Reference, records: list[Work]) -> list[Finding]:
     titled = [w for w in records if w.title]
     if not reference.title or not titled:
         return []
-    comparisons = [(match.compare_titles(reference.title, w.title, w.subtitle), w) for w in titled]
+    comparisons = [
+        (match.compare_work_title(reference.title, replace(w, title=_own_title(w))), w)
+        for w in titled
+    ]
     best, work = max(comparisons, key=lambda pair: pair[0].score)
     full = _full_title(work)
     if best.kind in ("different", "word_form"):
@@ -547,6 +550,12 @@ def _title_findings(reference: Reference, records: list[Work]) -> list[Finding]:
             )
         ]
     return []
+
+
+def _own_title(work: Work) -> str:
+    """The record's title without the label a retraction in place put before it."""
+    retracted = bool(work.is_retracted) or any(n.target_doi == work.doi for n in work.notices)
+    return match.strip_notice_prefix(work.title or "", retracted=retracted)
 
 
 def _adds_words(cited: str, found: str) -> bool:

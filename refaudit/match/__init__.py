@@ -6,9 +6,10 @@ and returns a small frozen result that says *what kind* of difference it saw
 evidence a message needs. The verification engine turns kinds into findings;
 this package never decides severity itself.
 
-One module per field: `text` (normalisation), `titles`, `authors`, `venues`
-(with the table of well-known venues in `venues.json`), `locators` (year,
-volume, pages) and `scoring` (whole records). The thresholds are named
+One module per field: `text` (normalisation), `titles`, `authors` (with
+`scripts`: writing systems and romanisation), `venues` (with the table of
+well-known venues in `venues.json`), `locators` (year, volume, pages) and
+`scoring` (whole records). The thresholds are named
 constants in each module, each with the reason for its value.
 """
 
@@ -20,7 +21,7 @@ from refaudit.match.locators import (
     compare_volume,
     compare_years,
 )
-from refaudit.match.scoring import candidate_score, is_same_work
+from refaudit.match.scoring import candidate_score, compare_work_title, is_same_work
 from refaudit.match.text import normalize_text, title_tokens
 from refaudit.match.titles import (
     TitleComparison,
@@ -50,6 +51,7 @@ __all__ = [
     "compare_pages",
     "compare_titles",
     "compare_venues",
+    "compare_work_title",
     "compare_volume",
     "compare_years",
     "is_conference_venue",

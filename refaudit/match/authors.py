@@ -11,6 +11,15 @@ from typing import Literal
 from rapidfuzz import fuzz
 from rapidfuzz.distance import OSA
 
+from refaudit.match.scripts import (
+    UNSPACED_SCRIPTS,
+    Script,
+    consonant_skeleton,
+    is_unspaced_name,
+    latin_key,
+    script_of,
+    transliteration_decides,
+)
 from refaudit.match.text import NORMALIZE_CACHE_SIZE, normalize_text, ocr_form
 from refaudit.models import Person
 from refaudit.names import PARTICLES
@@ -75,6 +84,12 @@ class _Name:
     #: different keys OCR reads alike are a slip (`is_ocr_slip`, precomputed)
     ocr_long: frozenset[str] = frozenset()
     ocr_all: frozenset[str] = frozenset()
+    #: the script of the name, its family and given names romanised ("박" → "bag"),
+    #: and for names written without a space (박은지, 罗浩然) the whole name both ways
+    script: Script = "latin"
+    latin_family: str = ""
+    latin_given: str = ""
+    wholes: frozenset[str] = frozenset()
 
 
 _INITIAL = re.compile(r"[A-Z]\.(?:-?[A-Z]\.)*")
@@ -115,6 +130,9 @@ def _name(person: Person) -> _Name:
 @functools.lru_cache(maxsize=NORMALIZE_CACHE_SIZE)
 def _reduced(family: str, given: str, particle: str, suffix: str, organisation: bool) -> _Name:
     """`_name` of the person with these fields: long author lists recur across records."""
+    # A braced "{박은지}" is one person whose name has no space in it, not an organisation.
+    if organisation and not given and is_unspaced_name(family):
+        organisation = False
     person = Person(family, given, particle, suffix, organisation)
     particle, family, given = _split_name(person)
     family_words = tuple(normalize_text(f"{particle} {family}").split())
@@ -129,6 +147,11 @@ def _reduced(family: str, given: str, particle: str, suffix: str, organisation: 
     keys.add("".join(core))
     initials = "".join(word[0] for word in given_words)
     family_keys = frozenset(key for key in keys if key)
+    script = script_of(f"{family} {given}")
+    wholes: frozenset[str] = frozenset()
+    if script in UNSPACED_SCRIPTS:
+        joined_family, joined_given = "".join(family_words), "".join(given_words)
+        wholes = frozenset({joined_family + joined_given, joined_given + joined_family})
     return _Name(
         display=f"{particle} {family}".strip() or given,
         family_keys=family_keys,
@@ -139,6 +162,10 @@ def _reduced(family: str, given: str, particle: str, suffix: str, organisation: 
         organisation=False,
         ocr_long=frozenset(ocr_form(key) for key in family_keys if len(key) > 1),
         ocr_all=frozenset(ocr_form(key) for key in family_keys),
+        script=script,
+        latin_family=latin_key(family),
+        latin_given=latin_key(given),
+        wholes=wholes,
     )
 
 
@@ -175,6 +202,11 @@ def _pair_strength(cited: _Name, found: _Name) -> int:
         return _MATCH_FAMILY if fuzz.token_set_ratio(a, b) >= ORGANISATION_SIMILARITY else 0
     if cited.family_keys & found.family_keys:
         return _MATCH_FULL if _given_compatible(cited, found) else _MATCH_FAMILY
+    # 박은지 against family 박, given 은지 (or the reverse order, as OpenAlex splits 山田 智子).
+    if cited.wholes & found.wholes:
+        return _MATCH_FULL
+    if cited.script != found.script:
+        return _MATCH_LOOSE if _same_romanised(cited, found) else 0
     # Family and given swapped (common for East Asian names) or split differently
     # ("Riquelme Ruiz" vs "Ruiz"): each family's words appear in the other's full name.
     if (
@@ -202,6 +234,30 @@ def _pair_strength(cited: _Name, found: _Name) -> int:
             ):
                 return _MATCH_MISSPELT
     return 0
+
+
+def _same_romanised(a: _Name, b: _Name) -> bool:
+    """Two spellings of one name in different scripts, compared in Latin letters.
+
+    Chinese names romanise whole ("罗浩然" = "Luo Haoran" = "Haoran Luo"); Cyrillic
+    within the schemes' variants ("Grigor'eva" = "Grigorieva"); a Korean given name
+    romanises reliably while the family name has customary spellings (박 = Park), so
+    for Hangul the given name decides.
+    """
+    a_forms = {a.latin_family + a.latin_given, a.latin_given + a.latin_family}
+    b_forms = {b.latin_family + b.latin_given, b.latin_given + b.latin_family}
+    if a_forms & b_forms - {""}:
+        return True
+    if "hangul" in (a.script, b.script):
+        native, roman = (a, b) if a.script == "hangul" else (b, a)
+        given = consonant_skeleton(roman.latin_given)
+        whole = consonant_skeleton(native.latin_family + native.latin_given)
+        return len(given) > 1 and whole.endswith(given)
+    if not a.latin_family or not b.latin_family or a.latin_family[0] != b.latin_family[0]:
+        return False
+    allowed = _family_edits_allowed(min(a.latin_family, b.latin_family, key=len))
+    initials_agree = not a.latin_given or not b.latin_given or a.latin_given[0] == b.latin_given[0]
+    return initials_agree and OSA.distance(a.latin_family, b.latin_family) <= allowed
 
 
 def _pair_authors(cited: list[_Name], found: list[_Name]) -> dict[int, tuple[int, int]]:
@@ -279,10 +335,21 @@ def _compare(
     order_changed = order_changed or (found_partial and bool(pairs) and not first_author_ok)
     leading_authors = sorted(matched_found) == list(range(len(matched_found)))
 
+    if extra and _scripts_undecided(cited_names, found_names):
+        # Romanised against native script where romanisation is not the name's own.
+        return AuthorComparison("unknown", 0.0)
+    if all(n.organisation for n in cited_names) and not all(n.organisation for n in found_names):
+        # An organisation cited for its members ("ATLAS Collaboration", a WHO report):
+        # the record's individual authors are not missing; when the record does not
+        # name the organisation at all, it can neither confirm nor contradict it.
+        if not extra:
+            missing = ()
+        elif not any(n.organisation for n in found_names):
+            return AuthorComparison("unknown", 0.0)
     weight = sum(0.8 if strength == _MATCH_MISSPELT else 1.0 for _, strength in pairs.values())
     if found_partial:
         denominator = len(found)
-    elif cited_truncated:
+    elif cited_truncated or not missing:
         denominator = len(cited)
     else:
         denominator = max(len(cited), len(found))
@@ -316,6 +383,15 @@ def _compare(
         first_author_ok=first_author_ok,
         placeholder=placeholder,
     )
+
+
+def _scripts_undecided(cited: list[_Name], found: list[_Name]) -> bool:
+    """The lists are in different scripts whose transliteration cannot tell people apart."""
+    cited_scripts = {n.script for n in cited if not n.organisation}
+    found_scripts = {n.script for n in found if not n.organisation}
+    if not cited_scripts or not found_scripts or cited_scripts & found_scripts:
+        return False
+    return not all(transliteration_decides(s) for s in (cited_scripts | found_scripts) - {"latin"})
 
 
 def first_authors_agree(a: Sequence[Person], b: Sequence[Person]) -> bool:

@@ -6,7 +6,7 @@ from refaudit.identifiers import normalize_doi
 from refaudit.match.authors import compare_authors, first_authors_agree
 from refaudit.match.locators import compare_years
 from refaudit.match.text import normalize_text
-from refaudit.match.titles import compare_titles
+from refaudit.match.titles import TitleComparison, compare_titles
 from refaudit.match.venues import compare_venues
 from refaudit.models import Reference, Work
 
@@ -35,9 +35,7 @@ def candidate_score(reference: Reference, work: Work) -> float:
     """
     parts: list[tuple[float, float]] = []
     if reference.title and work.title:
-        parts.append(
-            (WEIGHT_TITLE, compare_titles(reference.title, work.title, work.subtitle).score)
-        )
+        parts.append((WEIGHT_TITLE, compare_work_title(reference.title, work).score))
     if reference.authors and work.authors:
         authors = compare_authors(
             reference.authors,
@@ -58,6 +56,16 @@ def candidate_score(reference: Reference, work: Work) -> float:
     if not total:
         return 0.0
     return round(sum(weight * score for weight, score in parts) / total, 4)
+
+
+def compare_work_title(cited: str, work: Work) -> TitleComparison:
+    """`compare_titles` against the record's title and its titles in other languages."""
+    comparison = compare_titles(cited, work.title or "", work.subtitle)
+    for alias in work.title_aliases:
+        other = compare_titles(cited, alias)
+        if other.score > comparison.score:
+            comparison = other
+    return comparison
 
 
 def is_same_work(a: Work, b: Work) -> bool:

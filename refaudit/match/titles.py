@@ -11,6 +11,7 @@ from typing import Literal
 from rapidfuzz import fuzz
 from rapidfuzz.distance import Levenshtein
 
+from refaudit.match.scripts import script_of
 from refaudit.match.text import (
     NORMALIZE_CACHE_SIZE,
     canonical_tokens,
@@ -57,7 +58,7 @@ class TitleComparison:
     changed_words: tuple[tuple[str, str], ...] = ()
 
 
-_SUBTITLE_SEPARATOR = re.compile(r"\s*(?::|\s[-\u2013\u2014]+\s|[.?!]\s)\s*")
+_SUBTITLE_SEPARATOR = re.compile(r"\s*(?::|\uff1a|\s[-\u2013\u2014]+\s|[.?!]\s)\s*")
 
 
 _DERIVATIONAL_SUFFIXES = (
@@ -174,11 +175,20 @@ def _is_accepted(kind: TitleKind) -> bool:
 _NOTICE_PREFIX = re.compile(
     r"^\s*(?:retracted|withdrawn|removed)(?:\s+article)?\s*[:.\-–]\s*", re.IGNORECASE
 )
+# "Retraction: …" names a notice as often as a work retracted in place (Taylor & Francis
+# relabels the article itself): stripped only from a record known to be retracted.
+_IN_PLACE_PREFIX = re.compile(
+    r"^\s*(?:retraction|retracted|withdrawn|removed)(?:\s+(?:article|note))?\s*[:.\-–]\s*",
+    re.IGNORECASE,
+)
 
 
-def strip_notice_prefix(title: str) -> str:
-    """Publishers rename retracted works ("RETRACTED: …", "RETRACTED ARTICLE: …")."""
-    return _NOTICE_PREFIX.sub("", title)
+def strip_notice_prefix(title: str, *, retracted: bool = False) -> str:
+    """Publishers rename retracted works ("RETRACTED: …", "RETRACTED ARTICLE: …").
+
+    `retracted`: the record is itself under a notice, so "Retraction: " is its label too.
+    """
+    return (_IN_PLACE_PREFIX if retracted else _NOTICE_PREFIX).sub("", title)
 
 
 # Old journals number their articles in the title: Crossref's "I.—COMPUTING MACHINERY …".
@@ -189,6 +199,26 @@ def _title_words(title: str) -> list[str]:
     return title_tokens(_SECTION_NUMBER.sub("", strip_notice_prefix(title)))
 
 
+# "原题 [English title]", "Заглавие = English title", "English (原题)": a title given in
+# two languages, the second in brackets or after " = " (ISO 690, GOST 7.0.5).
+_BILINGUAL = re.compile(
+    r"^(?P<first>.+?)\s*(?:[\[(\uff08\u3010](?P<bracketed>[^\[\]()\uff08\uff09\u3010\u3011]+)"
+    r"[\])\uff09\u3011]\.?|\s=\s(?P<after>.+))\s*$",
+    re.DOTALL,
+)
+
+
+def title_languages(title: str) -> tuple[str, ...]:
+    """The title, or its two halves when it is written in two scripts."""
+    parts = _BILINGUAL.match(title)
+    if parts is None:
+        return (title,)
+    first, second = parts.group("first"), parts.group("bracketed") or parts.group("after")
+    if script_of(first) == script_of(second) or not title_tokens(first):
+        return (title,)
+    return (first, second)
+
+
 # One citation meets the same record in identification, scoring and findings.
 @functools.lru_cache(maxsize=NORMALIZE_CACHE_SIZE)
 def compare_titles(cited: str, found: str, found_subtitle: str | None = None) -> TitleComparison:
@@ -196,8 +226,22 @@ def compare_titles(cited: str, found: str, found_subtitle: str | None = None) ->
 
     A misspelt word is a "typo" (the reference is still valid); a replaced,
     added or removed word is "different". Dropped or added subtitles and clear
-    truncations are named as such so the engine can decide how loud to be.
+    truncations are named as such so the engine can decide how loud to be. A
+    title given in two languages (one in brackets, or after " = ") agrees when
+    either language agrees: a non-English work is cited by its original title,
+    its translation or both, and a record may hold either.
     """
+    cited_forms, found_forms = title_languages(cited), title_languages(found)
+    if len(cited_forms) == 1 and len(found_forms) == 1:
+        return _compare_one(cited, found, found_subtitle)
+    return max(
+        (_compare_one(c, f, found_subtitle) for c in cited_forms for f in found_forms),
+        key=lambda comparison: comparison.score,
+    )
+
+
+def _compare_one(cited: str, found: str, found_subtitle: str | None) -> TitleComparison:
+    """`compare_titles` for a title in one language."""
     cited_words = _title_words(cited)
     found_words = _title_words(found)
     if not cited_words or not found_words:
@@ -205,7 +249,7 @@ def compare_titles(cited: str, found: str, found_subtitle: str | None = None) ->
     repaired = repair_ocr(cited, found, found_subtitle or "")
     if repaired != cited:
         # Misread letters ("tbe", "ModeIs"): if they are all that differs, it is a slip.
-        comparison = compare_titles(repaired, found, found_subtitle)
+        comparison = _compare_one(repaired, found, found_subtitle)
         if comparison.kind != "different":
             slips = tuple(_word_changes(cited_words, _title_words(repaired)))
             kind: TitleKind = "typo" if comparison.kind in ("exact", "minor") else comparison.kind

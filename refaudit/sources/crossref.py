@@ -56,6 +56,7 @@ SELECT_FIELDS = (
     "DOI",
     "type",
     "title",
+    "original-title",
     "subtitle",
     "author",
     "issued",
@@ -275,6 +276,10 @@ def to_work(item: dict[str, Any]) -> Work:
         title=strip_markup(raw_title),
         raw_title=raw_title,
         subtitle=strip_markup(first_text(item.get("subtitle"))),
+        # A translated work's title in its own language (often Japanese or Chinese).
+        title_aliases=unique(
+            [strip_markup(str(name)) for name in _list(item.get("original-title"))]
+        ),
         authors=[_person(author) for author in _dicts(item.get("author"))],
         year=year,
         date=iso_date(year, month, day),
