@@ -27,7 +27,7 @@ from tests.test_server import WIDGETS, upstreams
 ROOT = Path(__file__).resolve().parent.parent
 ACTION = ROOT / "action.yml"
 EXPRESSION = re.compile(r"\$\{\{\s*(.+?)\s*\}\}")
-PINNED = re.compile(r"^\s*(?:-\s+)?uses:\s*[\w.-]+/[\w./-]+@[0-9a-f]{40} # v\d[\w.]*$")
+PINNED = re.compile(r"^\s*(?:-\s+)?uses:\s*[\w.-]+/[\w./-]+@[0-9a-f]{40} # v\d[\w.]*(?: .*)?$")
 
 PAPER = r"""\documentclass{article}
 \begin{document}
@@ -283,3 +283,51 @@ def test_action_without_inputs_to_check_exits_2_and_says_why(tmp_path: Path) -> 
     assert "::error::refaudit: no .tex file with a bibliography and no .bib file" in log
     assert "no .tex file with a bibliography" in summary.read_text(encoding="utf-8")
     assert [step["uses"].split("@")[0] for step in uploads] == ["actions/cache"]
+
+
+EXAMPLES = ROOT / "examples" / "workflows"
+
+
+def test_the_docs_show_the_example_workflows_as_they_are() -> None:
+    """docs/ci.md shows each example file whole, so what is linted is what users copy."""
+    text = (ROOT / "docs" / "ci.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"^```yaml\n(.*?)^```", text, re.MULTILINE | re.DOTALL)
+    for example in sorted(EXAMPLES.glob("*.yml")):
+        assert example.read_text(encoding="utf-8") in blocks, example.name
+
+
+def test_the_example_workflow_pins_a_commit_that_has_the_action() -> None:
+    import shutil
+
+    workflow = yaml.safe_load((EXAMPLES / "refaudit.yml").read_text(encoding="utf-8"))
+    assert set(workflow[True]) == {"push", "pull_request"}  # YAML 1.1 reads `on` as True
+    assert workflow["permissions"]["security-events"] == "write"
+    lines = (EXAMPLES / "refaudit.yml").read_text(encoding="utf-8").splitlines()
+    uses = [line for line in lines if "uses:" in line]
+    assert uses and all(PINNED.match(line) for line in uses), uses
+    ours = next(line for line in uses if "refaudit/refaudit@" in line)
+    revision = ours.split("@", 1)[1].split()[0]
+    git = shutil.which("git")
+    if git is None or not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout")
+    shown = subprocess.run(
+        [git, "show", f"{revision}:action.yml"], cwd=ROOT, capture_output=True, text=True
+    )
+    if "shallow" in shown.stderr or "bad object" in shown.stderr:
+        pytest.skip("a shallow clone does not hold the pinned commit")
+    assert shown.returncode == 0 and "using: composite" in shown.stdout, shown.stderr
+
+
+def test_actionlint_accepts_the_example_workflow() -> None:
+    import shutil
+
+    actionlint = shutil.which("actionlint")
+    if actionlint is None:
+        pytest.skip("actionlint is not installed (the test extra installs it)")
+    done = subprocess.run(
+        [actionlint, "-no-color", str(EXAMPLES / "refaudit.yml")],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
