@@ -23,7 +23,7 @@ from refaudit.models import Reference, Result, Work
 from refaudit.parsing.freetext import reread_with_title
 from refaudit.sources import Sources, registry
 from refaudit.sources.base import SearchQuery, Source
-from refaudit.sources.client import request_priority
+from refaudit.sources.pacing import request_priority
 
 SEARCH_LIMIT = 5
 # A search's turn in its pool's queue (lower goes first; identifier look-ups are 0): a

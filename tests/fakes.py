@@ -30,7 +30,8 @@ from refaudit.cache import ResponseCache
 from refaudit.config import DEFAULT_BASE_URLS, Settings
 from refaudit.identifiers import normalize_doi
 from refaudit.models import RunStats
-from refaudit.sources.client import RateLimit, SourceClient
+from refaudit.sources.client import SourceClient
+from refaudit.sources.pacing import RateLimit
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

@@ -28,7 +28,7 @@ from refaudit.discovery import (
 from refaudit.errors import InputError
 from refaudit.identifiers import normalize_doi
 from refaudit.models import Work
-from refaudit.sources.client import RateLimit
+from refaudit.sources.pacing import RateLimit
 from tests.fakes import (
     FakeUpstreams,
     crossref_list,

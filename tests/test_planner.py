@@ -17,7 +17,7 @@ from refaudit.evidence import SEARCH_PRIORITY, Evidence, gather_evidence
 from refaudit.models import Person, Reference, Result, RunStats, Work
 from refaudit.parsing.freetext import parse_freetext
 from refaudit.sources import crossref, open_sources, registry
-from refaudit.sources.client import request_priority
+from refaudit.sources.pacing import request_priority
 from refaudit.verify import decide
 from tests.fakes import (
     FakeUpstreams,

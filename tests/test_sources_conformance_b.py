@@ -18,7 +18,7 @@ import pytest
 
 from refaudit.models import Work
 from refaudit.sources import arxiv, dblp, semanticscholar
-from refaudit.sources.client import Fetched
+from refaudit.sources.response import Fetched
 from tests.conftest import shared_path
 
 pytestmark = pytest.mark.shared

@@ -2,7 +2,7 @@
 
 Every task runs `audit_one` as the local engine does. Before each request a
 task's source clients ask their source's `RateLimiter` actor for a slot (the
-`shared_pacer` hook of `refaudit.sources.client`), so however many workers and
+`shared_pacer` hook of `refaudit.sources.pacing`), so however many workers and
 machines there are, the cluster as a whole keeps to each API's published rate
 as one polite client. A worker opens its own mirror connection (`--mirror`):
 SQLite on a shared file system, or PostgreSQL, ideally a read replica per group
@@ -99,7 +99,7 @@ def _audit_task(
     source: str, settings: Settings, report_file: str, limiters: dict[str, Any]
 ) -> BatchLine:
     """One input on a Ray worker, its requests paced by the shared limiters."""
-    from refaudit.sources.client import shared_pacer
+    from refaudit.sources.pacing import shared_pacer
 
     async def pace(name: str, rps: float, burst: int) -> None:
         limiter = limiters.get(name)

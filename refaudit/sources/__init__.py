@@ -22,7 +22,8 @@ if TYPE_CHECKING:
     from refaudit.cache import ResponseCache
     from refaudit.config import Settings
     from refaudit.sources.base import Source
-    from refaudit.sources.client import RateLimit, SourceClient
+    from refaudit.sources.client import SourceClient
+    from refaudit.sources.pacing import RateLimit
     from refaudit.sources.quota import Budget
 
     #: A registry target: every source is built as `cls(client, settings)`.
@@ -97,7 +98,7 @@ def load(name: str) -> tuple[SourceFactory, ModuleType]:
 
 def rate_limits_for(module: ModuleType, settings: Settings) -> dict[str, RateLimit]:
     """A module's pools (`rate_limits(settings)` or `RATE_LIMIT`), with the user's rps override."""
-    from refaudit.sources.client import RateLimit
+    from refaudit.sources.pacing import RateLimit
 
     name = module.NAME
     chooser = getattr(module, "rate_limits", None)

@@ -25,8 +25,10 @@ from refaudit.identifiers import normalize_doi, parse_arxiv_id
 from refaudit.models import Work
 from refaudit.names import display_name_to_person
 from refaudit.sources.base import SearchQuery, Source
-from refaudit.sources.client import Fetched, RateLimit, SourceClient
+from refaudit.sources.client import SourceClient
 from refaudit.sources.mapping import query_words, year_from
+from refaudit.sources.pacing import RateLimit
+from refaudit.sources.response import Fetched
 
 NAME = "arxiv"
 BATCH_SIZE = 100

@@ -35,7 +35,7 @@ from refaudit.identifiers import normalize_doi
 from refaudit.models import Notice, Person, Work
 from refaudit.notices import WITHDRAWING_KINDS, normalize_notice_kind
 from refaudit.sources.base import SearchQuery, Source, all_at_once
-from refaudit.sources.client import RateLimit, SourceClient
+from refaudit.sources.client import SourceClient
 from refaudit.sources.mapping import (
     as_int,
     first_text,
@@ -43,6 +43,7 @@ from refaudit.sources.mapping import (
     normalize_orcid,
     unique,
 )
+from refaudit.sources.pacing import RateLimit
 from refaudit.text import strip_markup
 
 NAME = "crossref"

@@ -30,7 +30,7 @@ from refaudit.identifiers import arxiv_id_from_doi, normalize_doi, parse_arxiv_i
 from refaudit.models import Person, Work
 from refaudit.names import person_from_name
 from refaudit.sources.base import SearchQuery, Source
-from refaudit.sources.client import RateLimit, SourceClient
+from refaudit.sources.client import SourceClient
 from refaudit.sources.mapping import (
     as_dict,
     as_dicts,
@@ -39,6 +39,7 @@ from refaudit.sources.mapping import (
     normalize_orcid,
     unique,
 )
+from refaudit.sources.pacing import RateLimit
 from refaudit.text import strip_markup
 
 NAME = "datacite"

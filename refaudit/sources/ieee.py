@@ -33,10 +33,12 @@ from refaudit.identifiers import normalize_doi
 from refaudit.models import Reference, Work
 from refaudit.names import person_from_name
 from refaudit.sources.base import SearchQuery, Source
-from refaudit.sources.client import Fetched, RateLimit, SourceClient, retry_after_seconds
+from refaudit.sources.client import SourceClient
 from refaudit.sources.mapping import as_int, query_words, unique
+from refaudit.sources.pacing import RateLimit
 from refaudit.sources.quota import window_end
 from refaudit.sources.registry import entry, having
+from refaudit.sources.response import Fetched, retry_after_seconds
 from refaudit.text import strip_markup
 
 NAME = "ieee"

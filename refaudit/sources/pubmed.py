@@ -27,8 +27,10 @@ from refaudit.models import Notice, Person, Work
 from refaudit.names import display_name_to_person
 from refaudit.notices import normalize_notice_kind
 from refaudit.sources.base import SearchQuery, Source, all_at_once
-from refaudit.sources.client import Fetched, RateLimit, SourceClient
+from refaudit.sources.client import SourceClient
 from refaudit.sources.mapping import chunked, query_words, year_from
+from refaudit.sources.pacing import RateLimit
+from refaudit.sources.response import Fetched
 from refaudit.text import strip_markup
 
 NAME = "pubmed"

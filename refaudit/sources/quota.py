@@ -20,8 +20,8 @@ from dataclasses import dataclass
 
 from refaudit.cache import QuotaRow, ResponseCache
 from refaudit.errors import KeyRejected, QuotaSpent, RateLimited, SourceError
-from refaudit.sources.client import Fetched
 from refaudit.sources.registry import Quota, SourceEntry
+from refaudit.sources.response import Fetched
 
 #: What a source module makes of a live answer: the error it stands for, if any.
 Classify = Callable[[Fetched], SourceError | None]

@@ -42,9 +42,11 @@ from refaudit.identifiers import normalize_doi
 from refaudit.models import Person, Reference, Work
 from refaudit.names import display_name_to_person
 from refaudit.sources.base import SearchQuery, Source
-from refaudit.sources.client import Fetched, RateLimit, SourceClient, retry_after_seconds
+from refaudit.sources.client import SourceClient
 from refaudit.sources.mapping import as_int, chunked, query_words, unique, year_from
+from refaudit.sources.pacing import RateLimit
 from refaudit.sources.registry import entry
+from refaudit.sources.response import Fetched, retry_after_seconds
 from refaudit.text import strip_markup
 
 NAME = "scopus"

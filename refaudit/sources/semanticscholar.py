@@ -27,8 +27,9 @@ from refaudit.identifiers import normalize_doi
 from refaudit.models import Work
 from refaudit.names import display_name_to_person
 from refaudit.sources.base import SearchQuery, Source
-from refaudit.sources.client import RateLimit, SourceClient
+from refaudit.sources.client import SourceClient
 from refaudit.sources.mapping import query_words, year_from
+from refaudit.sources.pacing import RateLimit
 from refaudit.text import strip_markup
 
 NAME = "semanticscholar"

@@ -134,7 +134,7 @@ async def test_a_tampered_pool_row_costs_at_most_the_longest_wait_a_server_may_a
     next run beyond what one 429's Retry-After could (MAX_RETRY_AFTER_S)."""
     import asyncio
 
-    from refaudit.sources.client import MAX_RETRY_AFTER_S, RateLimit
+    from refaudit.sources.pacing import MAX_RETRY_AFTER_S, RateLimit
     from tests.fakes import YieldingClock
 
     path = tmp_path / FILE_NAME

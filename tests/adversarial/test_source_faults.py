@@ -7,7 +7,8 @@ import pytest
 
 from refaudit.config import Settings
 from refaudit.errors import RateLimited, SourceUnavailable
-from refaudit.sources.client import BREAKER_COOLDOWN_S, BREAKER_THRESHOLD, SourceClient
+from refaudit.sources.client import SourceClient
+from refaudit.sources.resilience import BREAKER_COOLDOWN_S, BREAKER_THRESHOLD
 from tests.fakes import FakeClock, make_client
 
 pytestmark = pytest.mark.anyio

@@ -12,7 +12,8 @@ from refaudit.config import Settings
 from refaudit.errors import UnexpectedResponse
 from refaudit.sources.arxiv import NS, RATE_LIMIT, ArxivSource, parse_feed, search_queries, to_work
 from refaudit.sources.base import SearchQuery
-from refaudit.sources.client import PACING, Fetched
+from refaudit.sources.pacing import PACING
+from refaudit.sources.response import Fetched
 from tests.fakes import FIXTURES, FakeClock, FakeUpstreams, make_client
 
 NAME = "arxiv"

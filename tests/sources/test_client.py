@@ -17,19 +17,17 @@ from refaudit.cache import ResponseCache
 from refaudit.config import Settings
 from refaudit.errors import OfflineMiss, RateLimited, SourceUnavailable, UnexpectedResponse
 from refaudit.models import RunStats
-from refaudit.sources.client import (
-    BREAKER_COOLDOWN_S,
-    BREAKER_THRESHOLD,
+from refaudit.sources.client import SourceClient
+from refaudit.sources.pacing import (
     HEDGE_MIN_S,
     HEDGE_MIN_SAMPLES,
-    HEDGE_RECHECK_S,
     PACING,
     PACING_RECOVERY,
     PACING_STEP,
     RateLimit,
-    SourceClient,
     request_priority,
 )
+from refaudit.sources.resilience import BREAKER_COOLDOWN_S, BREAKER_THRESHOLD, HEDGE_RECHECK_S
 
 pytestmark = pytest.mark.anyio
 JSON = {"content-type": "application/json"}

@@ -23,8 +23,8 @@ from refaudit.config import Settings
 from refaudit.errors import SourceUnavailable, UnexpectedResponse
 from refaudit.models import NoticeKind
 from refaudit.sources.base import SearchQuery
-from refaudit.sources.client import PACING
 from refaudit.sources.crossref import BATCH_SIZE, CrossrefSource, rate_limits, to_work
+from refaudit.sources.pacing import PACING
 
 pytestmark = pytest.mark.anyio
 

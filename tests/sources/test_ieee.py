@@ -22,8 +22,9 @@ from refaudit.errors import KeyRejected, QuotaSpent
 from refaudit.models import Reference, RunStats
 from refaudit.sources import ieee, open_sources, registry
 from refaudit.sources.base import SearchQuery
-from refaudit.sources.client import RateLimit, SourceClient
+from refaudit.sources.client import SourceClient
 from refaudit.sources.ieee import IeeeXploreSource, to_work
+from refaudit.sources.pacing import RateLimit
 from refaudit.sources.quota import Budget
 from refaudit.sources.registry import Quota
 from tests.fakes import FIXTURES, FakeClock, FakeUpstreams

@@ -1,0 +1,267 @@
+"""Rate-limit pools: a token bucket, an in-flight cap and a priority queue each.
+
+A source client keeps one `Pool` per limit its API publishes (a polite and a
+public pool, a search and a batch endpoint). A pool paces a little under the
+published rate, slows down a step when it is answered 429 anyway, tightens its
+limits when the server announces lower ones, and times its answers, so that the
+client can tell when one is overdue.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import heapq
+import itertools
+import statistics
+from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any
+
+#: The longest Retry-After a run waits out; a longer one fails the call.
+MAX_RETRY_AFTER_S = 120.0
+# Pace a little under the published rate: network jitter bunches requests up on arrival.
+# A pool that is answered 429 anyway slows down by a step (to the slowest pace at most),
+# and each answer it then gets back brings it a little nearer the usual pace again.
+PACING = 0.97
+PACING_STEP = 0.95
+PACING_RECOVERY = 0.005
+SLOWEST_PACING = 0.8
+# Longest single sleep while waiting for a rate-limit token.
+_NAP_S = 0.25
+# An answer this many times slower than the pool's median (and at least HEDGE_MIN_S)
+# is overdue, and the request is hedged (`resilience.Hedging`). The median is taken
+# over the pool's last HEDGE_WINDOW answers, once it has HEDGE_MIN_SAMPLES of them.
+HEDGE_FACTOR = 4.0
+HEDGE_MIN_S = 2.0
+HEDGE_WINDOW = 32
+HEDGE_MIN_SAMPLES = 8
+#: Set by `refaudit batch --engine ray` in each task: awaited (source, rps, burst) before
+#: every request, so all the workers of a cluster share each source's published rate.
+shared_pacer: ContextVar[Callable[[str, float, int], Awaitable[None]] | None] = ContextVar(
+    "shared_pacer", default=None
+)
+
+#: The turn of the calls made in this context in their pool's queue: lower goes first.
+#: Evidence gathering puts identifier look-ups (each unlocks many references) ahead of
+#: searches, and a reference's later searches ahead of other references' first ones.
+request_priority: ContextVar[float] = ContextVar("request_priority", default=0.0)
+
+
+@dataclass(frozen=True)
+class RateLimit:
+    """Requests per second (token bucket), burst size, and in-flight cap (0 = none)."""
+
+    rps: float
+    burst: int = 1
+    concurrency: int = 0
+
+
+@dataclass(order=True)
+class _Ticket:
+    """A call waiting in a pool's queue, ordered by priority, then by arrival."""
+
+    priority: float
+    arrival: int
+    #: resolved when the call may look again (it became the head, or a slot freed)
+    turn: asyncio.Future[None] | None = field(default=None, compare=False)
+    gone: bool = field(default=False, compare=False)
+
+
+class Pool:
+    """A token bucket, an in-flight cap and a priority queue, on the injected clock and sleep.
+
+    Only the head of the queue takes slots and tokens, so the order calls are sent
+    in is their priority order; the others wait without polling until they are head.
+    """
+
+    def __init__(self, limit: RateLimit, clock: Callable[[], float]) -> None:
+        self.limit = limit
+        self.pacing = PACING
+        self._clock = clock
+        self._tokens = float(limit.burst)
+        self._updated = clock()
+        self._queue: list[_Ticket] = []
+        self._arrivals = itertools.count()
+        self._in_flight = 0
+        #: calls waiting for their turn: all of them, and those at priority 0 or lower
+        self._waiting = 0
+        self._waiting_first = 0
+        #: tokens taken by requests not yet on the wire (the server has not counted them)
+        self._unsent = 0
+        self._latencies: collections.deque[float] = collections.deque(maxlen=HEDGE_WINDOW)
+
+    def place(self) -> int:
+        """A place in the queue, in arrival order: a call keeps it for its retries and hedge."""
+        return next(self._arrivals)
+
+    def answered_in(self, seconds: float) -> None:
+        """An answer came back `seconds` after its request left."""
+        self._latencies.append(seconds)
+
+    def hedge_after(self) -> float | None:
+        """Seconds after which an answer is overdue here (None: too few answers seen yet)."""
+        if len(self._latencies) < HEDGE_MIN_SAMPLES:
+            return None
+        return max(HEDGE_MIN_S, HEDGE_FACTOR * statistics.median(self._latencies))
+
+    def adopt(
+        self, rps: float | None = None, concurrency: int | None = None, burst: int | None = None
+    ) -> None:
+        """Tighten the limits when the server announces lower ones (never loosen them).
+
+        A smaller burst also takes back the tokens beyond it: the requests just sent
+        count against the new bucket as they did against the old one.
+        """
+        lowest = self.limit.concurrency
+        if concurrency and concurrency > 0 and (not lowest or concurrency < lowest):
+            lowest = concurrency
+        smaller = min(max(1, burst or self.limit.burst), self.limit.burst)
+        self._tokens -= self.limit.burst - smaller
+        self.limit = RateLimit(min(rps or self.limit.rps, self.limit.rps), smaller, lowest)
+
+    async def enter(
+        self,
+        sleep: Callable[[float], Awaitable[None]],
+        give_up: Callable[[], bool],
+        priority: float = 0.0,
+        place: int | None = None,
+    ) -> bool:
+        """Wait for this call's turn, a free slot and a token (True, holding the slot).
+
+        False as soon as `give_up()` says so. The slot is taken before the token: a
+        call that waited for a slot with a token in hand would be sent right after
+        the one before it, faster than the rate. A retry or a hedge comes with the
+        `place` its call was given, so it does not queue behind the calls made since.
+        """
+        ticket = _Ticket(priority, self.place() if place is None else place)
+        heapq.heappush(self._queue, ticket)
+        first = priority <= 0
+        self._waiting += 1
+        self._waiting_first += first
+        try:
+            while not give_up():
+                if self._queue[0] is not ticket or self._full():
+                    ticket.turn = asyncio.get_running_loop().create_future()
+                    await ticket.turn
+                    continue
+                self._refill()
+                # Tolerate float rounding: a wait shorter than the clock's resolution would spin.
+                if self._tokens >= 1 - 1e-6:
+                    self._tokens -= 1
+                    self._unsent += 1
+                    self._in_flight += 1
+                    return True
+                # Short naps, so a circuit opening meanwhile releases the queue at once.
+                wait = (1 - self._tokens) / (self.limit.rps * self.pacing)
+                await sleep(min(wait, _NAP_S))
+            return False
+        finally:
+            ticket.gone = True
+            self._waiting -= 1
+            self._waiting_first -= first
+            while self._queue and self._queue[0].gone:
+                heapq.heappop(self._queue)
+            self._wake_head()
+
+    def leave(self, *, sent: bool) -> None:
+        """The call is answered: its slot is free for the head of the queue.
+
+        A request whose transport never said it left no longer holds back the bucket.
+        """
+        if not sent:
+            self._unsent -= 1
+        self._in_flight -= 1
+        self._wake_head()
+
+    def penalise(self, seconds: float) -> None:
+        """After a 429, stop everyone in this pool for `seconds`, and no longer.
+
+        The next token comes exactly when the server said to retry (Retry-After is
+        rounded up to whole seconds already): a second's wait on top would leave a
+        1 request/s pool idle for one request in every 429.
+        """
+        self._refill()
+        self._tokens = min(self._tokens, 1.0 - seconds * self.limit.rps * self.pacing)
+
+    def sent_late(self) -> None:
+        """The request just left, later than it took its token: count the token from now.
+
+        Between the token and the wire the event loop may be busy, or a connection
+        opens; the server counts arrivals, so its bucket keeps filling (up to full)
+        until the request arrives. The client's bucket holds tokens and the requests
+        that took one but are not sent yet, never more than the burst in all: tokens
+        that would overfill it while a burst's requests open their connections were
+        never the server's, and one taken back when the first of them arrived lets
+        the next request out a fraction of an interval early, into a 429. A slow
+        connection never leaves the pool in debt either: the server refilled too.
+        """
+        self._refill()
+        self._unsent -= 1
+
+    def slow_down(self) -> None:
+        """Answered 429 at this pace: the requests arrive bunched up; pace a step slower."""
+        self.pacing = max(SLOWEST_PACING, self.pacing * PACING_STEP)
+
+    def recover(self) -> None:
+        """Answered without a 429: back towards the usual pace, a little at a time."""
+        self.pacing = min(PACING, self.pacing + PACING_RECOVERY)
+
+    def _refill(self) -> None:
+        now = self._clock()
+        refill = (now - self._updated) * self.limit.rps * self.pacing
+        self._tokens = min(float(self.limit.burst - self._unsent), self._tokens + refill)
+        self._updated = now
+
+    def resume(self, tokens: float, seconds_ago: float) -> None:
+        """Start from the tokens the last run left this pool, refilled since.
+
+        The server still counts that run's last requests: a new run starting with a
+        full bucket right after it would send its first burst into a 429. A clock
+        that went back refills nothing. No run leaves a pool lower than the longest
+        Retry-After it waits out, so nothing lower is believed.
+        """
+        self._refill()
+        lowest = 1 - MAX_RETRY_AFTER_S * self.limit.rps * self.pacing
+        refill = max(0.0, seconds_ago) * self.limit.rps * self.pacing
+        self._tokens = min(self._tokens, max(lowest, tokens) + refill)
+
+    def tokens_left(self) -> float:
+        """Tokens in the bucket now (below zero while a 429's wait lasts)."""
+        self._refill()
+        return self._tokens
+
+    def backlog(self) -> int:
+        """Calls waiting for their turn or in flight."""
+        return self._waiting + self._in_flight
+
+    def waiting_first(self) -> int:
+        """Calls waiting at priority 0 or lower: identifier look-ups, searches sent ahead."""
+        return self._waiting_first
+
+    def idle(self) -> bool:
+        """No call waits for its turn and a slot is free: a request now takes from no one."""
+        return not self._full() and not self._waiting
+
+    def _full(self) -> bool:
+        return bool(self.limit.concurrency) and self._in_flight >= self.limit.concurrency
+
+    def _wake_head(self) -> None:
+        if self._queue:
+            turn = self._queue[0].turn
+            if turn is not None and not turn.done():
+                turn.set_result(None)
+
+
+class Wire:
+    """An httpcore trace hook telling a pool when its request really left."""
+
+    def __init__(self, pool: Pool) -> None:
+        self.pool = pool
+        self.sent = False
+
+    async def __call__(self, event: str, _info: dict[str, Any]) -> None:
+        if not self.sent and event.endswith("send_request_headers.started"):
+            self.sent = True
+            self.pool.sent_late()
