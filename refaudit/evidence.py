@@ -278,6 +278,10 @@ async def _ask_source(name: str, source: Source, wanted: list[Evidence]) -> None
     async def lookup(batch: list[str]) -> None:
         served = [item for doi in batch for item in by_doi[doi]]
         found = await ask(served, name, source.lookup_dois(batch))
+        if found is None:
+            # Its silence about these DOIs is no answer: they are not "unregistered".
+            for item in served:
+                item.doi_failed.add(name)
         for doi, work in (found or {}).items():
             for item in by_doi.get(doi, []):
                 item.doi_records.append(work)

@@ -15,7 +15,8 @@ Pure functions, no I/O. The rules, in order:
 4. A cited field that only a failed source could have checked (a DOI no
    registry could be asked about, a venue no answering source records) is
    "could not be confirmed": the reference is `unverified` on that point and the
-   failing sources are named. A failure never silently clears a field.
+   failing sources are named. A failure never silently clears a field, and never
+   makes an error of absence or of one record's contradiction (`absence.py`).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import datetime
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from refaudit import match, planner
+from refaudit import absence, match, planner
 from refaudit.evidence import Evidence, is_convincing, names_written_whole, reread_as_record
 from refaudit.findings import MISMATCH_CODES
 from refaudit.identifiers import arxiv_id_from_doi, is_datacite_arxiv_doi
@@ -84,8 +85,13 @@ def decide(evidence: Evidence, *, enabled_sources: Sequence[str] = ()) -> Result
     pool = evidence.id_records + evidence.candidates
     compared = compare_fields(_as_written(reference, identity.records), identity, pool)
     compared, beyond = _beyond_sources_asked(evidence, identity, compared)
+    versions = identity.records + linked_versions(identity.records, pool)
+    published = [w for w in versions if not _is_preprint(w) and (w.venue or w.venue_short)]
+    compared, unanswered = absence.contradicted_without_answers(
+        evidence, versions, published, compared
+    )
     result.findings.extend(compared)
-    unconfirmed = beyond + unconfirmed_fields(evidence, identity, result.findings)
+    unconfirmed = beyond + unanswered + unconfirmed_fields(evidence, identity, result.findings)
     result.findings.extend(unconfirmed)
     if any(f.code in MISMATCH_CODES for f in result.findings):
         result.verdict = Verdict.MISMATCH
@@ -105,18 +111,20 @@ def unconfirmed_fields(
 ) -> list[Finding]:
     """Cited fields that no record checked because a source that could have failed.
 
-    Records from more sources only ever add ways for a field to agree, so a failure
-    cannot create a wrong finding; it can only hide one: the registry that would say
-    "DOI not registered", or the index holding the record that has the venue.
+    A failure can hide the registry that would say "DOI not registered", or the
+    index holding the record that has the venue; a cited DOI that no source
+    asked would hold is unchecked too. (A failure can also hide the record that
+    agrees with a field another record contradicts: see `absence.py`.)
     """
     failures = evidence.failures
-    if not failures:
-        return []
     reference = evidence.reference
     versions = identity.records + linked_versions(
         identity.records, evidence.id_records + evidence.candidates
     )
     named = {f.field for f in findings if f.field}
+    out = absence.doi_beyond_sources_asked(evidence, versions, named)
+    if not failures:
+        return out
 
     def unconfirmed(field: str, cited: str, failed: Sequence[str]) -> Finding:
         why = "; ".join(f"{name}: {failures.get(name, 'failed')}" for name in sorted(failed))
@@ -128,7 +136,6 @@ def unconfirmed_fields(
             source=", ".join(sorted(failed)),
         )
 
-    out = []
     if reference.doi and "doi" not in named and evidence.doi_failed:
         if reference.doi.lower() not in {w.doi.lower() for w in versions if w.doi}:
             out.append(unconfirmed("doi", reference.doi, sorted(evidence.doi_failed)))
@@ -320,18 +327,21 @@ def _arxiv_only_via_doi(reference: Reference) -> bool:
 
 
 def _unregistered_doi(evidence: Evidence, found: str | None = None) -> list[Finding]:
-    """A cited DOI no registry knows — only said when every registry asked has answered."""
+    """A cited DOI no source that would hold it knows: said only when every source asked
+    about it answered, and one of them would have its record (`registry.holds_doi`)."""
     doi = evidence.reference.doi
     if not doi or evidence.doi_records or evidence.doi_failed:
         return []
-    asked = sorted(n for n, s in evidence.statuses.items() if s.state in ("answered", "cached"))
+    holders = absence.doi_holders(evidence)
+    if not holders:
+        return []
     return [
         Finding.of(
             "doi-not-registered",
-            f"DOI {doi} does not resolve in {', '.join(asked) or 'any source'}",
+            f"DOI {doi} does not resolve in {', '.join(holders)}",
             cited=doi,
             found=found,
-            source=", ".join(asked) or None,
+            source=", ".join(holders),
         )
     ]
 

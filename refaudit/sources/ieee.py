@@ -44,7 +44,7 @@ from refaudit.text import strip_markup
 NAME = "ieee"
 PATH = "/api/v1/search/articles"
 RATE_LIMIT = RateLimit(rps=10, burst=1, concurrency=5)
-DOI_PREFIXES = ("10.1109/", "10.23919/", "10.1049/")
+DOI_PREFIXES = entry(NAME).doi_prefixes
 #: a cited year may be a preprint's or the proceedings' year: search one year either side
 YEAR_SLACK = 1
 MAX_OR_WORDS = 10

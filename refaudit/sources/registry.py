@@ -93,6 +93,9 @@ class SourceEntry:
     last_resort: bool = False
     #: a DOI registration agency: a DOI prefix belongs to exactly one of them
     registers_dois: bool = False
+    #: a publisher's own index: it holds every DOI under these prefixes and no other
+    #: (empty: any DOI of a work it holds)
+    doi_prefixes: tuple[str, ...] = ()
     #: its search ranks by word overlap, so a title with a changed or misspelt word
     #: still finds the work (Crossref's query.bibliographic, S2's ranked search)
     ranked: bool = False
@@ -297,6 +300,7 @@ SOURCES: tuple[SourceEntry, ...] = (
         quota=Quota(200, "day", "utc-midnight"),
         asked="undecided",
         holds=frozenset({"article", "conference", "chapter", "book"}),
+        doi_prefixes=("10.1109/", "10.23919/", "10.1049/"),
         field_priority=15,
         holds_arxiv_dois=False,
     ),
@@ -348,6 +352,24 @@ def stages(kind: Literal["title", "free_text"]) -> tuple[tuple[str, ...], ...]:
 def resolvers(kind: str, round_number: int) -> tuple[str, ...]:
     """Sources asked to resolve identifiers of `kind` in a resolution round."""
     return tuple(e.name for e in SOURCES if e.resolves.get(kind) == round_number)
+
+
+def holds_doi(name: str, doi: str) -> bool:
+    """Whether `name`, asked about `doi`, would have its record: its silence means absence.
+
+    The DOI resolvers (registration agencies and the general indexes asked in the
+    resolution rounds), the budgeted sources asked about the DOIs the free ones left
+    open, and the local mirror (which holds the resolvers' records); a publisher's
+    index only for its own prefixes.
+    """
+    if name == MIRROR.name:
+        return True
+    source = BY_NAME.get(name)
+    if source is None or "doi" not in source.capabilities:
+        return False
+    if source.doi_prefixes and not doi.lower().startswith(source.doi_prefixes):
+        return False
+    return "doi" in source.resolves or source.asked == "undecided"
 
 
 def by_field_priority() -> tuple[str, ...]:

@@ -1,0 +1,96 @@
+"""When silence, or one source's record, may be called an error.
+
+A finding that says something does not exist (a DOI no source knows, no
+published version of a preprint) or that one record contradicts the citation
+is made only from the sources that answered and would hold the thing: a
+source that failed, or one that could never hold it, leaves the point
+"could not be confirmed", naming the source and why. `verify.py` asks here
+before it lets such a finding stand.
+"""
+
+from __future__ import annotations
+
+from refaudit import planner
+from refaudit.evidence import Evidence
+from refaudit.models import Finding, Work
+from refaudit.sources import registry
+
+#: Field contradictions that records of other versions of the work could lift: a
+#: preprint and its published version differ in venue, online and print in year.
+_VERSION_FIELDS = {"venue-mismatch": "venue", "year-mismatch": "year"}
+
+
+def doi_holders(evidence: Evidence) -> list[str]:
+    """The sources that answered and would hold the cited DOI's record, were it registered."""
+    doi = evidence.reference.doi or ""
+    return [name for name in evidence.asked if registry.holds_doi(name, doi)]
+
+
+def doi_beyond_sources_asked(
+    evidence: Evidence, versions: list[Work], named: set[str]
+) -> list[Finding]:
+    """A cited DOI that none of the sources that answered would hold (with `--sources
+    ieee`, a DOI outside IEEE's prefixes): nothing says it is wrong, nothing confirms it."""
+    doi = evidence.reference.doi
+    if not doi or "doi" in named or evidence.doi_records or evidence.doi_failed:
+        return []
+    if doi.lower() in {w.doi.lower() for w in versions if w.doi} or doi_holders(evidence):
+        return []
+    asked = ", ".join(evidence.asked)
+    return [
+        Finding.of(
+            "unconfirmed",
+            f"DOI {doi} could not be confirmed (not in the sources asked: "
+            f"{asked or 'none answered'}; none would hold it)",
+            field="doi",
+            cited=doi,
+            source=asked or None,
+        )
+    ]
+
+
+def contradicted_without_answers(
+    evidence: Evidence, versions: list[Work], published: list[Work], findings: list[Finding]
+) -> tuple[list[Finding], list[Finding]]:
+    """Venue and year contradictions that stand, and those that become "could not be
+    confirmed" because a source that could hold another version of the work failed.
+
+    `versions` are the records of the work and its other versions, `published` those
+    of a published version. "Only a preprint of this work is known" claims that no
+    published version exists; a year that only one source's record contradicts may
+    be another record's. Either stands only when every source that could hold the
+    work answered, or (a contradiction) when records from two sources agree on it.
+    Titles and authors are what identified the work in every index, so a changed
+    word or an invented author stands on any one record.
+    """
+    failures = evidence.failures
+    kind = planner.kind_of(evidence.reference)
+    holders = sorted(n for n in failures if planner.cannot_index(n, kind) is None)
+    if not holders:
+        return findings, []
+    why = "; ".join(f"{name}: {failures[name]}" for name in holders)
+    kept, moved = [], []
+    for finding in findings:
+        field = _VERSION_FIELDS.get(finding.code)
+        if field is None:
+            kept.append(finding)
+            continue
+        if field == "venue":
+            recorded = sorted({w.source for w in published})
+        else:
+            recorded = sorted({w.source for w in versions if w.year})
+        if len(recorded) > 1:
+            kept.append(finding)
+            continue
+        contradicted = f"only {', '.join(recorded)}'s record" if recorded else "only a preprint"
+        moved.append(
+            Finding.of(
+                "unconfirmed",
+                f"{field} {finding.cited} could not be confirmed: {contradicted} contradicts "
+                f"it, and a source that may hold another version failed ({why})",
+                field=field,
+                cited=finding.cited,
+                source=", ".join(holders),
+            )
+        )
+    return kept, moved
