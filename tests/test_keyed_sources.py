@@ -224,6 +224,87 @@ async def test_a_spent_daily_quota_leaves_its_references_unverified_with_one_rea
     assert sum(line.count(reason) for line in unverified_line) <= 1
 
 
+def ieee_article(doi: str, title: str) -> dict[str, object]:
+    """The recorded Xplore article, as the record of another IEEE paper."""
+    return {**IEEE_ARTICLE["articles"][0], "doi": doi, "title": title}
+
+
+@pytest.mark.anyio
+async def test_ieee_alone_past_its_daily_quota_never_calls_a_real_doi_unregistered(
+    tmp_path: Path,
+) -> None:
+    """`--sources ieee` on more real IEEE papers than the day's calls cover."""
+    papers = {
+        f"10.1109/joe.2018.{n}": f"Adaptive beamforming for underwater arrays, part {word}"
+        for n, word in enumerate(("one", "two", "three", "four", "five", "six"), start=8000001)
+    }
+    quota = 2
+    fake = FakeUpstreams()
+
+    def xplore(request: httpx.Request, _match: re.Match[str]) -> httpx.Response:
+        if len(fake.requests_to("ieee")) > quota:
+            return httpx.Response(
+                403,
+                text="<h1>Developer Over Rate</h1>",
+                headers={"X-Error-Detail-Header": "Account Over Rate Limit", "Retry-After": "7200"},
+            )
+        doi = request.url.params.get("doi", "")
+        hits = [ieee_article(doi, papers[doi])] if doi in papers else []
+        return httpx.Response(200, json={"total_records": len(hits), "articles": hits})
+
+    fake.route("ieee", r"/api/v1/search/articles", xplore)
+    references = [
+        Reference(
+            key=f"paper{index}",
+            entry_type="inproceedings",
+            title=title,
+            authors=[Person("Shen", "Wen")],
+            authors_truncated=True,
+            year=2021,
+            venue="2021 IEEE/CVF Conference on Computer Vision and Pattern Recognition (CVPR)",
+            doi=doi,
+        )
+        for index, (doi, title) in enumerate(papers.items())
+    ]
+
+    report = await audit(fake, settings(tmp_path, ["ieee"]), references)
+
+    verdicts = [r.verdict for r in report.results]
+    assert verdicts.count(Verdict.VERIFIED) == quota
+    assert verdicts.count(Verdict.UNVERIFIED) == len(papers) - quota
+    for result in report.results:
+        assert not result.flagged, [(f.code, f.message) for f in result.findings]
+        assert not any(f.code == "doi-not-registered" for f in result.findings)
+    spent = [r for r in report.results if r.verdict is Verdict.UNVERIFIED]
+    for result in spent:
+        note = next(f for f in result.findings if f.code in ("unconfirmed", "unverified"))
+        assert "ieee: IEEE Xplore daily quota spent" in note.message
+
+
+@pytest.mark.anyio
+async def test_ieee_alone_never_calls_a_doi_outside_its_prefixes_unregistered(
+    tmp_path: Path,
+) -> None:
+    """Xplore holds IEEE's and IET's DOIs only: its silence about a Nature DOI proves nothing."""
+    fake = FakeUpstreams()
+    fake.json("ieee", r"/api/v1/search/articles", IEEE_EMPTY)
+    nature = Reference(
+        key="nature2020",
+        entry_type="article",
+        title="A real paper in a journal IEEE Xplore does not index",
+        year=2020,
+        venue="Nature",
+        doi="10.1038/s41586-020-0000-0",
+    )
+    ieee = Reference(key="ieee2018", doi="10.1109/joe.2018.9999999")
+
+    report = await audit(fake, settings(tmp_path, ["ieee"]), [nature, ieee])
+
+    outside, inside = report.results
+    assert not any(f.code == "doi-not-registered" for f in outside.findings)
+    assert any(f.code == "doi-not-registered" for f in inside.findings)
+
+
 INITIALS = {"Becker": "M.", "Tilki": "D.", "Stief": "C. G."}
 
 
