@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
     from refaudit.parsing.bbl import BblStream
     from refaudit.parsing.bibtex import BibtexStream
+    from refaudit.parsing.files import ReadStream
     from refaudit.parsing.tex import LatexStream
     from refaudit.policy import Tally
 
@@ -123,7 +124,7 @@ async def audit_paths(
     on_batch: BatchDone | None = None,
     tally: Tally | None = None,
 ) -> AuditReport:
-    """Parse every file (.bib/.tex/.bbl) and audit all their references together.
+    """Parse every file (.bib/.tex/.bbl/.docx) and audit all their references together.
 
     A .bib or .bbl file is streamed: its references are parsed a batch ahead of the
     audit, so a long file is never held whole (`refaudit.parsing.bibtex.BibtexStream`,
@@ -156,7 +157,7 @@ class _Input:
     """One input path and its prepared stream (None: the same file was given before)."""
 
     path: Path
-    stream: BibtexStream | BblStream | LatexStream | None = None
+    stream: BibtexStream | BblStream | LatexStream | ReadStream | None = None
     problems: list[InputProblem] = field(default_factory=list)
 
 

@@ -18,7 +18,7 @@ from typing import Any, Literal, Protocol
 from refaudit.findings import FINDING_CODES, Severity
 from refaudit.notices import WITHDRAWING_KINDS, NoticeKind
 
-JSON_SCHEMA_VERSION = "2.0"
+JSON_SCHEMA_VERSION = "2.1"
 
 SEVERITY_RANK: dict[str, int] = {"info": 0, "warning": 1, "error": 2}
 
@@ -91,6 +91,11 @@ class Reference:
     url: str | None = None
     free_text: str | None = None
     ignore_reason: str | None = None
+    origin: str | None = None
+    """how a reference read from a Word file or a reference library was found: "zotero
+    field code", "mendeley field code", "endnote field code" (the citation manager's own
+    record, audited field by field), "printed text" (the printed reference list, read as
+    free text) or "zotero library"; null for .bib, .tex and .bbl input"""
 
 
 @dataclass

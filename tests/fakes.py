@@ -236,6 +236,29 @@ class FakeUpstreams:
     _retry_after: float | None = None
 
 
+def empty_searches(fake: FakeUpstreams) -> None:
+    """Every search source answers, with nothing (a fabricated reference's experience)."""
+    fake.json("semanticscholar", r"/graph/v1/paper/search", {"total": 0, "offset": 0})
+    fake.route(
+        "semanticscholar",
+        r"/graph/v1/paper/batch",
+        lambda request, _m: json_response([None] * len(json.loads(request.content)["ids"])),
+        method="POST",
+    )
+    fake.json(
+        "dblp",
+        r"/search/publ/api",
+        {"result": {"hits": {"@total": "0", "@computed": "0", "@sent": "0", "@first": "0"}}},
+    )
+    fake.route("arxiv", r"/api/query", empty_arxiv_feed)
+    fake.json(
+        "pubmed",
+        r"/esearch.fcgi",
+        {"header": {}, "esearchresult": {"count": "0", "retmax": "0", "idlist": []}},
+    )
+    fake.route("datacite", r"/dois/(?P<doi>10\..+)", lambda _r, _m: json_response({}, 404))
+
+
 def empty_arxiv_feed(
     _request: httpx.Request | None = None, _match: object = None
 ) -> httpx.Response:

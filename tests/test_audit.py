@@ -19,8 +19,7 @@ from tests.fakes import (
     crossref_list,
     crossref_update,
     crossref_work,
-    empty_arxiv_feed,
-    json_response,
+    empty_searches,
     openalex_list,
     openalex_work,
 )
@@ -87,32 +86,9 @@ BIB = r"""
 """
 
 
-def _empty_searches(fake: FakeUpstreams) -> None:
-    """Every search source answers, with nothing (a fabricated reference's experience)."""
-    fake.json("semanticscholar", r"/graph/v1/paper/search", {"total": 0, "offset": 0})
-    fake.route(
-        "semanticscholar",
-        r"/graph/v1/paper/batch",
-        lambda request, _m: json_response([None] * len(json.loads(request.content)["ids"])),
-        method="POST",
-    )
-    fake.json(
-        "dblp",
-        r"/search/publ/api",
-        {"result": {"hits": {"@total": "0", "@computed": "0", "@sent": "0", "@first": "0"}}},
-    )
-    fake.route("arxiv", r"/api/query", empty_arxiv_feed)
-    fake.json(
-        "pubmed",
-        r"/esearch.fcgi",
-        {"header": {}, "esearchresult": {"count": "0", "retmax": "0", "idlist": []}},
-    )
-    fake.route("datacite", r"/dois/(?P<doi>10\..+)", lambda _r, _m: json_response({}, 404))
-
-
 def _upstreams() -> FakeUpstreams:
     fake = FakeUpstreams()
-    _empty_searches(fake)
+    empty_searches(fake)
     fake.serve_crossref([RESNET, WAKEFIELD])
 
     def openalex(request: httpx.Request, _m: re.Match[str]) -> Any:
@@ -202,7 +178,7 @@ async def test_dois_are_looked_up_in_batches_not_one_by_one(settings) -> None:
         for i in range(40)
     ]
     fake = FakeUpstreams()
-    _empty_searches(fake)
+    empty_searches(fake)
     fake.serve_crossref(works)
     fake.json("openalex", r"/works", openalex_list([]))
     bib = "\n".join(

@@ -28,8 +28,9 @@ from typing import Literal
 from refaudit.batch.job import BatchLine, audit_one
 from refaudit.config import Settings
 from refaudit.errors import InputError
+from refaudit.parsing.files import SUPPORTED_SUFFIXES
 
-INPUT_SUFFIXES = (".bib", ".tex", ".bbl")
+INPUT_SUFFIXES = SUPPORTED_SUFFIXES
 #: a manifest lists one input per line (relative to itself); `#` starts a comment
 MANIFEST_SUFFIXES = (".txt", ".lst", ".manifest")
 Engine = Literal["local", "ray"]

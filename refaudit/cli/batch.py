@@ -36,7 +36,9 @@ def register(app: typer.Typer) -> None:
 def batch_command(
     inputs: Annotated[
         list[Path],
-        typer.Argument(help=".bib/.tex/.bbl files, folders of them, or manifests listing them."),
+        typer.Argument(
+            help=".bib/.tex/.bbl/.docx files, folders of them, or manifests listing them."
+        ),
     ],
     output: Annotated[
         Path, typer.Option("--output", "-o", help="Results file: one JSON line per input.")
@@ -68,7 +70,7 @@ def batch_command(
 
     Example: refaudit batch submissions/ --workers 2 --mirror -o results.jsonl
     """
-    from refaudit.batch import expand_inputs, run_batch
+    from refaudit.batch import INPUT_SUFFIXES, expand_inputs, run_batch
     from refaudit.policy import parse_fail_on
     from refaudit.safewrite import refuse_overwriting_inputs
 
@@ -80,7 +82,7 @@ def batch_command(
         from refaudit.batch.cluster import ray_module
 
         ray_module()
-    if output.suffix.lower() in (".bib", ".tex", ".bbl"):
+    if output.suffix.lower() in INPUT_SUFFIXES:
         fail(f"{output}: the results file would overwrite an input", hint="use -o results.jsonl")
     settings = settings_from_flags(
         config,
@@ -95,7 +97,9 @@ def batch_command(
     paths = expand_inputs(inputs)
     refuse_overwriting_inputs(output, [*inputs, *paths])
     if not paths:
-        fail("no .bib, .tex or .bbl input found", hint="name files, folders or a manifest")
+        fail(
+            f"no {', '.join(INPUT_SUFFIXES)} input found", hint="name files, folders or a manifest"
+        )
     with progress_bars(quiet, lambda: _bar(len(paths))) as advance:
         summary = run_batch(
             paths,

@@ -49,7 +49,7 @@ def register(app: typer.Typer) -> None:
 
 @handle_errors
 def check_command(
-    files: Annotated[list[Path], typer.Argument(help=".bib, .tex or .bbl files to audit.")],
+    files: Annotated[list[Path], typer.Argument(help=".bib, .tex, .bbl or .docx files to audit.")],
     output_format: Annotated[
         str,
         typer.Option(

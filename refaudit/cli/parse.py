@@ -28,7 +28,7 @@ def register(app: typer.Typer) -> None:
 
 @handle_errors
 def parse_command(
-    files: Annotated[list[Path], typer.Argument(help=".bib, .tex or .bbl files to read.")],
+    files: Annotated[list[Path], typer.Argument(help=".bib, .tex, .bbl or .docx files to read.")],
     output_format: Annotated[
         ParseFormat, typer.Option("--format", "-f", help="table or json (on stdout).")
     ] = ParseFormat.TABLE,

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
 from refaudit.errors import InputError
-from refaudit.models import Bibliography, InputProblem
+from refaudit.models import Bibliography, InputProblem, Reference
 
 if TYPE_CHECKING:
     from refaudit.parsing.bbl import BblStream
@@ -27,13 +27,14 @@ if TYPE_CHECKING:
 BIBTEX_SUFFIXES = (".bib", ".bibtex")
 LATEX_SUFFIXES = (".tex", ".ltx")
 BBL_SUFFIXES = (".bbl",)
-SUPPORTED_SUFFIXES = BIBTEX_SUFFIXES + LATEX_SUFFIXES + BBL_SUFFIXES
+WORD_SUFFIXES = (".docx",)
+SUPPORTED_SUFFIXES = BIBTEX_SUFFIXES + LATEX_SUFFIXES + BBL_SUFFIXES + WORD_SUFFIXES
 # Far beyond any real bibliography or paper; stops a link to /dev/zero or a huge dump.
 MAX_INPUT_BYTES = 64 * 1024 * 1024
 
 
 def parse_file(path: Path, *, all_entries: bool = False) -> Bibliography:
-    """Parse a .bib/.bibtex, .tex or .bbl file into references and input problems.
+    """Parse a .bib/.bibtex, .tex, .bbl or .docx file into references and input problems.
 
     Raises:
         InputError: the file is missing, a directory, binary, empty, of an unknown
@@ -46,6 +47,8 @@ def parse_file(path: Path, *, all_entries: bool = False) -> Bibliography:
     path = Path(path)
     suffix = path.suffix.lower()
     _require_supported(path)
+    if suffix in WORD_SUFFIXES:
+        return _parse_document(path)
     text, problems = read_text(path)
     if suffix in LATEX_SUFFIXES:
         bibliography = parse_latex(
@@ -65,9 +68,10 @@ def parse_file(path: Path, *, all_entries: bool = False) -> Bibliography:
 
 def open_stream(
     path: Path, *, all_entries: bool = False
-) -> tuple[BibtexStream | BblStream | LatexStream, list[InputProblem]]:
+) -> tuple[BibtexStream | BblStream | LatexStream | ReadStream, list[InputProblem]]:
     """A file as a prepared stream of references (`BibtexStream`, `BblStream`,
-    `LatexStream`), plus a problem when it was not UTF-8.
+    `LatexStream`, or a `ReadStream` for a document read whole), plus a problem when
+    it was not UTF-8.
 
     Raises:
         InputError: as `parse_file` does for such a file, or when the file changes
@@ -79,6 +83,8 @@ def open_stream(
 
     path = Path(path)
     _require_supported(path)
+    if path.suffix.lower() in WORD_SUFFIXES:
+        return ReadStream(_parse_document(path)), []
     stream: BibtexStream | BblStream | LatexStream
     if path.suffix.lower() in LATEX_SUFFIXES:
         text, problems = read_text(path)
@@ -99,6 +105,30 @@ def open_stream(
         if not stream.entries:
             refuse_empty_bibtex(stream.problems(), path)
     return stream, problems
+
+
+class ReadStream:
+    """A document read whole (a Word file: its parts are zipped, so it cannot be read
+    a line at a time), handed out in the shape of the other streams."""
+
+    def __init__(self, bibliography: Bibliography) -> None:
+        self.file = bibliography.files[0] if bibliography.files else ""
+        self.entries = len(bibliography.references)
+        self._bibliography = bibliography
+
+    def references(self) -> Iterator[Reference]:
+        """Every reference, in document order."""
+        yield from self._bibliography.references
+
+    def problems(self) -> list[InputProblem]:
+        """What the reader found wrong."""
+        return list(self._bibliography.problems)
+
+
+def _parse_document(path: Path) -> Bibliography:
+    from refaudit.parsing.docx import parse_docx
+
+    return parse_docx(read_bytes(path), file=str(path))
 
 
 def file_lines(path: Path) -> tuple[Lines, list[InputProblem]]:
@@ -190,7 +220,7 @@ def refuse_empty_bibtex(problems: list[InputProblem], path: Path) -> None:
 
 def read_text(path: Path) -> tuple[str, list[InputProblem]]:
     """The decoded text of an input file, plus a problem when it was not cleanly encoded."""
-    data = _read_bounded(path)
+    data = read_bytes(path)
     if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         text = data.decode("utf-16", errors="replace")
         if "\ufffd" not in text:
@@ -217,7 +247,7 @@ def _decoding_problem(path: Path, line: int, message: str, code: str) -> InputPr
     return InputProblem(file=str(path), line=line, message=message, code=code)
 
 
-def _read_bounded(path: Path) -> bytes:
+def read_bytes(path: Path) -> bytes:
     """The bytes of a regular file of at most MAX_INPUT_BYTES; anything else is refused.
 
     The type is checked before opening (opening a pipe would block) and again on the

@@ -405,7 +405,9 @@ def _detail_lines(result: Result, result_rows: list[Row]) -> Iterator[list[Any]]
     yield [
         Text.assemble(
             (result.reference.key, "bold"),
-            f"  {location(result)}  {shown_verdict(result)}",
+            f"  {location(result)}",
+            f" ({result.reference.origin})" if result.reference.origin else "",
+            f"  {shown_verdict(result)}",
             f"  confidence {result.confidence:.2f}" if result.confidence else "",
         )
     ]
