@@ -23,7 +23,8 @@ EXAMPLES = Path(__file__).parents[1] / "examples"
         ("empty.bib", b"  \n\n", "file is empty"),
         ("binary.bib", b"@article{x,\x00\x01\x02}", "binary file"),
         ("notes.bib", b"just some notes, no entries\n", "no BibTeX entries"),
-        ("refs.docx", b"PK\x03\x04", "unsupported file type '.docx'"),
+        ("refs.odt", b"PK\x03\x04", "unsupported file type '.odt'"),
+        ("refs.docx", b"PK\x03\x04", "not a Word document"),
         ("empty.bbl", b"\\begin{thebibliography}{0}\\end{thebibliography}", "no references found"),
     ],
 )
