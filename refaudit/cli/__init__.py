@@ -44,9 +44,9 @@ for module in (check, batch, parse, discovery, novelty, retractions, cache, mirr
 
 def _print_version(wanted: bool) -> None:
     if wanted:
-        from refaudit.version import installed_version
+        from refaudit.version import version_line
 
-        typer.echo(f"refaudit {installed_version()}")
+        typer.echo(version_line())
         raise typer.Exit()
 
 
