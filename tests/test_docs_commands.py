@@ -225,3 +225,16 @@ def test_every_revision_the_docs_pin_exists_in_the_repository() -> None:
     for rev in revisions:
         hooks = _git("show", f"{rev}:.pre-commit-hooks.yaml")
         assert hooks.returncode == 0 and "id: refaudit" in hooks.stdout
+
+
+EXTRAS = re.compile(r'pip install [^\n]*-e "\.\[([\w,]+)\]"')
+
+
+def test_the_readme_test_command_installs_what_ci_installs() -> None:
+    """The README promises that its test command is what CI runs: the same extras."""
+    ci = set(EXTRAS.findall((ROOT / ".ci" / "run").read_text(encoding="utf-8")))
+    assert len(ci) == 1, ci
+    for doc in (ROOT / "README.md", ROOT / "docs" / "contributing.md"):
+        lines = doc.read_text(encoding="utf-8").splitlines()
+        tests = {m for line in lines if "pytest" in line for m in EXTRAS.findall(line)}
+        assert tests == ci, f"{doc.name} installs {tests} for the tests, .ci/run {ci}"
