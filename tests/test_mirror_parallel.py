@@ -8,7 +8,7 @@ import re
 import threading
 import warnings
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -120,6 +120,23 @@ def test_workers_start_from_a_fork_server_not_from_the_threaded_caller(
     finally:
         stop.set()
     assert len(report.results) == 15
+
+
+def _abbreviator_was_built_before_this_call(_: object) -> bool:
+    from refaudit.match import abbreviations
+
+    return abbreviations._build_abbreviator.cache_info().currsize == 1
+
+
+def test_workers_inherit_the_iso4_table_from_the_fork_server() -> None:
+    """Building the LTWA costs each process a second of CPU: the fork server builds it
+    once, before it forks the workers, instead of every worker building its own."""
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        pytest.skip("no fork server on this platform")
+    context = parallel._context()
+    parallel._start_fork_server()
+    with ProcessPoolExecutor(max_workers=2, mp_context=context) as pool:
+        assert all(pool.map(_abbreviator_was_built_before_this_call, range(4)))
 
 
 class _FakeWorker:

@@ -46,6 +46,16 @@ _ACRONYM = re.compile(r"^[A-Za-z][A-Za-z0-9&\-+]{1,14}$")
 AcronymFit = Literal["strict", "loose", "none"]
 
 
+def warm() -> None:
+    """Build the LTWA abbreviator now, so that processes forked from this one share it.
+
+    A mirror-only audit's fork server calls this before it forks the workers
+    (`refaudit.mirror.preload`): each worker would otherwise spend a second or
+    more of CPU building its own copy at its first venue comparison.
+    """
+    _abbreviator()
+
+
 def _abbreviator() -> object | None:
     """pyiso4's LTWA abbreviator, built by the first caller while the others wait.
 

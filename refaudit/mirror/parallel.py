@@ -68,6 +68,9 @@ def plan(
         return worker_count(len(references), settings), references, len(references)
     if not may_use_processes(settings):
         return 1, references, total or 0
+    if (total or 0) >= PARALLEL_MIN_REFERENCES:
+        # Workers will be needed: the fork server prepares them while the head is read.
+        _start_fork_server()
     rest = iter(references)
     head = list(itertools.islice(rest, PARALLEL_MIN_REFERENCES))
     if len(head) < PARALLEL_MIN_REFERENCES:
@@ -209,8 +212,19 @@ def _context() -> multiprocessing.context.BaseContext:
     if "forkserver" not in methods:
         return multiprocessing.get_context("spawn")
     context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(["refaudit.pipeline", "refaudit.mirror.parallel"])
+    context.set_forkserver_preload(
+        ["refaudit.pipeline", "refaudit.mirror.parallel", "refaudit.mirror.preload"]
+    )
     return context
+
+
+def _start_fork_server() -> None:
+    """Start the fork server (and its preloading) now, in the background, if it is the
+    start method workers will use."""
+    from multiprocessing import forkserver
+
+    if _context().get_start_method() == "forkserver":
+        forkserver.ensure_running()
 
 
 def _merge(merged: AuditReport | None, report: AuditReport) -> AuditReport:
