@@ -81,6 +81,21 @@ _VERIFICATION_CODES = (
         fixable=True,
     ),
     _code(
+        "doi-of-book",
+        "warning",
+        "doi",
+        "a chapter is cited with the DOI of its book, and the chapter has a DOI of its own "
+        "(named): the right book, the wrong DOI",
+        mismatch=True,
+        fixable=True,
+    ),
+    _code(
+        "doi-book-only",
+        "info",
+        "doi",
+        "a chapter is cited with the DOI of its book and has no DOI of its own",
+    ),
+    _code(
         "arxiv-points-elsewhere",
         "error",
         "arxiv",

@@ -44,6 +44,11 @@ _PUBLISHED_BY = frozenset(
     {"book", "monograph", "edited-book", "report", "thesis", "dissertation", "dataset"}
 )
 
+# Record types of a whole book, which a chapter's book title and a book citation name.
+_BOOK_TYPES = frozenset({"book", "monograph", "edited-book", "reference-book", "book-set"})
+# A cited book title names the DOI's book when the titles agree up to these differences.
+_SAME_TITLE_KINDS = frozenset({"exact", "minor", "typo", "subtitle"})
+
 # A record with at most this many authors, all cited, may simply be incomplete.
 SHORT_AUTHOR_RECORD = 2
 
@@ -214,7 +219,7 @@ def _identify(evidence: Evidence) -> tuple[Identity | None, list[Finding]]:
     ):
         ordered = sorted(records, key=lambda w: priority(w.source))
         described = [w for w in ordered if is_convincing(reference, w)]
-        if described:
+        if described and not _review_of_cited_book(reference, described[0], evidence.candidates):
             return Identity(_group(described[0], pool), via), findings
 
     best = _best_candidate(reference, evidence.candidates)
@@ -262,11 +267,36 @@ def _best_candidate(reference: Reference, candidates: list[Work]) -> Work | None
     plausible = [w for w in candidates if is_convincing(reference, w)]
     if not plausible:
         return None
+    if reference.entry_type == "book" and any(_is_book(w) for w in plausible):
+        # A book shares its title with its reviews; the cited book is the book.
+        plausible = [w for w in plausible if _is_book(w)]
     scored = [
         (match.candidate_score(reference, w) if reference.title else 0.7, w) for w in plausible
     ]
     score, best = max(scored, key=lambda pair: (pair[0], -priority(pair[1].source)))
     return best if score >= MIN_IDENTITY_SCORE else None
+
+
+def _is_book(work: Work) -> bool:
+    return work.type in _BOOK_TYPES
+
+
+def _review_of_cited_book(reference: Reference, work: Work, candidates: list[Work]) -> bool:
+    """The cited identifier's record is an article about the cited book (a review of it).
+
+    Said only when a book of that title is among the search candidates, so the book can
+    be the identity and the identifier reported as pointing at its review.
+    """
+    if reference.entry_type != "book" or _is_book(work) or not work.venue:
+        return False
+    return any(_is_book(w) and is_convincing(reference, w) for w in candidates)
+
+
+def _container_of(reference: Reference, work: Work) -> bool:
+    """`work` is the book the cited chapter appears in (its title is the cited book title)."""
+    if not reference.venue or not work.title or not _is_book(work):
+        return False
+    return match.compare_titles(reference.venue, work.title).kind in _SAME_TITLE_KINDS
 
 
 def _group(anchor: Work, pool: list[Work]) -> list[Work]:
@@ -282,7 +312,10 @@ def _identifier_elsewhere(evidence: Evidence, identity: Identity) -> list[Findin
     reference = evidence.reference
     findings: list[Finding] = []
     group_dois = {w.doi.lower() for w in identity.records if w.doi}
-    if reference.doi and evidence.doi_records and reference.doi.lower() not in group_dois:
+    book = next((w for w in evidence.doi_records if _container_of(reference, w)), None)
+    if reference.doi and book is not None and reference.doi.lower() not in group_dois:
+        findings.append(_book_doi(reference.doi, book, identity.primary))
+    elif reference.doi and evidence.doi_records and reference.doi.lower() not in group_dois:
         other = evidence.doi_records[0]
         findings.append(
             Finding.of(
@@ -318,6 +351,23 @@ def _identifier_elsewhere(evidence: Evidence, identity: Identity) -> list[Findin
             )
         )
     return findings
+
+
+def _book_doi(doi: str, book: Work, chapter: Work) -> Finding:
+    """A chapter cited with the DOI of the book it is in: right book, not the chapter's DOI."""
+    common = dict(cited=doi, source=book.source, record=_record_id(book))
+    if chapter.doi:
+        return Finding.of(
+            "doi-of-book",
+            f"DOI {doi} is the book's (“{book.title}”); the chapter's own DOI is {chapter.doi}",
+            found=chapter.doi,
+            **common,
+        )
+    return Finding.of(
+        "doi-book-only",
+        f"DOI {doi} is the book's (“{book.title}”); the chapter has no DOI of its own",
+        **common,
+    )
 
 
 def _arxiv_only_via_doi(reference: Reference) -> bool:
