@@ -18,12 +18,15 @@ from dataclasses import dataclass, field
 
 from refaudit import match, planner
 from refaudit.asking import Ledger, ask
+from refaudit.errors import SourceError
 from refaudit.identifiers import arxiv_id_from_doi, is_datacite_arxiv_doi
 from refaudit.models import Reference, Result, Work
 from refaudit.parsing.freetext import reread_with_title
 from refaudit.sources import Sources, registry
 from refaudit.sources.base import SearchQuery, Source
 from refaudit.sources.pacing import request_priority
+from refaudit.sources.doiorg import TITLE as DOI_ORG
+from refaudit.sources.doiorg import Registration
 
 SEARCH_LIMIT = 5
 # A search's turn in its pool's queue (lower goes first; identifier look-ups are 0): a
@@ -71,6 +74,8 @@ class Evidence(Ledger):
     candidates: list[Work] = field(default_factory=list)
     doi_asked: set[str] = field(default_factory=set)
     doi_failed: set[str] = field(default_factory=set)
+    #: doi.org's answer about a cited DOI no source knows (None: not asked, or it failed)
+    doi_registration: Registration | None = None
     arxiv_failed: set[str] = field(default_factory=set)
     searched: bool = False
     #: the sources whose title or citation search answered about this reference
@@ -99,6 +104,7 @@ class Evidence(Ledger):
             tuple(tuple(map(id, kept)) for kept in records),
             tuple(self.statuses.items()),
             frozenset(self.doi_failed),
+            self.doi_registration,
             frozenset(self.arxiv_failed),
             self.searched,
             frozenset(self.searched_by),
@@ -609,6 +615,7 @@ async def _resolve_identifiers(
             if not awaits_round_two(item):
                 go_on(item)
         await _second_round(evidence, by_doi, registry_dois, lookup)
+        await _ask_doi_org(by_doi, sources)
         for item in evidence:
             go_on(item)
         await asyncio.gather(*follow_ups.values())
@@ -654,6 +661,44 @@ async def _second_round(
                     )
         round_two.append(lookup(name, "lookup_dois", asked, by_doi))
     await asyncio.gather(*round_two)
+
+
+async def _ask_doi_org(by_doi: dict[str, list[Evidence]], sources: Sources) -> None:
+    """Ask doi.org about every DOI that neither Crossref nor DataCite holds.
+
+    They are two of the DOI registration agencies: a DOI of CNKI, JaLC, KISTI or
+    mEDRA is unknown to both, yet real (OpenAlex may hold its work). Only doi.org can
+    say that a DOI does not exist, and which agency registered one that does.
+    """
+    resolver = sources.resolver
+    if resolver is None:
+        return
+    unknown = [
+        doi
+        for doi, items in by_doi.items()
+        if not is_datacite_arxiv_doi(doi)
+        and not any(item.doi_failed or _registered_by_a_source(item) for item in items)
+    ]
+
+    async def ask_one(doi: str) -> None:
+        try:
+            registration = await resolver.registration(doi)
+        except SourceError:
+            for item in by_doi[doi]:
+                item.doi_failed.add(DOI_ORG)
+            return
+        for item in by_doi[doi]:
+            item.doi_registration = registration
+
+    await asyncio.gather(*(ask_one(doi) for doi in unknown))
+
+
+def _registered_by_a_source(item: Evidence) -> bool:
+    """A registration agency among the sources (Crossref, DataCite) holds the cited DOI."""
+    return any(
+        work.source in registry.BY_NAME and registry.entry(work.source).registers_dois
+        for work in item.doi_records
+    )
 
 
 def _prefix(doi: str) -> str:

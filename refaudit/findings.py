@@ -67,8 +67,8 @@ _VERIFICATION_CODES = (
         "doi-not-registered",
         "error",
         "doi",
-        "the cited DOI resolves in none of Crossref, OpenAlex, DataCite, Semantic Scholar "
-        "(all answered)",
+        "the cited DOI resolves in none of Crossref, OpenAlex, DataCite, Semantic Scholar, "
+        "nor at doi.org (all answered)",
         mismatch=True,
         fixable=True,
     ),
@@ -79,6 +79,14 @@ _VERIFICATION_CODES = (
         "the cited DOI belongs to a different work than the one cited",
         mismatch=True,
         fixable=True,
+    ),
+    _code(
+        "doi-other-agency",
+        "info",
+        "doi",
+        "neither Crossref nor DataCite holds the cited DOI, but doi.org resolves it: it is "
+        "registered with another agency (CNKI, ISTIC, JaLC, KISTI, mEDRA …, named); never an "
+        "error",
     ),
     _code(
         "doi-of-book",

@@ -32,6 +32,8 @@ from refaudit.identifiers import arxiv_id_from_doi, is_datacite_arxiv_doi
 from refaudit.merge import merge_records, priority
 from refaudit.models import Finding, Reference, Result, SourceStatus, Verdict, Work
 from refaudit.parsing.freetext import reread_names
+from refaudit.sources.doiorg import TITLE as DOI_ORG
+from refaudit.sources.doiorg import Registration
 
 # A search hit below this candidate score is not the cited work, however it ranks.
 MIN_IDENTITY_SCORE = 0.55
@@ -87,6 +89,9 @@ def decide(evidence: Evidence, *, enabled_sources: Sequence[str] = ()) -> Result
         return _nothing_found(evidence, result)
 
     result.matched = merge_records(identity.records)
+    registration = evidence.doi_registration
+    if reference.doi and registration and registration.registered and evidence.doi_records:
+        result.findings.append(_agency_note(reference.doi, registration, None, compared=True))
     pool = evidence.id_records + evidence.candidates
     compared = compare_fields(_as_written(reference, identity.records), identity, pool)
     compared, beyond = _beyond_sources_asked(evidence, identity, compared)
@@ -96,8 +101,10 @@ def decide(evidence: Evidence, *, enabled_sources: Sequence[str] = ()) -> Result
         evidence, versions, published, compared
     )
     result.findings.extend(compared)
-    unconfirmed = beyond + unanswered + unconfirmed_fields(evidence, identity, result.findings)
-    result.findings.extend(unconfirmed)
+    result.findings.extend(
+        beyond + unanswered + unconfirmed_fields(evidence, identity, result.findings)
+    )
+    unconfirmed = [f for f in result.findings if f.code == "unconfirmed"]
     if any(f.code in MISMATCH_CODES for f in result.findings):
         result.verdict = Verdict.MISMATCH
     elif unconfirmed:
@@ -378,13 +385,32 @@ def _arxiv_only_via_doi(reference: Reference) -> bool:
 
 def _unregistered_doi(evidence: Evidence, found: str | None = None) -> list[Finding]:
     """A cited DOI no source that would hold it knows: said only when every source asked
-    about it answered, and one of them would have its record (`registry.holds_doi`)."""
+    about it answered, and one of them would have its record (`registry.holds_doi`).
+
+    When doi.org was asked, its word decides: a DOI it resolves is real, registered
+    with an agency none of the sources reads (a note, never an error); a DOI it does
+    not know is unregistered.
+    """
     doi = evidence.reference.doi
+    registration = evidence.doi_registration
+    if doi and DOI_ORG in evidence.doi_failed and not evidence.doi_records:
+        return [
+            Finding.of(
+                "unconfirmed",
+                f"DOI {doi} could not be confirmed ({DOI_ORG}: failed; no source knows it)",
+                cited=doi,
+                source=DOI_ORG,
+            )
+        ]
+    if doi and registration is not None and registration.registered:
+        return [_agency_note(doi, registration, found, compared=False)]
     if not doi or evidence.doi_records or evidence.doi_failed:
         return []
     holders = absence.doi_holders(evidence)
     if not holders:
         return []
+    if registration is not None:
+        holders.append(DOI_ORG)
     return [
         Finding.of(
             "doi-not-registered",
@@ -394,6 +420,26 @@ def _unregistered_doi(evidence: Evidence, found: str | None = None) -> list[Find
             source=", ".join(holders),
         )
     ]
+
+
+def _agency_note(
+    doi: str, registration: Registration, found: str | None, *, compared: bool
+) -> Finding:
+    """Where a DOI that Crossref and DataCite do not hold is registered."""
+    agency = f"with {registration.agency}" if registration.agency else "at doi.org"
+    detail = (
+        "not with Crossref or DataCite; another index holds the work"
+        if compared
+        else "whose metadata none of the sources holds: it exists, but what it names was "
+        "not compared"
+    )
+    return Finding.of(
+        "doi-other-agency",
+        f"DOI {doi} is registered {agency}, {detail}",
+        cited=doi,
+        found=found,
+        source=DOI_ORG,
+    )
 
 
 def _unknown_arxiv_id(evidence: Evidence, found: str | None = None) -> list[Finding]:
@@ -417,6 +463,17 @@ def _unknown_arxiv_id(evidence: Evidence, found: str | None = None) -> list[Find
 
 
 def _nothing_found(evidence: Evidence, result: Result) -> Result:
+    registration = evidence.doi_registration
+    if (registration is not None and registration.registered) or (DOI_ORG in evidence.doi_failed):
+        # A real DOI whose agency no source reads, or one doi.org could not be asked about:
+        # the work may exist with metadata nobody here can see.
+        result.verdict = Verdict.UNVERIFIED
+        result.reason = (
+            "the cited DOI exists (doi.org resolves it), but no source holds its metadata"
+            if registration is not None
+            else f"no source knows the cited DOI, and {DOI_ORG} could not be asked"
+        )
+        return result
     if evidence.outcome() == "unknown":
         result.verdict = Verdict.UNVERIFIED
         result.reason = (

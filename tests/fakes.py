@@ -70,6 +70,10 @@ class FakeUpstreams:
     requests: list[httpx.Request] = field(default_factory=list)
     faults: dict[str, list[_Fault]] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        # doi.org knows no DOI until a test registers some, as it knows no invented one.
+        self.serve_doi_org({})
+
     # -- registering answers -------------------------------------------------
 
     def route(self, source: str, path: str, handler: Handler, *, method: str = "GET") -> None:
@@ -196,6 +200,30 @@ class FakeUpstreams:
             return {"data": record}
 
         self.route("datacite", r"/dois/(?P<doi>10\..+)", single)
+
+    def serve_doi_org(self, agencies: dict[str, str]) -> None:
+        """Serve doi.org's handle and registration-agency APIs: DOI → agency ("JaLC")."""
+        known = {normalize_doi(doi): agency for doi, agency in agencies.items()}
+
+        def handle(request: httpx.Request, match: re.Match[str]) -> Reply:
+            doi = normalize_doi(unquote(match.group("doi")))
+            if doi not in known:
+                return json_response({"responseCode": 100, "handle": doi}, 404)
+            url = {"format": "string", "value": f"https://example.org/landing/{doi}"}
+            return {
+                "responseCode": 1,
+                "handle": doi,
+                "values": [{"index": 1, "type": "URL", "data": url, "ttl": 86400}],
+            }
+
+        def agency(request: httpx.Request, match: re.Match[str]) -> Reply:
+            doi = normalize_doi(unquote(match.group("doi")))
+            if doi not in known:
+                return [{"DOI": doi, "status": "DOI does not exist"}]
+            return [{"DOI": doi, "RA": known[doi]}]
+
+        self.route("doi", r"/api/handles/(?P<doi>10\..+)", handle)
+        self.route("doi", r"/ra/(?P<doi>10\..+)", agency)
 
     # -- internals --------------------------------------------------------------
 

@@ -584,3 +584,60 @@ async def test_references_from_an_iterator_are_read_one_batch_ahead(settings, mo
 
     assert [r.reference.key for r in report.results] == [r.key for r in references]
     assert pulled_at_batch[0] == 2 < len(references)
+
+
+# A KISTI DOI: Crossref and DataCite answer 404, OpenAlex holds the work, doi.org resolves it.
+KISTI_DOI = "10.5626/JOK.2016.43.11.453"
+KISTI_BIB = """@article{park2016, author={{박준호} and {한서연}},
+  title={합성곱 신경망 기반 스마트 팩토리 이상 탐지 기법}, journal={정보과학회논문지},
+  year={2016}, doi={DOI}}"""
+
+
+def _kisti_upstreams(*, in_openalex: bool) -> FakeUpstreams:
+    fake = _upstreams()
+    work = openalex_work(
+        "W4200000001",
+        "합성곱 신경망 기반 스마트 팩토리 이상 탐지 기법",
+        doi=KISTI_DOI.lower(),
+        authors=["박준호", "한서연"],
+        year=2016,
+        venue="정보과학회논문지",
+    )
+    fake.serve_openalex([work] if in_openalex else [])
+    fake.serve_doi_org({KISTI_DOI: "KISTI"})
+    return fake
+
+
+async def test_a_doi_of_another_agency_is_named_never_an_error(settings) -> None:
+    fake = _kisti_upstreams(in_openalex=True)
+    (result,) = (await _audit(KISTI_BIB.replace("DOI", KISTI_DOI), settings, fake)).results
+    assert result.verdict == Verdict.VERIFIED and not result.flagged
+    note = next(f for f in result.findings if f.code == "doi-other-agency")
+    assert note.severity == "info" and "KISTI" in note.message
+
+
+async def test_a_real_doi_of_another_agency_no_index_holds_is_unverified(settings) -> None:
+    fake = _kisti_upstreams(in_openalex=False)
+    (result,) = (await _audit(KISTI_BIB.replace("DOI", KISTI_DOI), settings, fake)).results
+    assert result.verdict == Verdict.UNVERIFIED
+    assert "doi.org resolves it" in (result.reason or "")
+
+
+async def test_an_invented_doi_in_another_agency_prefix_is_not_registered(settings) -> None:
+    fake = _kisti_upstreams(in_openalex=True)
+    invented = "10.5626/JOK.2016.43.11.999"
+    (result,) = (await _audit(KISTI_BIB.replace("DOI", invented), settings, fake)).results
+    assert result.flagged
+    finding = next(f for f in result.findings if f.code == "doi-not-registered")
+    assert "doi.org" in finding.message
+    assert [r.url.path for r in fake.requests_to("doi")] == [f"/api/handles/{invented.lower()}"]
+
+
+async def test_doi_org_down_leaves_an_unknown_doi_unconfirmed_not_unregistered(settings) -> None:
+    fake = _kisti_upstreams(in_openalex=True)
+    fake.fail("doi", "503", times=5)
+    invented = "10.5626/JOK.2016.43.11.999"
+    (result,) = (await _audit(KISTI_BIB.replace("DOI", invented), settings, fake)).results
+    codes = [f.code for f in result.findings]
+    assert "doi-not-registered" not in codes
+    assert result.verdict == Verdict.UNVERIFIED

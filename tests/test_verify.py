@@ -20,6 +20,7 @@ from refaudit.findings import FINDING_CODES
 from refaudit.models import Notice, Person, Reference, SourceStatus, Verdict, Work
 from refaudit.notices import NOTICE_FINDING_CODES
 from refaudit.retractions import findings_for
+from refaudit.sources.doiorg import Registration
 from refaudit.verify import decide
 
 DOI = "10.1234/widgets.2019"
@@ -126,6 +127,7 @@ class Case:
     candidates: list[Work] = field(default_factory=list)
     statuses: dict[str, SourceStatus] = field(default_factory=lambda: answered(*REGISTRIES))
     doi_failed: set[str] = field(default_factory=set)
+    doi_registration: Registration | None = None
 
     def evidence(self) -> Evidence:
         return Evidence(
@@ -135,6 +137,7 @@ class Case:
             candidates=self.candidates,
             statuses=self.statuses,
             doi_failed=self.doi_failed,
+            doi_registration=self.doi_registration,
         )
 
 
@@ -232,6 +235,19 @@ CASES: dict[str, Case] = {
         Verdict.MISMATCH,
         "doi-not-registered",
         candidates=[ARTICLE],
+    ),
+    "doi-of-another-agency": Case(
+        cited(doi="10.11501/3180371"),
+        Verdict.VERIFIED,
+        "doi-other-agency",
+        doi_records=[dataclasses.replace(ARTICLE, source="openalex", doi="10.11501/3180371")],
+        doi_registration=Registration(True, "JaLC"),
+    ),
+    "doi-of-another-agency-that-no-index-holds": Case(
+        cited(doi="10.11501/3180371"),
+        Verdict.UNVERIFIED,
+        "doi-other-agency",
+        doi_registration=Registration(True, "JaLC"),
     ),
     "doi-of-another-work": Case(
         cited(doi=OTHER.doi),

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from refaudit.sources.base import Source
     from refaudit.sources.client import SourceClient
     from refaudit.sources.pacing import RateLimit
+    from refaudit.sources.doiorg import DoiResolver
     from refaudit.sources.quota import Budget
 
     #: A registry target: every source is built as `cls(client, settings)`.
@@ -39,11 +40,14 @@ class Sources:
         clients: Mapping[str, SourceClient],
         cache: ResponseCache | None = None,
         cache_problem: str | None = None,
+        resolver: DoiResolver | None = None,
     ) -> None:
         self._sources = dict(sources)
         self.clients = dict(clients)
         self._cache = cache
         self._cache_problem = cache_problem
+        #: doi.org, asked about DOIs no registration agency among the sources knows
+        self.resolver = resolver
 
     @property
     def cache_problem(self) -> str | None:
@@ -77,6 +81,7 @@ class Sources:
             {name: client for name, client in self.clients.items() if name in names},
             self._cache,
             self._cache_problem,
+            self.resolver,
         )
 
     def with_capability(self, capability: str, *, budgeted: bool = False) -> list[Source]:
@@ -182,6 +187,7 @@ async def open_sources(
     therefore opened even with `--no-cache` (the budget is not a cached answer).
     """
     from refaudit.cache import open_cache
+    from refaudit.sources import doiorg
     from refaudit.sources.client import RUN_STATS, SourceClient
 
     shared = _SHARED.get()
@@ -201,6 +207,7 @@ async def open_sources(
     )
     sources: dict[str, Source] = {}
     clients: dict[str, SourceClient] = {}
+    extra_clients: list[SourceClient] = []
     timing: dict[str, Any] = {"clock": clock, "sleep": sleep}
     timing = {name: value for name, value in timing.items() if value is not None}
     try:
@@ -220,9 +227,25 @@ async def open_sources(
             )
             clients[name] = client
             sources[name] = cls(client, settings)
-        yield Sources(sources, clients, cache, cache_problem)
+        resolver = None
+        if any(registry.entry(n).registers_dois for n in wanted) and settings.base_urls.get(
+            doiorg.NAME
+        ):
+            resolver_client = SourceClient(
+                doiorg.NAME,
+                settings.base_urls[doiorg.NAME],
+                settings=settings,
+                stats=stats,
+                limits={"default": doiorg.RATE_LIMIT},
+                cache=cache if settings.use_cache else None,
+                transport=transport,
+                **timing,
+            )
+            extra_clients.append(resolver_client)
+            resolver = doiorg.DoiResolver(resolver_client)
+        yield Sources(sources, clients, cache, cache_problem, resolver)
     finally:
-        for client in clients.values():
+        for client in [*clients.values(), *extra_clients]:
             await client.aclose()
         if cache is not None:
             cache.close()
