@@ -236,7 +236,7 @@ async def open_sources(
                 settings.base_urls[doiorg.NAME],
                 settings=settings,
                 stats=stats,
-                limits={"default": doiorg.RATE_LIMIT},
+                limits=rate_limits_for(doiorg, settings),
                 cache=cache if settings.use_cache else None,
                 transport=transport,
                 **timing,
