@@ -24,9 +24,9 @@ from refaudit.models import Reference, Result, Work
 from refaudit.parsing.freetext import reread_with_title
 from refaudit.sources import Sources, registry
 from refaudit.sources.base import SearchQuery, Source
-from refaudit.sources.pacing import request_priority
 from refaudit.sources.doiorg import TITLE as DOI_ORG
 from refaudit.sources.doiorg import Registration
+from refaudit.sources.pacing import request_priority
 
 SEARCH_LIMIT = 5
 # A search's turn in its pool's queue (lower goes first; identifier look-ups are 0): a

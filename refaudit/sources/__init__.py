@@ -23,8 +23,8 @@ if TYPE_CHECKING:
     from refaudit.config import Settings
     from refaudit.sources.base import Source
     from refaudit.sources.client import SourceClient
-    from refaudit.sources.pacing import RateLimit
     from refaudit.sources.doiorg import DoiResolver
+    from refaudit.sources.pacing import RateLimit
     from refaudit.sources.quota import Budget
 
     #: A registry target: every source is built as `cls(client, settings)`.
