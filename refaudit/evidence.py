@@ -1,7 +1,7 @@
 """Gathering evidence: which records the sources hold for each reference.
 
 Identifiers are resolved first, in batches across the whole bibliography (one
-Crossref request per 20–50 DOIs, one S2 POST per 500 ids, …). References whose
+Crossref request per ~90 DOIs, one S2 POST per 500 ids, …). References whose
 identity is still open are then searched in stages, cheapest and broadest
 source first, and escalated to slower sources and looser query variants only
 while no convincing candidate has turned up. Every call records which source
@@ -321,7 +321,7 @@ async def complete_for_screening(wanted: list[tuple[Evidence, str]], sources: So
     """Fetch Crossref's record for identified DOIs it has not given yet.
 
     A reference found by search (no DOI cited) still needs Crossref's `updated-by`
-    notices for the retraction screen; one batched request covers 20–50 DOIs. A
+    notices for the retraction screen; one batched request covers ~90 DOIs. A
     record Crossref's own search returned carries them already (the same fields
     are selected), so its DOI is not asked for again.
     """

@@ -225,7 +225,7 @@ async def test_identifier_look_ups_go_before_the_searches_queued_ahead_of_them(
 
 
 async def _openalex_order(tmp_path: Path, sources_enabled: list[str], papers: int = 1) -> list[str]:
-    """The order OpenAlex is asked in: 500 cited DOIs (ten batched look-ups, twice its
+    """The order OpenAlex is asked in: 1,000 cited DOIs (ten batched look-ups, twice its
     burst) and `papers` conference papers without a DOI, whose plans go on to Semantic
     Scholar."""
     fake = FakeUpstreams()
@@ -234,7 +234,7 @@ async def _openalex_order(tmp_path: Path, sources_enabled: list[str], papers: in
     fake.json("semanticscholar", r"/graph/v1/paper/batch", [], method="POST")
     clock = YieldingClock()
     cited_dois = [
-        Reference(key=f"d{n}", entry_type="article", doi=f"10.1000/held{n}") for n in range(500)
+        Reference(key=f"d{n}", entry_type="article", doi=f"10.1000/held{n}") for n in range(1000)
     ]
     conference_papers = [
         Reference(
@@ -508,7 +508,7 @@ async def test_a_reference_searches_as_soon_as_its_own_look_up_batch_answers(
     tmp_path: Path,
 ) -> None:
     """A slow batch of DOIs holds back only its own references, not the whole bibliography."""
-    held = [f"10.1000/held{n}" for n in range(crossref.BATCH_SIZE)]
+    held = crossref.filter_batches([f"10.1000/held{n:05}" for n in range(1000)])[0]
     fake = FakeUpstreams()
     fake.serve_crossref(
         [crossref_work(doi, f"Dune migration survey {n}") for n, doi in enumerate(held)]

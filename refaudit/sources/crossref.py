@@ -4,9 +4,10 @@ API docs: https://api.crossref.org/swagger-ui/index.html and
 https://www.crossref.org/documentation/retrieve-metadata/rest-api/
 
 What refaudit asks:
-- DOI lookups, batched as `GET /works?filter=doi:A,doi:B,…&rows=N`: up to BATCH_SIZE
-  DOIs, fewer when long ones would push the URL past ~4 KB (MAX_FILTER_CHARS of
-  percent-encoded filter). A DOI containing a comma cannot go into a filter
+- DOI lookups, batched as `GET /works?filter=doi:A,doi:B,…&rows=N`: as many DOIs
+  as fit in MAX_FILTER_CHARS of percent-encoded filter, which keeps the URL under
+  ~4 KB (Crossref sets no count on a filter's values, only the URL's length; about
+  a hundred DOIs of usual length fit). A DOI containing a comma cannot go into a filter
   (commas separate filter clauses), so it is fetched alone with `GET /works/{doi}`.
 - Bibliographic search: `GET /works?query.bibliographic=<title authors year>&rows=N`
   with `select` so answers stay small; a topic (novelty) is searched with `query=`,
@@ -47,7 +48,9 @@ from refaudit.sources.pacing import RateLimit
 from refaudit.text import strip_markup
 
 NAME = "crossref"
-BATCH_SIZE = 40
+#: DOIs a batch holds at most: `rows`, which a batch asks for in full, stops at 1,000;
+#: the filter's length (MAX_FILTER_CHARS) is what binds in practice.
+BATCH_SIZE = 1000
 #: the encoded filter's share of a URL that must stay under ~4 KB with `select` and `mailto`
 MAX_FILTER_CHARS = 3000
 RATE_LIMIT = RateLimit(rps=5, burst=1, concurrency=1)

@@ -46,7 +46,8 @@ from refaudit.sources.pacing import RateLimit
 from refaudit.text import strip_markup
 
 NAME = "openalex"
-BATCH_SIZE = 50
+#: OpenAlex allows 100 values in one OR filter.
+BATCH_SIZE = 100
 RATE_LIMIT = RateLimit(rps=10, burst=5, concurrency=5)
 
 SELECT_FIELDS = (

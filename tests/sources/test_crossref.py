@@ -23,7 +23,7 @@ from refaudit.config import Settings
 from refaudit.errors import SourceUnavailable, UnexpectedResponse
 from refaudit.models import NoticeKind
 from refaudit.sources.base import SearchQuery
-from refaudit.sources.crossref import BATCH_SIZE, CrossrefSource, rate_limits, to_work
+from refaudit.sources.crossref import CrossrefSource, filter_batches, rate_limits, to_work
 from refaudit.sources.pacing import PACING
 
 pytestmark = pytest.mark.anyio
@@ -38,24 +38,31 @@ def source_for(fake: FakeUpstreams, settings: Settings | None = None) -> Crossre
     return CrossrefSource(make_client(fake, "crossref", settings=settings), settings)
 
 
-async def test_forty_dois_cost_one_request_and_come_back_under_their_canonical_form() -> None:
+def _dois(batches: int) -> list[str]:
+    """Short test DOIs that fill exactly `batches` requests."""
+    per_batch = len(filter_batches([f"10.1000/t{n:05}" for n in range(10_000)])[0])
+    return [f"10.1000/t{n:05}" for n in range(batches * per_batch)]
+
+
+async def test_ninety_dois_cost_one_request_and_come_back_under_their_canonical_form() -> None:
+    """Crossref bounds a filter by the URL's length, not by a count of values."""
     fake = FakeUpstreams()
-    dois = [f"10.1000/Test.{n}" for n in range(40)]
+    dois = [f"10.1038/Nature.{14539 + n}" for n in range(90)]
     fake.serve_crossref([crossref_work(doi, f"Paper {n}") for n, doi in enumerate(dois)])
 
     found = await source_for(fake).lookup_dois([f"https://doi.org/{d}" for d in dois])
 
     assert fake.count("crossref") == 1
     assert sorted(found) == sorted(d.lower() for d in dois)
-    assert found["10.1000/test.7"].title == "Paper 7"
+    assert found["10.1038/nature.14546"].title == "Paper 7"
     request = fake.requests[0]
-    assert request.url.params["rows"] == "40"
+    assert request.url.params["rows"] == "90"
     assert len(str(request.url)) < 4096
 
 
-async def test_more_dois_than_a_batch_are_split_and_unknown_ones_are_simply_absent() -> None:
+async def test_more_dois_than_a_url_holds_are_split_and_unknown_ones_are_simply_absent() -> None:
     fake = FakeUpstreams()
-    dois = [f"10.1000/t{n}" for n in range(BATCH_SIZE + 5)]
+    dois = _dois(1) + ["10.1000/t-one-more"]
     fake.serve_crossref([crossref_work(doi) for doi in dois[:-1]])
 
     found = await source_for(fake).lookup_dois(dois)
@@ -63,6 +70,7 @@ async def test_more_dois_than_a_batch_are_split_and_unknown_ones_are_simply_abse
     assert fake.count("crossref") == 2
     assert len(found) == len(dois) - 1
     assert dois[-1] not in found
+    assert all(len(str(r.url)) < 4096 for r in fake.requests)
 
 
 async def test_doi_with_a_comma_is_fetched_alone_with_its_slash_kept() -> None:
@@ -244,7 +252,7 @@ async def test_long_dois_are_batched_by_url_length_so_every_url_stays_under_4kb(
 
 async def test_doi_batches_are_sent_together_within_the_list_pools_three_in_flight() -> None:
     fake = FakeUpstreams()
-    dois = [f"10.1000/t{n}" for n in range(4 * BATCH_SIZE)]
+    dois = _dois(4)
     fake.serve_crossref([crossref_work(doi) for doi in dois])
     wire = Overlap(fake.transport())
     settings = Settings(mailto="me@example.org")
@@ -272,7 +280,7 @@ class _Clocked(httpx.AsyncBaseTransport):
 async def test_a_runs_first_three_doi_batches_arrive_together() -> None:
     """Crossref's polite list pool allows three requests a second: three may go at once."""
     fake, clock = FakeUpstreams(), FakeClock()
-    dois = [f"10.1000/t{n}" for n in range(4 * BATCH_SIZE)]
+    dois = _dois(4)
     fake.serve_crossref([crossref_work(doi) for doi in dois])
     wire = _Clocked(fake.transport(), clock)
     settings = Settings(mailto="me@example.org")
@@ -313,8 +321,6 @@ async def test_a_failed_batch_fails_the_look_up_and_the_batches_in_flight_are_dr
     client = make_client(wire, "crossref", settings=settings)
 
     with pytest.raises(SourceUnavailable):
-        await CrossrefSource(client, settings).lookup_dois(
-            [f"10.1000/t{n}" for n in range(3 * BATCH_SIZE)]
-        )
+        await CrossrefSource(client, settings).lookup_dois(_dois(3))
 
     assert wire.sent == 3 and wire.cancelled == 2
