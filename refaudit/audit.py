@@ -124,13 +124,14 @@ async def audit_paths(
     on_batch: BatchDone | None = None,
     tally: Tally | None = None,
 ) -> AuditReport:
-    """Parse every file (.bib/.tex/.bbl/.docx) and audit all their references together.
+    """Parse every file (.bib/.tex/.bbl/.docx) and every library or paper named instead of
+    a file (`zotero:`, `arXiv:…`), and audit all their references together.
 
     A .bib or .bbl file is streamed: its references are parsed a batch ahead of the
     audit, so a long file is never held whole (`refaudit.parsing.bibtex.BibtexStream`,
     `refaudit.parsing.bbl.BblStream`).
     """
-    inputs = InputStream(paths, all_entries=all_entries)
+    inputs = InputStream(await _fetched(paths, settings, transport), all_entries=all_entries)
     report = await audit_references(
         inputs.references(),
         settings,
@@ -143,6 +144,21 @@ async def audit_paths(
     report.problems = inputs.problems() + report.problems
     report.files = list(inputs.files)
     return report
+
+
+async def _fetched(
+    paths: Sequence[Path], settings: Settings, transport: httpx.AsyncBaseTransport | None
+) -> list[Path | ReadStream]:
+    """The inputs, with each library or paper read into its references."""
+    from refaudit.parsing.files import ReadStream
+    from refaudit.remote import is_remote, read_remote
+
+    return [
+        ReadStream(await read_remote(str(path), settings, transport=transport))
+        if is_remote(str(path))
+        else Path(path)
+        for path in paths
+    ]
 
 
 def read_bibliography(paths: Sequence[Path], *, all_entries: bool = False) -> Bibliography:
@@ -173,8 +189,8 @@ class InputStream:
         InputError: a file cannot be used (as `refaudit.parsing.parse_file` says).
     """
 
-    def __init__(self, paths: Sequence[Path], *, all_entries: bool = False) -> None:
-        from refaudit.parsing.files import LATEX_SUFFIXES, open_stream
+    def __init__(self, paths: Sequence[Path | ReadStream], *, all_entries: bool = False) -> None:
+        from refaudit.parsing.files import LATEX_SUFFIXES, ReadStream, open_stream
         from refaudit.parsing.tex import LatexStream
 
         self.files: list[str] = []
@@ -183,7 +199,13 @@ class InputStream:
         self._seen: set[tuple[object, ...]] = set()
         self._streamed: set[str] = set()  # files whose every entry was given
         prepared: set[str] = set()
-        for path in map(Path, paths):
+        for given in paths:
+            if isinstance(given, ReadStream):  # a library or paper, already read
+                self._inputs.append(_Input(Path(given.file), given))
+                self.total += given.entries
+                self.files.append(given.file)
+                continue
+            path = Path(given)
             item = _Input(path)
             names = [str(path)]
             if path.suffix.lower() in LATEX_SUFFIXES or _real(str(path)) not in prepared:

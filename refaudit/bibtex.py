@@ -13,7 +13,7 @@ import unicodedata
 
 from refaudit.braces import bibtex_is_one_group
 from refaudit.findings import FIXABLE_CODES
-from refaudit.models import Finding, Person, Reference, Work
+from refaudit.models import Finding, Person, Reference, Result, Work
 from refaudit.sources import registry
 
 _SPECIALS = {
@@ -342,3 +342,23 @@ def _rename_venue_field(fields: dict[str, str], entry_type: str) -> dict[str, st
     for name, value in fields.items():
         renamed[target if name in ("journal", "booktitle") else name] = value
     return renamed
+
+
+def entries_of_results(results: list[Result]) -> str:
+    """A .bib of every audited reference, for an input refaudit cannot write into (a Word
+    file, a Zotero library): the corrected entry where a record was matched, the cited
+    fields unchanged where none was, and a free-text citation as a `@misc` note. Each entry
+    follows a `%` line giving its verdict, which BibTeX ignores."""
+    parts = []
+    for result in results:
+        reference = result.reference
+        if result.corrected_bibtex:
+            entry = result.corrected_bibtex
+        elif reference.fields:
+            entry = format_entry(reference.entry_type, reference.key, dict(reference.fields))
+        else:
+            note = escape_latex(reference.free_text or reference.title or "")
+            entry = format_entry("misc", reference.key, {"note": note})
+        origin = f" ({reference.origin})" if reference.origin else ""
+        parts.append(f"% {reference.key}: {result.verdict.value}{origin}\n{entry.rstrip()}\n")
+    return "\n".join(parts)

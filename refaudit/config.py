@@ -281,8 +281,9 @@ def _apply_file(
                     settings.rate_limits[name] = _number(
                         section["rate_limit"], where(f"sources.{name}.rate_limit")
                     )
-                if name in registry.BY_NAME:
-                    for credential in registry.entry(name).credentials:
+                upstream = next((u for u in registry.UPSTREAMS if u.name == name), None)
+                if upstream is not None:
+                    for credential in upstream.credentials:
                         if credential.setting in section:
                             settings.api_keys[credential.storage_key(name)] = str(
                                 section[credential.setting]
@@ -436,7 +437,7 @@ def _apply_env(
         if url:
             settings.base_urls[item.name] = url.rstrip("/")
             _note_url_origin(settings, item.name, origin(item.url_env))
-    for source in registry.SOURCES:
+    for source in registry.UPSTREAMS:
         for credential in source.credentials:
             value = next((environ[v] for v in credential.env if environ.get(v)), None)
             if value:

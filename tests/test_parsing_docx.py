@@ -320,3 +320,15 @@ def test_check_reports_which_path_each_reference_took(
     origins = {r["key"]: r["reference"]["origin"] for r in report["results"]}
     assert origins == {"lecun2015deep": "zotero field code", "4": "printed text"}
     assert report["files"] == [str(path)]
+
+
+def test_fix_writes_a_word_files_references_to_a_new_bib_only(tmp_path: Path) -> None:
+    doc = Manuscript()
+    doc.zotero([LECUN], "(LeCun et al., 2015)")
+    path = doc.save(tmp_path / "paper.docx")
+    before = path.read_bytes()
+    runner = CliRunner()
+    for flags in (["--in-place"], ["--diff"], []):
+        result = runner.invoke(app, ["fix", str(path), *flags])
+        assert result.exit_code == 2 and "cannot write into this input" in result.output
+    assert path.read_bytes() == before

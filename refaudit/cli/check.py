@@ -49,7 +49,13 @@ def register(app: typer.Typer) -> None:
 
 @handle_errors
 def check_command(
-    files: Annotated[list[Path], typer.Argument(help=".bib, .tex, .bbl or .docx files to audit.")],
+    files: Annotated[
+        list[Path],
+        typer.Argument(
+            help=".bib, .tex, .bbl or .docx files, a Zotero library (zotero:, "
+            "zotero:collection/NAME, zotero://users/ID) or an arXiv paper (arXiv:ID).",
+        ),
+    ],
     output_format: Annotated[
         str,
         typer.Option(
@@ -185,7 +191,10 @@ def check_command(
 
 @handle_errors
 def fix_command(
-    file: Annotated[Path, typer.Argument(help="The .bib file to correct.")],
+    file: Annotated[
+        Path,
+        typer.Argument(help="The .bib file to correct (or a .docx / Zotero library: -o only)."),
+    ],
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write the corrected .bib here.")
     ] = None,
@@ -234,7 +243,16 @@ def fix_command(
             hint="refaudit never overwrites a file you did not name",
         )
     if file.suffix.lower() != ".bib":
-        fail(f"{file}: fix works on .bib files", hint="run `refaudit check` on other inputs")
+        settings = settings_from_flags(
+            config,
+            offline=offline,
+            no_cache=no_cache,
+            sources=sources,
+            mailto=mailto,
+            timeout=timeout,
+        )
+        _fix_to_new_file(file, output, settings, in_place=in_place, diff=diff, force=force)
+        return
     if not file.is_file():
         raise InputError("file not found", file=str(file))
     if output is not None:
@@ -280,6 +298,41 @@ def fix_command(
         _note("nothing to correct", quiet=quiet)
     elif backup is not None:
         _note(f"rewrote {state.path} (original kept as {backup})", quiet=quiet)
+
+
+def _fix_to_new_file(
+    source: Path, output: Path | None, settings: Any, *, in_place: bool, diff: bool, force: bool
+) -> None:
+    """A Word file or a Zotero library cannot be rewritten: its references, corrected,
+    go to a new .bib the user names."""
+    from refaudit.bibtex import entries_of_results
+    from refaudit.parsing.bibtex import parse_bibtex
+    from refaudit.parsing.files import WORD_SUFFIXES
+    from refaudit.remote import is_remote
+    from refaudit.safewrite import refuse_overwriting_inputs, write_atomically
+
+    if not (is_remote(str(source)) or source.suffix.lower() in WORD_SUFFIXES):
+        fail(f"{source}: fix works on .bib files", hint="run `refaudit check` on other inputs")
+    if in_place or diff or output is None:
+        fail(
+            f"{source}: refaudit cannot write into this input",
+            hint="name a new .bib for the corrected references with -o FILE",
+        )
+    if output.exists() and not force:
+        fail(f"{output} already exists", hint="pass --force to overwrite it")
+    refuse_overwriting_inputs(output, [source])
+    report = _audit([source], settings, all_entries=True, quiet=False)
+    text = entries_of_results(report.results)
+    written = len(parse_bibtex(text, file=str(output)).references)
+    if written != len(report.results):
+        fail(f"the corrected BibTeX re-reads as {written} entries, not {len(report.results)}")
+    write_atomically(output, text.encode("utf-8"))
+    corrected = sum(1 for r in report.results if r.corrected_bibtex)
+    _note(
+        f"wrote {len(report.results)} entries to {output} ({corrected} checked against "
+        "a record, the others as cited)",
+        quiet=False,
+    )
 
 
 @handle_errors
@@ -370,8 +423,11 @@ def _audit(
 
     from refaudit import audit
     from refaudit.errors import InputError
+    from refaudit.remote import is_remote
 
     for path in files:
+        if is_remote(str(path)):
+            continue
         if not path.exists():
             raise InputError("file not found", file=str(path))
         if path.is_dir():

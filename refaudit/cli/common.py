@@ -14,7 +14,7 @@ import sys
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, NoReturn, TypeVar
 
 import typer
 from typer.core import TyperCommand, TyperGroup
@@ -98,7 +98,7 @@ def print_error(message: str, *, hint: str | None = None) -> None:
         console.print(f"[dim]hint:[/] {escape(hint)}", highlight=False)
 
 
-def fail(message: str, *, hint: str | None = None, code: ExitCode = ExitCode.USAGE) -> None:
+def fail(message: str, *, hint: str | None = None, code: ExitCode = ExitCode.USAGE) -> NoReturn:
     """Print a one-line error (and hint) to stderr and exit; never a traceback."""
     print_error(message, hint=hint)
     raise typer.Exit(int(code))

@@ -136,6 +136,7 @@ class Endpoint:
 
     name: str
     base_url: str
+    credentials: tuple[Credential, ...] = ()
 
     @property
     def url_env(self) -> str:
@@ -309,6 +310,10 @@ SOURCES: tuple[SourceEntry, ...] = (
 ENDPOINTS: tuple[Endpoint, ...] = (
     Endpoint("doi", "https://doi.org"),
     Endpoint("retractionwatch", "https://api.labs.crossref.org/data/retractionwatch"),
+    # Inputs rather than evidence: a paper's source files, a reference library.
+    Endpoint("arxiv_eprint", "https://arxiv.org"),
+    Endpoint("zotero", "https://api.zotero.org", (Credential("api_key", ("ZOTERO_API_KEY",)),)),
+    Endpoint("zotero_local", "http://localhost:23119/api"),
 )
 #: Everything with a configurable base URL: the sources and the other endpoints.
 UPSTREAMS: tuple[SourceEntry | Endpoint, ...] = (*SOURCES, *ENDPOINTS)
