@@ -59,6 +59,84 @@ class IgnoreRule:
 
 
 @dataclass
+class ServeSettings:
+    """`refaudit serve` as a shared service: OAuth resource-server mode and per-client limits.
+
+    The `[serve]` table of the config file, `REFAUDIT_<KEY>` in the environment
+    (`REFAUDIT_OAUTH_ISSUER`, `REFAUDIT_CLIENT_CONCURRENT_AUDITS`, …) and `serve`'s flags.
+    """
+
+    #: the authorization server whose JWTs the HTTP transport accepts; None: no OAuth mode
+    oauth_issuer: str | None = None
+    #: this server's resource URL (the tokens' audience); None: the URL it listens on
+    oauth_resource: str | None = None
+    #: scopes every token must carry
+    oauth_scopes: list[str] = field(default_factory=list)
+    #: where the issuer publishes its keys; None: read from the issuer's metadata
+    oauth_jwks_url: str | None = None
+    #: audits (calls that ask the sources) one client may have running at once
+    client_concurrent_audits: int = 4
+    #: references one client may have checked per minute (a bibliography counts each entry)
+    client_references_per_minute: int = 600
+
+    def validated(self, where: Callable[[str], str] = lambda key: f"`serve.{key}`") -> None:
+        """Refuse limits below one and an OAuth mode without an issuer."""
+        for key in ("client_concurrent_audits", "client_references_per_minute"):
+            if getattr(self, key) < 1:
+                raise ConfigError(f"{where(key)} must be 1 or more")
+        if not self.oauth_issuer and (self.oauth_resource or self.oauth_jwks_url):
+            raise ConfigError(
+                f"{where('oauth_resource')} and {where('oauth_jwks_url')} need "
+                f"{where('oauth_issuer')}: the authorization server that issues the tokens"
+            )
+
+
+_SERVE_KINDS: dict[str, type] = {
+    "oauth_issuer": str,
+    "oauth_resource": str,
+    "oauth_scopes": list,
+    "oauth_jwks_url": str,
+    "client_concurrent_audits": int,
+    "client_references_per_minute": int,
+}
+
+
+def _serve_value(key: str, value: Any, origin: str) -> Any:
+    """One `[serve]` value (or its environment variable, given as text) of the right kind."""
+    kind = _SERVE_KINDS[key]
+    if kind is list:
+        words = value.replace(",", " ").split() if isinstance(value, str) else value
+        return [str(word) for word in _list(words, origin, "scope names")]
+    if kind is int:
+        try:
+            if isinstance(value, bool) or isinstance(value, float):
+                raise ValueError
+            return int(value)
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(f"{origin} must be a whole number, not {value!r}") from exc
+    return str(value).strip() or None
+
+
+def with_serve_flags(settings: Settings, **flags: Any) -> Settings:
+    """`settings` with the `serve` flags the user gave (None: not given) on top, checked."""
+    given = {key: value for key, value in flags.items() if value not in (None, [])}
+    settings.serve = dataclasses.replace(settings.serve, **given)
+    settings.serve.validated(lambda key: f"--{key.replace('_', '-')}")
+    return settings
+
+
+def _apply_serve(
+    serve: ServeSettings, table: Mapping[str, Any], origin: Callable[[str], str]
+) -> None:
+    for key, value in table.items():
+        if key not in _SERVE_KINDS:
+            raise ConfigError(
+                f"{origin(key)}: unknown setting", hint=f"known: {', '.join(_SERVE_KINDS)}"
+            )
+        setattr(serve, key, _serve_value(key, value, origin(key)))
+
+
+@dataclass
 class Settings:
     """Every setting refaudit reads. Build it with `load_settings()`."""
 
@@ -87,6 +165,7 @@ class Settings:
     mirror: str | None = None
     #: processes for a long mirror-only audit (`refaudit.mirror.parallel`); None: one per core
     processes: int | None = None
+    serve: ServeSettings = field(default_factory=ServeSettings)
     config_file: Path | None = None
 
     def resolved_cache_dir(self) -> Path:
@@ -307,6 +386,8 @@ def _apply_file(
             section = _table(value, where(key))
             if "url" in section:
                 settings.mirror = str(section["url"])
+        elif key == "serve":
+            _apply_serve(settings.serve, _table(value, where(key)), lambda k: where(f"serve.{k}"))
         elif key == "fail_on":
             words = [str(v) for v in _list(value, where(key), "words such as `error`")]
             settings.fail_on = _fail_on_words(words, where(key))
@@ -333,6 +414,7 @@ _FILE_TABLES = (
     "retraction_policy",
     "ttl_days",
     "mirror",
+    "serve",
     "fail_on",
     "cache_dir",
     "data_dir",
@@ -459,6 +541,15 @@ def _apply_env(
             raise ConfigError("REFAUDIT_TIMEOUT must be a number of seconds") from exc
     if environ.get("REFAUDIT_FAIL_ON"):
         settings.fail_on = _fail_on_words([environ["REFAUDIT_FAIL_ON"]], "REFAUDIT_FAIL_ON")
+    _apply_serve(
+        settings.serve,
+        {
+            key: environ[f"REFAUDIT_{key.upper()}"]
+            for key in _SERVE_KINDS
+            if environ.get(f"REFAUDIT_{key.upper()}")
+        },
+        lambda key: f"REFAUDIT_{key.upper()}",
+    )
     offline = _flag(environ, "REFAUDIT_OFFLINE")
     if offline is not None:
         settings.offline = offline
@@ -519,6 +610,7 @@ def _validate(settings: Settings, where: Callable[[str], str]) -> None:
         raise ConfigError(
             f"{where('require_verified')} must be a fraction between 0 and 1, e.g. 0.1"
         )
+    settings.serve.validated(lambda key: where(f"serve.{key}"))
     for band, days in settings.ttl_days.items():
         if band not in DEFAULT_TTL_DAYS:
             raise ConfigError(

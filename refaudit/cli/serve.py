@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from refaudit.cli.common import ExitCode, fail, handle_errors
+from refaudit.cli.common import ConfigOption, ExitCode, fail, handle_errors, load_config
 
 if TYPE_CHECKING:
-    from mcp.server.mcpserver import MCPServer
+    from refaudit.config import Settings
 
 
 class Transport(StrEnum):
@@ -38,8 +38,32 @@ def serve(
         typer.Option(
             envvar="REFAUDIT_MCP_TOKEN",
             show_envvar=True,
-            help="Bearer token clients must send (http); required beyond loopback.",
+            help="Bearer token clients must send (http); required beyond loopback without OAuth.",
         ),
+    ] = None,
+    oauth_issuer: Annotated[
+        str | None,
+        typer.Option(help="Accept only JWTs from this OAuth authorization server (http)."),
+    ] = None,
+    oauth_resource: Annotated[
+        str | None,
+        typer.Option(help="This server's public URL, the tokens' audience (default: the bind)."),
+    ] = None,
+    oauth_scope: Annotated[
+        list[str] | None,
+        typer.Option("--oauth-scope", help="Scope every token must carry (repeatable)."),
+    ] = None,
+    oauth_jwks_url: Annotated[
+        str | None,
+        typer.Option(help="The issuer's keys (default: read from the issuer's metadata)."),
+    ] = None,
+    client_concurrent_audits: Annotated[
+        int | None,
+        typer.Option(help="Calls asking the sources one client may run at once (default 4)."),
+    ] = None,
+    client_references_per_minute: Annotated[
+        int | None,
+        typer.Option(help="References one client may check per minute (default 600)."),
     ] = None,
     allow_host: Annotated[
         list[str] | None,
@@ -57,6 +81,7 @@ def serve(
         ),
     ] = None,
     offline: Annotated[bool, typer.Option(help="Answer only from the cache.")] = False,
+    config: ConfigOption = None,
 ) -> None:
     """Run refaudit as an MCP server so agents can verify references before citing them.
 
@@ -65,48 +90,89 @@ def serve(
         refaudit serve                                   # stdio, for Claude Desktop / Code
 
         refaudit serve --transport http --port 8000      # http://127.0.0.1:8000/mcp
-    """
-    from refaudit.config import load_settings
 
+        refaudit serve -t http --host 0.0.0.0 --oauth-issuer https://auth.example.org \\
+            --oauth-resource https://refaudit.example.org/mcp --oauth-scope refaudit
+    """
+    from refaudit.config import with_serve_flags
+
+    settings = with_serve_flags(
+        load_config(config, {"offline": offline or None}),
+        oauth_issuer=oauth_issuer,
+        oauth_resource=oauth_resource,
+        oauth_scopes=oauth_scope,
+        oauth_jwks_url=oauth_jwks_url,
+        client_concurrent_audits=client_concurrent_audits,
+        client_references_per_minute=client_references_per_minute,
+    )
     if transport is Transport.HTTP:
         from refaudit.server import is_loopback
 
-        if not is_loopback(host) and not token:
+        if token and settings.serve.oauth_issuer:
             fail(
-                f"refusing to serve on {host} without a bearer token",
-                hint="pass --token TOKEN (or set REFAUDIT_MCP_TOKEN), or bind to 127.0.0.1",
+                "give either a bearer token or an OAuth issuer, not both",
+                hint="the token is for one user; OAuth is for a shared server",
                 code=ExitCode.USAGE,
             )
-    settings = load_settings(overrides={"offline": offline or None})
+        if not is_loopback(host) and not token and not settings.serve.oauth_issuer:
+            fail(
+                f"refusing to serve on {host} without a bearer token",
+                hint="pass --token TOKEN (or set REFAUDIT_MCP_TOKEN), or --oauth-issuer URL, "
+                "or bind to 127.0.0.1",
+                code=ExitCode.USAGE,
+            )
     _configure_logging()
 
     from refaudit.server import build_server
 
-    server = build_server(settings, root=root.resolve() if root else None)
+    resolved_root = root.resolve() if root else None
     if transport is Transport.STDIO:
-        server.run("stdio")
+        build_server(settings, root=resolved_root).run("stdio")
         return
-    _serve_http(server, host=host, port=port, token=token, extra_hosts=tuple(allow_host or ()))
+    _serve_http(
+        settings,
+        root=resolved_root,
+        host=host,
+        port=port,
+        token=token,
+        extra_hosts=tuple(allow_host or ()),
+    )
 
 
 def _serve_http(
-    server: MCPServer, *, host: str, port: int, token: str | None, extra_hosts: tuple[str, ...]
+    settings: Settings,
+    *,
+    root: Path | None,
+    host: str,
+    port: int,
+    token: str | None,
+    extra_hosts: tuple[str, ...],
 ) -> None:
+    """Bind first: the URL the socket answers on is the OAuth resource unless one is named."""
     import anyio
 
-    from refaudit.server import bind_socket, http_app, serve_http
+    from refaudit.server import bind_socket, build_server, http_app, mcp_url, serve_http
+    from refaudit.server.oauth import OAuthConfig
 
     try:
         sock = bind_socket(host, port)
     except OSError as exc:
         fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
     bound_port = sock.getsockname()[1]
-    app = http_app(server, host=host, port=bound_port, token=token, extra_hosts=extra_hosts)
-
-    def announce(url: str) -> None:
-        print(f"refaudit MCP server listening on {url}", file=sys.stderr, flush=True)
-
     with sock:
+        oauth = OAuthConfig.from_settings(settings.serve, mcp_url(host, bound_port))
+        server = build_server(settings, root=root, oauth=oauth)
+        app = http_app(server, host=host, port=bound_port, token=token, extra_hosts=extra_hosts)
+
+        def announce(url: str) -> None:
+            print(f"refaudit MCP server listening on {url}", file=sys.stderr, flush=True)
+            if oauth is not None:
+                print(
+                    f"OAuth: tokens from {oauth.issuer} for {oauth.resource}",
+                    file=sys.stderr,
+                    flush=True,
+                )
+
         anyio.run(serve_http, app, sock, announce)
 
 

@@ -6,7 +6,9 @@
   `verify-before-citing` prompt;
 - `state`: what the process shares across sessions (settings, the source clients
   opened once in the lifespan, per-source health);
-- `http`: streamable HTTP with transport security, the bearer token and the socket.
+- `http`: streamable HTTP with transport security, the bearer token and the socket;
+- `oauth`: the OAuth resource-server mode (JWTs from one issuer, checked against its keys);
+- `fairuse`: each client's share (audits at once, references per minute).
 
 Only `refaudit serve` imports this package, which keeps `mcp` out of every other command.
 """
@@ -26,12 +28,21 @@ from pydantic import Field
 from refaudit.config import Settings
 from refaudit.models import RunStats
 from refaudit.server import resources, tools
-from refaudit.server.http import bind_socket, http_app, is_loopback, serve_http, transport_security
+from refaudit.server.http import (
+    bind_socket,
+    http_app,
+    is_loopback,
+    mcp_url,
+    serve_http,
+    transport_security,
+)
 from refaudit.server.state import ServerState
 from refaudit.version import installed_version
 
 if TYPE_CHECKING:
     import httpx
+
+    from refaudit.server.oauth import OAuthConfig
 
 __all__ = [
     "ServerState",
@@ -39,6 +50,7 @@ __all__ = [
     "build_server",
     "http_app",
     "is_loopback",
+    "mcp_url",
     "serve_http",
     "transport_security",
 ]
@@ -64,12 +76,14 @@ def build_server(
     root: Path | None = None,
     clock: Callable[[], float] | None = None,
     sleep: Callable[[float], Awaitable[None]] | None = None,
+    oauth: OAuthConfig | None = None,
 ) -> MCPServer[ServerState]:
     """An MCPServer whose tools run the pipeline with `settings`.
 
     `root` is the only directory `verify_bibliography` may read files from; without it the
     tool accepts BibTeX text only. `transport`, `clock` and `sleep` reach the source clients
-    (tests pass fakes, so nothing waits on a real rate limit).
+    (tests pass fakes, so nothing waits on a real rate limit). With `oauth` the HTTP
+    transport takes only the issuer's JWTs and publishes its Protected Resource Metadata.
     """
     from refaudit.sources import open_sources
 
@@ -89,12 +103,19 @@ def build_server(
             finally:
                 state.sources = None
 
+    verifier = None
+    if oauth is not None:
+        from refaudit.server.oauth import JwtVerifier
+
+        verifier = JwtVerifier(oauth)
     server: MCPServer[ServerState] = MCPServer(
         SERVER_NAME,
         title="refaudit",
         instructions=INSTRUCTIONS,
         version=installed_version(),
         lifespan=lifespan,
+        auth=oauth.auth_settings() if oauth else None,
+        token_verifier=verifier,
     )
     for function, title, hints in tools.TOOLS:
         server.add_tool(function, title=title, annotations=hints)

@@ -39,6 +39,11 @@ def _host_form(host: str, port: int) -> str:
     return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
+def mcp_url(host: str, port: int) -> str:
+    """The URL clients reach the MCP endpoint at on this bind."""
+    return f"http://{_host_form(host, port)}{MCP_PATH}"
+
+
 def transport_security(
     host: str, port: int, extra_hosts: tuple[str, ...] = ()
 ) -> TransportSecuritySettings:
@@ -130,5 +135,5 @@ async def serve_http(app: ASGIApp, sock: socket.socket, announce: Callable[[str]
 
     config = uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False)
     host, port = sock.getsockname()[:2]
-    announce(f"http://{_host_form(host, port)}{MCP_PATH}")
+    announce(mcp_url(host, port))
     await uvicorn.Server(config).serve(sockets=[sock])
