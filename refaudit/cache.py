@@ -26,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from refaudit.crashpoint import crash_point
 from refaudit.errors import RefauditError
 
 SCHEMA = """
@@ -202,6 +203,7 @@ class ResponseCache:
             )
         except sqlite3.Error as error:
             self._give_up(f"writing to it failed: {error}")
+        crash_point("cache-put")
 
     def _give_up(self, reason: str) -> None:
         """Stop using the cache for the rest of the run, keeping the one message that says why."""
@@ -270,6 +272,7 @@ class ResponseCache:
             )
         except sqlite3.Error as error:
             self._give_up(f"writing to it failed: {error}")
+        crash_point("quota-save")
 
     def pool_tokens(self, source: str, pool: str) -> tuple[float, float] | None:
         """The tokens a rate-limit pool had when a run closed it, and the seconds since."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import errno
 import hashlib
+import logging
 import os
 import tempfile
 from collections.abc import Callable, Iterable
@@ -18,7 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
+from refaudit.crashpoint import crash_point, left_behind, pid_tag
 from refaudit.errors import InputError
+
+log = logging.getLogger(__name__)
 
 #: The process umask, read once at import (reading it means setting it, which is not thread-safe).
 _UMASK = os.umask(0)
@@ -91,7 +95,10 @@ def write_atomically_with(
     folder = path.parent
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
+        _remove_interrupted_writes(path)
+        handle, temporary = tempfile.mkstemp(
+            dir=folder, prefix=f".{path.name}.{pid_tag()}.", suffix=".tmp"
+        )
     except OSError as error:
         raise _write_error(path, error) from None
     try:
@@ -100,6 +107,7 @@ def write_atomically_with(
             stream.flush()
             os.fsync(stream.fileno())
         os.chmod(temporary, _mode_for(path, mode_from))
+        crash_point("atomic-write")
         os.replace(temporary, path)
     except OSError as error:
         Path(temporary).unlink(missing_ok=True)
@@ -107,6 +115,19 @@ def write_atomically_with(
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def _remove_interrupted_writes(path: Path) -> None:
+    """Remove what a killed earlier write of `path` left beside it, and say so."""
+    for leftover in left_behind(path.parent, f".{path.name}."):
+        leftover.unlink(missing_ok=True)
+        log.warning(
+            "note: an earlier write of %s was interrupted; its unfinished copy %s was removed"
+            " and %s was left as it was",
+            path,
+            leftover.name,
+            path.name,
+        )
 
 
 def rewrite_in_place(state: FileState, data: bytes) -> Path:
@@ -136,6 +157,7 @@ def rewrite_in_place(state: FileState, data: bytes) -> Path:
     except OSError as error:
         backup.unlink(missing_ok=True)
         raise _write_error(backup, error) from None
+    crash_point("backup-written")
     write_atomically(state.path, data, mode_from=state.path)
     return backup
 

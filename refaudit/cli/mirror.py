@@ -80,6 +80,8 @@ def build_command(
             retractions=retractions,
             progress=progress,
         )
+    for sentence in report.interrupted:
+        typer.echo(f"note: {sentence}", err=True)
     for problem in report.problems:
         typer.echo(f"skipped {problem}", err=True)
     if report.problem_count > len(report.problems):

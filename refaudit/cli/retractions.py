@@ -106,6 +106,8 @@ def update(
     except RefauditError as exc:
         exc.hint = exc.hint or _kept_snapshot(settings)
         raise
+    for sentence in report.interrupted:
+        typer.echo(f"note: {sentence}", err=True)
     if output is OutputFormat.JSON:
         _emit_credited_json(_plain(report))
         return

@@ -35,6 +35,8 @@ class BuildReport:
     problems: list[Problem] = field(default_factory=list)
     problem_count: int = 0
     seconds: float = 0.0
+    #: earlier runs that were killed before they finished, one sentence each
+    interrupted: list[str] = field(default_factory=list)
 
     def note(self, problem: Problem) -> None:
         self.problem_count += 1
@@ -63,6 +65,7 @@ def build_mirror(
     started = time.monotonic()
     report = BuildReport(location=location)
     with new_builder(location) as builder:
+        report.interrupted = list(builder.interrupted)
         if retractions is not None:
             if progress:
                 progress.step("loading Retraction Watch CSV")

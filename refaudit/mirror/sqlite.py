@@ -16,6 +16,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from refaudit.crashpoint import crash_point, left_behind, pid_tag
 from refaudit.errors import MirrorError
 from refaudit.mirror.records import UPSTREAMS, MirrorRecord
 from refaudit.mirror.store import (
@@ -250,12 +251,24 @@ class SqliteStore(MirrorStore):
 
 
 class SqliteBuilder(MirrorBuilder):
-    """Loads into `<mirror>.building-<pid>`, renamed over the mirror by `publish`."""
+    """Loads into `<mirror>.building-pid<N>`, renamed over the mirror by `publish`.
+
+    A staging file whose process is gone is what a killed build left: it is removed,
+    and `interrupted` says so (the mirror it was to replace was never touched).
+    """
 
     def __init__(self, path: Path) -> None:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
-        self.staging = path.with_name(f"{path.name}.building-{os.getpid()}")
+        self.interrupted = []
+        kept = "the previous mirror is intact" if path.exists() else "there was no mirror before"
+        for leftover in left_behind(path.parent, f"{path.name}.building-"):
+            leftover.unlink(missing_ok=True)
+            self.interrupted.append(
+                f"an earlier mirror build was interrupted (its unfinished copy {leftover.name}"
+                f" was removed); {kept}"
+            )
+        self.staging = path.with_name(f"{path.name}.building-{pid_tag()}")
         self.staging.unlink(missing_ok=True)
         self._db: sqlite3.Connection | None = None
         self._retractions: LoadReport | None = None
@@ -281,6 +294,7 @@ class SqliteBuilder(MirrorBuilder):
         for upstream, batch in batches.items():
             _insert(db, upstream, batch)
         db.commit()
+        crash_point("mirror-build-loaded")
         return written
 
     def finish(self, meta: dict[str, str], on_step: Any = None) -> dict[str, int]:
@@ -314,6 +328,7 @@ class SqliteBuilder(MirrorBuilder):
         return counts
 
     def publish(self) -> None:
+        crash_point("mirror-build-publish")
         os.replace(self.staging, self.path)
 
     def discard(self) -> None:

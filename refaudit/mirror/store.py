@@ -164,6 +164,9 @@ class MirrorStore(abc.ABC):
 class MirrorBuilder(abc.ABC):
     """Writes a new mirror beside the current one; `publish` swaps it in, atomically."""
 
+    #: what earlier builds that were killed left behind and what was done about it
+    interrupted: list[str] = []
+
     @abc.abstractmethod
     def add(self, records: Iterable[MirrorRecord]) -> int: ...
 

@@ -6,7 +6,9 @@ paging) through the ordinary source clients (rate limits, retries, circuit
 breaker); the Retraction Watch CSV is downloaded as `refaudit retractions update`
 does and its rows swapped in.
 Each part is committed on its own, so an interrupted update keeps what it has
-already written and the next one starts from the newest record held.
+already written and the next one starts from the newest record held. The mirror's
+`update_running` entry holds the start of an update until it ends, so the next one
+can say that an earlier update was cut short.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from refaudit.config import Settings
+from refaudit.crashpoint import crash_point
 from refaudit.errors import SourceError
 from refaudit.mirror.records import UPSTREAMS, MalformedRecord, MirrorRecord
 from refaudit.mirror.store import MirrorStore, now_iso
@@ -39,13 +42,15 @@ class UpdateReport:
     skipped: dict[str, int] = field(default_factory=dict)
     since: dict[str, str] = field(default_factory=dict)
     errors: dict[str, str] = field(default_factory=dict)
+    #: an earlier update that was killed before it finished, in one sentence
+    interrupted: list[str] = field(default_factory=list)
 
     @property
     def failed(self) -> bool:
         return bool(self.errors)
 
     def lines(self) -> list[str]:
-        lines = []
+        lines = [f"note: {sentence}" for sentence in self.interrupted]
         for part in PARTS:
             if part in self.errors:
                 lines.append(f"{part}: failed: {self.errors[part]}")
@@ -70,6 +75,12 @@ async def update_mirror(
 
     report = UpdateReport()
     info = store.info()
+    if info.meta.get("update_running"):
+        report.interrupted.append(
+            f"an earlier mirror update (started {info.meta['update_running']}) was interrupted;"
+            " the records it wrote are kept and this update goes on from the newest one held"
+        )
+    store.set_meta({"update_running": now_iso()})
     fallback = (info.updated_at or info.built_at or now_iso())[:10]
     names = [p for p in parts if p in UPDATABLE]
     async with open_sources(settings, RunStats(), transport=transport, names=names) as sources:
@@ -90,13 +101,16 @@ async def update_mirror(
                         except MalformedRecord:
                             skipped += 1
                     written += store.upsert(records)
+                    crash_point("mirror-update-page")
             except SourceError as exc:
                 report.errors[upstream] = exc.message
             report.written[upstream] = written
             report.skipped[upstream] = skipped
     if "retractions" in parts:
         await _update_retractions(store, settings, report, transport)
-    store.set_meta({"updated_at": datetime.now(UTC).isoformat(timespec="seconds")})
+    store.set_meta(
+        {"updated_at": datetime.now(UTC).isoformat(timespec="seconds"), "update_running": ""}
+    )
     return report
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from refaudit.config import DEFAULT_BASE_URLS, Settings
+from refaudit.crashpoint import crash_point, left_behind, pid_tag
 from refaudit.errors import SourceUnavailable, UnexpectedResponse
 from refaudit.retractions.csvload import SHOWN_RECORDS, load_csv
 from refaudit.retractions.store import FILENAME, NAME, snapshot_path
@@ -52,6 +53,8 @@ class UpdateReport:
     repaired_records: list[str] = field(default_factory=list)
     #: malformed rows left out, as "line N: why"
     skipped: list[str] = field(default_factory=list)
+    #: an earlier update that was killed before it finished, in one sentence
+    interrupted: list[str] = field(default_factory=list)
 
 
 LABS_URL = DEFAULT_BASE_URLS[NAME]
@@ -117,7 +120,8 @@ async def download_snapshot(
     source_url, params = download_url(settings, url)
     target = snapshot_path(settings)
     target.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=target.parent, prefix=".rw-") as work:
+    interrupted = _remove_interrupted_downloads(target)
+    with tempfile.TemporaryDirectory(dir=target.parent, prefix=f".rw-{pid_tag()}-") as work:
         csv_path = Path(work) / "retractionwatch.csv"
         local = _local_file(source_url)
         if local is not None:
@@ -131,6 +135,7 @@ async def download_snapshot(
             _refuse_shrinking(target, loaded.rows, csv_path.stat().st_size, source_url)
         with staged.open("rb") as written:
             os.fsync(written.fileno())
+        crash_point("retractions-staged")
         os.replace(staged, target)
     return UpdateReport(
         source_url=source_url,
@@ -141,7 +146,19 @@ async def download_snapshot(
         path=str(target),
         repaired_records=loaded.repaired_records[:SHOWN_RECORDS],
         skipped=loaded.skipped,
+        interrupted=interrupted,
     )
+
+
+def _remove_interrupted_downloads(target: Path) -> list[str]:
+    """Remove the work folders of killed earlier updates; one sentence if there were any."""
+    leftovers = left_behind(target.parent, ".rw-")
+    for leftover in leftovers:
+        shutil.rmtree(leftover, ignore_errors=True)
+    if not leftovers:
+        return []
+    kept = "the previous snapshot is intact" if target.exists() else "no snapshot was installed"
+    return [f"an earlier snapshot update was interrupted (its download was removed); {kept}"]
 
 
 def _refuse_shrinking(installed: Path, rows: int, size: int, source_url: str) -> None:
