@@ -21,7 +21,7 @@ import pytest
 from refaudit.cache import QuotaRow, ResponseCache
 from refaudit.config import load_settings
 from refaudit.crashpoint import CRASH_AT
-from refaudit.mirror.store import open_store
+from refaudit.mirror import open_store
 from refaudit.retractions.download import download_snapshot
 from tests.adversarial.test_retraction_updates import csv_with, installed_rows, serving
 from tests.mirror_dumps import RESNET_DOI, build_test_mirror, write_dumps
