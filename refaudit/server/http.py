@@ -23,6 +23,8 @@ if TYPE_CHECKING:
 MCP_PATH = "/mcp"
 #: A session with no request for this long is closed (the SDK's default is 30 minutes).
 SESSION_IDLE_TIMEOUT_S = 5 * 60
+#: After SIGTERM or SIGINT, calls in flight have this long to finish before they are cut off.
+SHUTDOWN_GRACE_S = 20
 
 
 def is_loopback(host: str) -> bool:
@@ -129,11 +131,31 @@ async def serve_http(app: ASGIApp, sock: socket.socket, announce: Callable[[str]
     """Serve `app` on the bound socket with uvicorn (its logs go to stderr).
 
     `announce` gets the URL once the socket accepts connections, so a caller waiting
-    for that line never races the server.
+    for that line never races the server. SIGTERM and SIGINT stop new connections,
+    give the calls in flight `SHUTDOWN_GRACE_S` to be answered, close the sources
+    and return: a stop asked for is a clean exit (0), not death by the signal, which
+    uvicorn would otherwise raise again once it is done.
     """
+    import signal
+
     import uvicorn
 
-    config = uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False)
+    config = uvicorn.Config(
+        app,
+        log_level="warning",
+        lifespan="on",
+        access_log=False,
+        timeout_graceful_shutdown=SHUTDOWN_GRACE_S,
+    )
     host, port = sock.getsockname()[:2]
     announce(mcp_url(host, port))
-    await uvicorn.Server(config).serve(sockets=[sock])
+    stopped = {sig: signal.signal(sig, _stopped) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        await uvicorn.Server(config).serve(sockets=[sock])
+    finally:
+        for sig, handler in stopped.items():
+            signal.signal(sig, handler)
+
+
+def _stopped(_signal: int, _frame: object) -> None:
+    """What uvicorn re-raises a stop signal into once it has shut down: nothing more to do."""
