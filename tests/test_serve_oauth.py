@@ -124,6 +124,7 @@ def oauth_server(tmp_path_factory: pytest.TempPathFactory, issuer: Issuer) -> It
         environment = server_environment(tmp_path, upstream) | {
             "REFAUDIT_OAUTH_ISSUER": issuer.url,
             "REFAUDIT_OAUTH_SCOPES": SCOPE,
+            "REFAUDIT_CLIENT_REFERENCES_PER_MINUTE": "3",
         }
         with spawned_http_server(tmp_path, environment) as url:
             yield url
@@ -235,6 +236,30 @@ async def test_a_good_token_works_end_to_end_with_the_sdk_client(
     assert result.structured_content is not None
     assert result.structured_content["verdict"] == "verified"
     assert result.structured_content["matched"]["year"] == 2019
+
+
+async def test_each_token_subject_has_a_fair_share_of_its_own(
+    oauth_server: str, issuer: Issuer
+) -> None:
+    async def verify(subject: str, count: int) -> Any:
+        token = issuer.token(oauth_server, sub=subject)
+        http_client = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
+        async with (
+            http_client,
+            Client(streamable_http_client(oauth_server, http_client=http_client)) as client,
+        ):
+            return await client.call_tool(
+                "verify_references", {"references": [{"doi": WIDGETS_DOI}] * count}
+            )
+
+    with anyio.fail_after(STARTUP_TIMEOUT_S):
+        spent = await verify("researcher-1", 3)
+        refused = await verify("researcher-1", 1)
+        neighbour = await verify("researcher-2", 3)
+
+    assert not spent.is_error and not neighbour.is_error
+    assert refused.is_error
+    assert "has checked 3 references in the last minute" in refused.content[0].text  # type: ignore[union-attr]
 
 
 def test_serve_refuses_a_token_and_an_issuer_together() -> None:

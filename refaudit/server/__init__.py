@@ -28,6 +28,7 @@ from pydantic import Field
 from refaudit.config import Settings
 from refaudit.models import RunStats
 from refaudit.server import resources, tools
+from refaudit.server.fairuse import FairUse
 from refaudit.server.http import (
     bind_socket,
     http_app,
@@ -116,6 +117,7 @@ def build_server(
         lifespan=lifespan,
         auth=oauth.auth_settings() if oauth else None,
         token_verifier=verifier,
+        middleware=[FairUse(settings.serve, tools.UPSTREAM_TOOL_NAMES)],
     )
     for function, title, hints in tools.TOOLS:
         server.add_tool(function, title=title, annotations=hints)

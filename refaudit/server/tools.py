@@ -800,3 +800,7 @@ TOOLS: tuple[tuple[Callable[..., Awaitable[BaseModel]], str, ToolAnnotations], .
     (search_retractions, "Search retractions", OFFLINE_TOOL),
     (get_notice, "Get an integrity notice", UPSTREAM_TOOL),
 )
+#: The tools that ask the upstream sources: what each client's fair share limits.
+UPSTREAM_TOOL_NAMES = frozenset(
+    function.__name__ for function, _, hints in TOOLS if hints is UPSTREAM_TOOL
+)
