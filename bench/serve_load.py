@@ -6,7 +6,9 @@ client sessions (the SDK's streamable HTTP client), each making its calls one
 after the other: `verify_reference` on citations of the public sets, and in
 every session `check_retractions` and `search_references`, and in every fifth a
 `verify_bibliography` of a 50-entry file under the server's --root (the public
-`gen.bib`, cut in fifties). Reports failed calls, latency percentiles,
+`gen.bib`, cut in fifties). The server runs as it would for an institution: in
+OAuth mode, each session a researcher with a token of its own from a throwaway
+issuer (so each has its own fair share). Reports failed calls, latency percentiles,
 throughput, each session's median latency against the overall median
 (starvation), the simulator's 429s, wall time against the floor of the requests
 the server sent, and the server's peak RSS. Last, it sends SIGTERM while a
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
 import json
 import os
 import re
@@ -33,6 +36,7 @@ import threading
 import time
 import urllib.request
 from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -126,10 +130,54 @@ def prepare(root: Path, sessions: int, calls: int) -> Workload:
     return workload
 
 
+class Issuer:
+    """A throwaway OAuth authorization server: one RSA key, its JWKS, tokens for each session."""
+
+    def __init__(self) -> None:
+        from cryptography.hazmat.primitives.asymmetric import rsa
+
+        self.key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        numbers = self.key.public_key().public_numbers()
+
+        def b64(value: int) -> str:
+            raw = value.to_bytes((value.bit_length() + 7) // 8, "big")
+            return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+
+        jwk = {"kty": "RSA", "kid": "k1", "use": "sig", "n": b64(numbers.n), "e": b64(numbers.e)}
+        body = json.dumps({"keys": [jwk]}).encode()
+
+        class Keys(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                self.send_response(200)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *_args: Any) -> None:
+                """Quiet."""
+
+        self._http = ThreadingHTTPServer(("127.0.0.1", 0), Keys)
+        self.url = f"http://127.0.0.1:{self._http.server_address[1]}"
+        threading.Thread(target=self._http.serve_forever, daemon=True).start()
+
+    def token(self, audience: str, subject: str) -> str:
+        import jwt
+
+        now = int(time.time())
+        claims = {"iss": self.url, "aud": audience, "sub": subject, "iat": now}
+        claims |= {"exp": now + 6 * 3600, "scope": "refaudit"}
+        return jwt.encode(claims, self.key, algorithm="RS256", headers={"kid": "k1"})
+
+    def close(self) -> None:
+        self._http.shutdown()
+        self._http.server_close()
+
+
 class Server:
     """`refaudit serve --transport http` as a child process, with its peak RSS."""
 
-    def __init__(self, url: str, root: Path, cache: Path) -> None:
+    def __init__(self, url: str, root: Path, cache: Path, issuer: Issuer) -> None:
         environment = {k: v for k, v in os.environ.items() if not k.startswith("REFAUDIT_")}
         environment |= simulator_env(url) | {
             "REFAUDIT_CACHE_DIR": str(cache),
@@ -138,7 +186,8 @@ class Server:
         }
         self.process = subprocess.Popen(
             [sys.executable, "-m", "refaudit", "serve", "-t", "http", "--port", "0"]
-            + ["--root", str(root)],
+            + ["--root", str(root), "--oauth-issuer", issuer.url, "--oauth-scope", "refaudit"]
+            + ["--oauth-jwks-url", f"{issuer.url}/jwks.json"],
             env=environment,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
@@ -179,17 +228,21 @@ class Server:
             self.process.wait(timeout=10)
 
 
-def _client(url: str) -> Any:
+def _client(url: str, token: str) -> Any:
     import httpx2
     from mcp import Client
     from mcp.client.streamable_http import streamable_http_client
     from mcp.shared._httpx_utils import create_mcp_http_client
 
-    http = create_mcp_http_client(timeout=httpx2.Timeout(30, read=3600))
+    http = create_mcp_http_client(
+        headers={"Authorization": f"Bearer {token}"}, timeout=httpx2.Timeout(30, read=3600)
+    )
     return http, Client(streamable_http_client(url, http_client=http))
 
 
-async def run_session(url: str, plan: list[Call], ready: asyncio.Event | None = None) -> None:
+async def run_session(
+    url: str, token: str, plan: list[Call], ready: asyncio.Event | None = None
+) -> None:
     """The session's calls one after the other; any failure is kept on its call.
 
     `ready` is set once the session is open, just before its first call is sent.
@@ -198,7 +251,7 @@ async def run_session(url: str, plan: list[Call], ready: asyncio.Event | None = 
     call: Call | None = None
     started = time.monotonic()
     try:
-        http, client = _client(url)
+        http, client = _client(url, token)
         async with http, client:
             # As agents do; the client also checks each result against the listed schemas.
             await client.list_tools()
@@ -230,9 +283,9 @@ def sim_stats(url: str) -> dict[str, Any]:
         return json.load(response)
 
 
-async def server_requests(url: str) -> dict[str, int]:
+async def server_requests(url: str, token: str) -> dict[str, int]:
     """Requests the server sent, per source, from its `refaudit://sources` resource."""
-    http, client = _client(url)
+    http, client = _client(url, token)
     async with http, client:
         resource = await client.read_resource("refaudit://sources")
     sources = json.loads(resource.contents[0].text)  # type: ignore[union-attr]
@@ -261,13 +314,17 @@ def percentile(values: list[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
 
 
-async def shutdown_wave(server: Server, workload: Workload, sessions: int) -> dict[str, Any]:
+async def shutdown_wave(
+    server: Server, issuer: Issuer, workload: Workload, sessions: int
+) -> dict[str, Any]:
     """Calls in flight when SIGTERM comes: each completes or fails cleanly; exit 0, promptly."""
     plans = [[Call(n, "verify_reference", workload.citations[-(n + 1)])] for n in range(sessions)]
     opened = [asyncio.Event() for _ in plans]
     tasks = [
-        asyncio.create_task(run_session(server.url, plan, event))
-        for plan, event in zip(plans, opened, strict=True)
+        asyncio.create_task(
+            run_session(server.url, issuer.token(server.url, f"late-{n}"), plan, event)
+        )
+        for n, (plan, event) in enumerate(zip(plans, opened, strict=True))
     ]
     await asyncio.wait_for(asyncio.gather(*(event.wait() for event in opened)), STARTUP_TIMEOUT_S)
     await asyncio.sleep(0.5)
@@ -299,18 +356,26 @@ async def drive(args: argparse.Namespace) -> int:
         root.mkdir()
         os.environ.update(simulator_env(sim_url), REFAUDIT_MAILTO="bench@refaudit.invalid")
         workload = prepare(root, args.sessions, args.calls)
-        server = Server(sim_url, root, cache)
+        issuer = Issuer()
+        server = Server(sim_url, root, cache, issuer)
         try:
             print(f"{args.sessions} sessions x {args.calls} calls, scholarsim {args.config}")
+            tokens = [issuer.token(server.url, f"researcher-{n}") for n in range(args.sessions)]
             started = time.monotonic()
-            await asyncio.gather(*(run_session(server.url, plan) for plan in workload.calls))
+            await asyncio.gather(
+                *(
+                    run_session(server.url, token, plan)
+                    for token, plan in zip(tokens, workload.calls, strict=True)
+                )
+            )
             wall = time.monotonic() - started
-            requests = await server_requests(server.url)
+            requests = await server_requests(server.url, issuer.token(server.url, "bench"))
             stats = sim_stats(sim_url)
             rss = server.peak_rss_mb()
-            shutdown = await shutdown_wave(server, workload, args.shutdown_sessions)
+            shutdown = await shutdown_wave(server, issuer, workload, args.shutdown_sessions)
         finally:
             server.stop()
+            issuer.close()
             simulator.terminate()
             simulator.wait(timeout=10)
     calls = [call for plan in workload.calls for call in plan]
