@@ -1,4 +1,5 @@
-"""Zip containers (a Word file) checked before anything inside them is read.
+"""Containers checked before anything inside them is read: zip (a Word file), gzip and
+tar (a paper's source from arXiv).
 
 A `.docx` is a zip of XML parts. Its central directory says how large each part
 unpacks to, and Python's zipfile never inflates a part past that size, so the
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import io
 import zipfile
+from pathlib import Path
 from xml.etree.ElementTree import Element
 
 import defusedxml.ElementTree as SafeET
@@ -119,3 +121,100 @@ def _refuse_external_content(root: Element, *, file: str, part: str) -> None:
                 file=file,
                 hint="save the document with its contents embedded (no linked sub-documents)",
             )
+
+
+MAX_SOURCE_MEMBERS = 5000
+"""far beyond a real paper's source (tens to a few hundred files)"""
+MAX_SOURCE_BYTES = 512 * 1024 * 1024
+"""what a paper's source may unpack to (arXiv takes 50 MB compressed)"""
+MAX_TEXT_BYTES = 64 * 1024 * 1024
+"""one .tex / .bib / .bbl file, as for files on disk"""
+SOURCE_SUFFIXES = (".tex", ".ltx", ".bib", ".bibtex", ".bbl")
+_CHUNK = 1 << 16
+
+
+def gunzip(data: bytes, *, file: str, limit: int = MAX_SOURCE_BYTES) -> bytes:
+    """A gzip stream inflated, refused once it passes `limit` (a gzip bomb stops there)."""
+    import zlib
+
+    inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    out = bytearray()
+    try:
+        for start in range(0, len(data), _CHUNK):
+            out += inflater.decompress(data[start : start + _CHUNK], limit + 1 - len(out))
+            while inflater.unconsumed_tail and len(out) <= limit:
+                out += inflater.decompress(inflater.unconsumed_tail, limit + 1 - len(out))
+            if len(out) > limit:
+                raise InputError(
+                    f"unpacks to more than {limit // (1024 * 1024)} MB; refused as a gzip bomb",
+                    file=file,
+                )
+            if inflater.eof:
+                break
+    except zlib.error as error:
+        raise InputError(f"damaged gzip data ({error})", file=file) from None
+    return bytes(out)
+
+
+def extract_sources(data: bytes, destination: Path, *, file: str) -> list[Path]:
+    """The TeX, BibTeX and .bbl files of a tar archive, written under `destination`.
+
+    Only regular files with those suffixes are written; links, devices and everything
+    else are never created. A member whose path is absolute or climbs out with `..`,
+    more than MAX_SOURCE_MEMBERS members, or more than MAX_SOURCE_BYTES in all, refuse
+    the archive (it is hostile, not a paper).
+
+    Raises:
+        InputError: not a tar archive, or a hostile one.
+    """
+    import tarfile
+
+    written: list[Path] = []
+    total = 0
+    try:
+        with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as archive:
+            for count, member in enumerate(archive, start=1):
+                if count > MAX_SOURCE_MEMBERS:
+                    raise InputError(
+                        f"holds more than {MAX_SOURCE_MEMBERS} files; refused as hostile",
+                        file=file,
+                    )
+                total += max(member.size, 0)
+                if total > MAX_SOURCE_BYTES:
+                    raise InputError(
+                        f"unpacks to more than {MAX_SOURCE_BYTES // (1024 * 1024)} MB; "
+                        "refused as a tar bomb",
+                        file=file,
+                    )
+                target = _inside(destination, member.name, file=file)
+                if not member.isfile() or target.suffix.lower() not in SOURCE_SUFFIXES:
+                    continue
+                if member.size > MAX_TEXT_BYTES:
+                    continue
+                stream = archive.extractfile(member)
+                if stream is None:
+                    continue
+                target.parent.mkdir(parents=True, exist_ok=True)
+                with stream, open(target, "xb") as out:
+                    while chunk := stream.read(_CHUNK):
+                        out.write(chunk)
+                written.append(target)
+    except tarfile.TarError as error:
+        raise InputError(f"not a readable tar archive ({error})", file=file) from None
+    except FileExistsError:
+        raise InputError("names one file twice; refused as hostile", file=file) from None
+    except OSError as error:
+        raise InputError(f"cannot be unpacked ({error.strerror or error})", file=file) from None
+    return written
+
+
+def _inside(destination: Path, name: str, *, file: str) -> Path:
+    """Where a member goes: always inside `destination`, or the archive is refused."""
+    import posixpath
+
+    clean = posixpath.normpath(name.replace("\\", "/"))
+    if clean.startswith(("/", "../")) or clean == ".." or ":" in clean.split("/")[0]:
+        raise InputError(
+            f"member {name!r} points outside the archive; refused as hostile", file=file
+        )
+    return destination / clean

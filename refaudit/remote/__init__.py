@@ -18,19 +18,22 @@ if TYPE_CHECKING:
 
 def is_remote(spec: str) -> bool:
     """Whether a command-line input names a library or a paper rather than a file."""
+    from refaudit.remote.arxiv import is_arxiv
     from refaudit.remote.zotero import is_zotero
 
-    return is_zotero(spec)
+    return is_zotero(spec) or is_arxiv(spec)
 
 
 async def read_remote(
     spec: str, settings: Settings, *, transport: httpx.AsyncBaseTransport | None = None
 ) -> Bibliography:
-    """The references of a `zotero:` library.
+    """The references of a `zotero:` library or an arXiv paper.
 
     Raises:
         InputError: the input cannot be read (as each reader says).
     """
-    from refaudit.remote.zotero import parse_spec, read_library
+    from refaudit.remote import arxiv, zotero
 
-    return await read_library(parse_spec(spec), settings, transport=transport)
+    if zotero.is_zotero(spec):
+        return await zotero.read_library(zotero.parse_spec(spec), settings, transport=transport)
+    return await arxiv.read_paper(spec, settings, transport=transport)

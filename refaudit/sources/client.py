@@ -102,8 +102,11 @@ class SourceClient:
         default_headers: Mapping[str, str] | None = None,
         gate: Gate | None = None,
         hedging: bool = False,
+        binary: bool = False,
     ) -> None:
         self.name = name
+        #: bodies are bytes (an archive), kept byte for byte as Latin-1 text (`Fetched.content`)
+        self._binary = binary
         self.gate = gate
         # A key's quota is not spent twice on one answer: gated sources never hedge.
         self._hedging = Hedging(name, sleep, enabled=hedging and gate is None)
@@ -403,7 +406,7 @@ class SourceClient:
                 headers=headers,
                 extensions={"trace": wire},
             )
-            text = response.text
+            text = response.content.decode("latin-1") if self._binary else response.text
             pool.answered_in(self._clock() - sent_at)
         except httpx.TimeoutException as exc:
             raise SourceUnavailable(

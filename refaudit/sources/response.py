@@ -59,6 +59,11 @@ class Fetched:
     _json: Any = field(default=_UNPARSED, init=False, repr=False, compare=False)
     _xml: Any = field(default=_UNPARSED, init=False, repr=False, compare=False)
 
+    @property
+    def content(self) -> bytes:
+        """The body's bytes, for a client that reads bodies as bytes (`binary=True`)."""
+        return self.text.encode("latin-1")
+
     def json(self) -> Any:
         if self._json is _UNPARSED:
             try:
