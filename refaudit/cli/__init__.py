@@ -17,6 +17,7 @@ from refaudit.cli import (
     cache,
     check,
     discovery,
+    lsp,
     mirror,
     novelty,
     parse,
@@ -38,7 +39,19 @@ app = typer.Typer(
     rich_markup_mode="rich",
 )
 
-for module in (check, batch, parse, discovery, novelty, retractions, cache, mirror, sources, serve):
+for module in (
+    check,
+    batch,
+    parse,
+    discovery,
+    novelty,
+    retractions,
+    cache,
+    mirror,
+    sources,
+    serve,
+    lsp,
+):
     module.register(app)
 
 

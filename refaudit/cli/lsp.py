@@ -1,0 +1,59 @@
+"""`refaudit lsp`: the language server for editors, over stdio."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from refaudit.cli.common import (
+    ConfigOption,
+    MailtoOption,
+    MirrorOption,
+    OfflineOption,
+    SourcesOption,
+    TimeoutOption,
+    handle_errors,
+    settings_from_flags,
+)
+
+
+def register(app: typer.Typer) -> None:
+    """Add this module's commands to the app."""
+    app.command("lsp", help=lsp.__doc__)(lsp)
+
+
+@handle_errors
+def lsp(
+    stdio: Annotated[
+        bool, typer.Option("--stdio", help="Talk over stdin/stdout (the only transport).")
+    ] = True,
+    fail_on: Annotated[
+        list[str] | None,
+        typer.Option("--fail-on", help="What a hover calls failing (as for `check`)."),
+    ] = None,
+    offline: OfflineOption = False,
+    sources: SourcesOption = None,
+    mailto: MailtoOption = None,
+    config: ConfigOption = None,
+    timeout: TimeoutOption = None,
+    mirror: MirrorOption = None,
+) -> None:
+    """Run the language server (stdio) that shows findings in .bib, .tex and .bbl files.
+
+    Example: refaudit lsp --sources mirror
+    """
+    from refaudit.findings import parse_fail_on
+    from refaudit.integrations.lsp import build_server
+
+    settings = settings_from_flags(
+        config,
+        offline=offline,
+        no_cache=False,
+        sources=sources,
+        mailto=mailto,
+        timeout=timeout,
+        fail_on=parse_fail_on(fail_on) if fail_on else None,
+        mirror=mirror,
+    )
+    build_server(settings).start_io()

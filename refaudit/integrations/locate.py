@@ -1,0 +1,176 @@
+"""Where references sit in an editor's document: entry ranges, the citation key under the
+cursor, and the text edits `refaudit fix` would make, as line/column positions.
+
+Positions follow the Language Server Protocol: lines from 0, columns in UTF-16 code
+units (an accented or astral character in an author's name counts as the editor
+counts it). Pure functions over text, so the language server stays a thin layer.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from refaudit.errors import InputError
+from refaudit.fix import apply_fixes, scan_entries, verify_fix
+from refaudit.models import AuditReport, Result, Verdict
+
+#: `\cite{a,b}`, `\citep[p.~4]{a}`, `\parencite*{a}`, `\nocite{a}`: the keys' braces.
+_CITATION = re.compile(r"\\[A-Za-z]*cite[A-Za-z]*\*?\s*(?:\[[^\]\n]*\]\s*){0,2}\{([^{}\n]*)\}")
+_BIBITEM = re.compile(r"\\bibitem\s*(?:\[[^\]\n]*\]\s*)?\{([^{}\n]+)\}")
+
+
+@dataclass(frozen=True)
+class Position:
+    """A place in a document: line from 0, column in UTF-16 code units."""
+
+    line: int
+    character: int
+
+
+@dataclass(frozen=True)
+class Span:
+    """A range of a document, end exclusive."""
+
+    start: Position
+    end: Position
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace `span` with `text`: one entry's correction."""
+
+    key: str
+    span: Span
+    text: str
+    fields: tuple[str, ...]
+    action: str
+
+
+def position(text: str, offset: int) -> Position:
+    """The position of a character offset into `text`."""
+    line = text.count("\n", 0, offset)
+    start = text.rfind("\n", 0, offset) + 1
+    return Position(line, _utf16_length(text[start:offset]))
+
+
+def offset(text: str, at: Position) -> int:
+    """The character offset of a position (clamped to its line)."""
+    lines = text.split("\n")
+    if at.line >= len(lines):
+        return len(text)
+    start = sum(len(line) + 1 for line in lines[: at.line])
+    line = lines[at.line]
+    units = 0
+    for index, char in enumerate(line):
+        if units >= at.character:
+            return start + index
+        units += _utf16_length(char)
+    return start + len(line)
+
+
+def _utf16_length(text: str) -> int:
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def line_span(text: str, line: int) -> Span:
+    """The whole of line `line` (from 1, as references count them)."""
+    lines = text.split("\n")
+    index = min(max(line - 1, 0), max(len(lines) - 1, 0))
+    content = lines[index] if lines else ""
+    return Span(Position(index, 0), Position(index, _utf16_length(content.rstrip("\r"))))
+
+
+def entry_spans(text: str, path: Path) -> dict[str, Span]:
+    """Each entry's range by key: a .bib entry from `@` to its closing brace, a `\\bibitem`
+    to the line before the next one; the first of duplicate keys."""
+    spans: dict[str, Span] = {}
+    if path.suffix.lower() == ".bib":
+        for entry in scan_entries(text):
+            end = entry.end
+            while end > entry.start and text[end - 1] in " \t\r\n":
+                end -= 1
+            spans.setdefault(entry.key, Span(position(text, entry.start), position(text, end)))
+        return spans
+    items = list(_BIBITEM.finditer(text))
+    for item, following in zip(items, [*items[1:], None], strict=True):
+        stop = following.start() if following else len(text)
+        body = text[item.start() : stop].rstrip()
+        spans.setdefault(
+            item.group(1).strip(),
+            Span(position(text, item.start()), position(text, item.start() + len(body))),
+        )
+    return spans
+
+
+def key_at(text: str, path: Path, at: Position) -> str | None:
+    """The citation key the cursor is on: in a `\\cite{…}` of a .tex file, or anywhere in a
+    .bib entry or `\\bibitem`."""
+    if path.suffix.lower() == ".tex":
+        cursor = offset(text, at)
+        line_start = text.rfind("\n", 0, cursor) + 1
+        line_end = text.find("\n", cursor)
+        line = text[line_start : len(text) if line_end < 0 else line_end]
+        column = cursor - line_start
+        for citation in _CITATION.finditer(line):
+            if not citation.start(1) <= column <= citation.end(1):
+                continue
+            start = citation.start(1)
+            for key in citation.group(1).split(","):
+                if start <= column <= start + len(key):
+                    return key.strip() or None
+                start += len(key) + 1
+        return None
+    for key, span in entry_spans(text, path).items():
+        if (
+            (span.start.line, span.start.character)
+            <= (at.line, at.character)
+            <= (
+                span.end.line,
+                span.end.character,
+            )
+        ):
+            return key
+    return None
+
+
+def fix_edit(text: str, result: Result) -> Edit | None:
+    """The correction `refaudit fix` makes to this entry (with `--add-ids` for a verified
+    one), as one edit of the entry; None when there is nothing it would change."""
+    add_ids = result.verdict == Verdict.VERIFIED
+    outcome = apply_fixes(text, AuditReport(results=[result]), add_ids=add_ids)
+    if not outcome.changes:
+        return None
+    try:
+        verify_fix(text, outcome)
+    except InputError:
+        return None
+    change = outcome.changes[0]
+    entry = next(span for span in scan_entries(text) if span.start == change.start)
+    new_end = entry.end + len(outcome.text) - len(text)
+    return Edit(
+        key=change.key,
+        span=Span(position(text, entry.start), position(text, entry.end)),
+        text=outcome.text[entry.start : new_end],
+        fields=change.fields,
+        action=change.action,
+    )
+
+
+def fix_all_edits(text: str, results: list[Result]) -> list[Edit]:
+    """What `refaudit fix` makes of the whole file: every mismatched entry corrected (edits
+    against the same text, as a workspace edit applies them), refused whole when the
+    corrected file would not re-parse to the same entries."""
+    report = AuditReport(results=[r for r in results if r.verdict == Verdict.MISMATCH])
+    outcome = apply_fixes(text, report)
+    try:
+        verify_fix(text, outcome)
+    except InputError:
+        return []
+    edits = []
+    for result in report.results:
+        edit = fix_edit(text, result)
+        if edit is not None and edit.key in {change.key for change in outcome.changes}:
+            edits.append(edit)
+    return edits

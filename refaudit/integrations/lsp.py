@@ -1,0 +1,441 @@
+"""`refaudit lsp`: a language server (pygls, stdio) for .bib, .tex and .bbl files.
+
+A thin layer over the one pipeline (`refaudit.audit.audit_paths`): a document is
+audited when it is opened or saved, never per keystroke, in a background task with
+the persistent response cache (so reopening a file sends no request). A newer audit
+of the same document cancels the one under way, and only the newest publishes.
+Findings become diagnostics on the entry's lines; hover shows the verdict and its
+evidence; code actions apply the corrections `refaudit fix` would make.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pygls import uris
+from pygls.lsp.server import LanguageServer
+
+from refaudit.audit import audit_paths
+from refaudit.config import Settings
+from refaudit.errors import RefauditError
+from refaudit.integrations.locate import (
+    Edit,
+    Position,
+    Span,
+    entry_spans,
+    fix_all_edits,
+    fix_edit,
+    key_at,
+    line_span,
+)
+from refaudit.models import AuditReport, InputProblem, Result, Verdict
+from refaudit.policy import report_tally
+from refaudit.render.common import (
+    RenderContext,
+    Row,
+    failed_sources_text,
+    finding_message,
+    outage_line,
+    rows,
+    shown_verdict,
+)
+from refaudit.render.html import record_url
+from refaudit.render.sarif import DOCS
+from refaudit.version import installed_version
+
+SUFFIXES = (".bib", ".tex", ".bbl")
+#: What texlab reports too, by the name an editor's configuration uses to turn it off.
+TEXLAB_RULES: dict[str, frozenset[str]] = {
+    "syntax": frozenset({"parse-error", "duplicate-key", "duplicate-field", "undefined-macro"}),
+    "undefined-citation": frozenset({"undefined-citation"}),
+    "unused-entry": frozenset({"uncited-entry"}),
+}
+_SEVERITIES = {
+    "error": types.DiagnosticSeverity.Error,
+    "warning": types.DiagnosticSeverity.Warning,
+    "info": types.DiagnosticSeverity.Information,
+}
+
+
+@dataclass
+class Options:
+    """What the editor asks for (`initializationOptions`, or `settings.refaudit` of
+    workspace/didChangeConfiguration): rule groups or finding codes to leave out."""
+
+    ignore: frozenset[str] = frozenset()
+
+    @classmethod
+    def read(cls, data: Any) -> Options:
+        if not isinstance(data, dict):
+            return cls()
+        data = data.get("refaudit", data)
+        names = data.get("ignore") if isinstance(data, dict) else None
+        words = {str(name) for name in names} if isinstance(names, list) else set()
+        if isinstance(data, dict) and data.get("texlab") is True:
+            words |= set(TEXLAB_RULES)
+        codes = set(words)
+        for group in words & set(TEXLAB_RULES):
+            codes |= TEXLAB_RULES[group]
+        return cls(frozenset(codes))
+
+
+@dataclass
+class DocumentAudit:
+    """The newest finished audit of one open document."""
+
+    report: AuditReport
+    published: set[str] = field(default_factory=set)
+    """the URIs this audit put diagnostics on (a .tex file's go on its .bib files too)"""
+
+    def by_key(self) -> dict[str, Result]:
+        found: dict[str, Result] = {}
+        for result in self.report.results:
+            found.setdefault(result.reference.key, result)
+        return found
+
+
+class RefauditServer(LanguageServer):
+    """The server's state: settings, options, each document's audit task and last report."""
+
+    def __init__(self, settings: Settings) -> None:
+        super().__init__("refaudit", installed_version())
+        self.settings = settings
+        self.options = Options()
+        self.context = RenderContext(fail_on=list(settings.fail_on))
+        self.tasks: dict[str, asyncio.Task[None]] = {}
+        self.audits: dict[str, DocumentAudit] = {}
+        self._tokens = itertools.count(1)
+
+    # -- auditing -------------------------------------------------------------
+
+    def schedule(self, uri: str) -> None:
+        """Audit `uri` in the background, cancelling an audit of it still under way."""
+        path = Path(uris.to_fs_path(uri) or "")
+        if path.suffix.lower() not in SUFFIXES:
+            return
+        stale = self.tasks.pop(uri, None)
+        if stale is not None and not stale.done():
+            stale.cancel()
+            self.window_log_message(
+                types.LogMessageParams(
+                    types.MessageType.Log, f"refaudit: a newer audit of {path.name} replaces one"
+                )
+            )
+        task = asyncio.ensure_future(self._audit(uri, path))
+        self.tasks[uri] = task
+
+    async def _audit(self, uri: str, path: Path) -> None:
+        with self._progress(path) as progress:
+            try:
+                report = await audit_paths([path], self.settings, progress=progress)
+            except RefauditError as exc:
+                if self.tasks.get(uri) is asyncio.current_task():
+                    self._say(types.MessageType.Error, f"refaudit: {exc}")
+                return
+        if self.tasks.get(uri) is not asyncio.current_task():
+            return  # a newer audit of this document has started; it publishes
+        previous = self.audits.get(uri)
+        audit = DocumentAudit(report)
+        self.audits[uri] = audit
+        self.publish(uri, audit, previous.published if previous else set())
+        self._report_unverified(path, report)
+
+    @contextlib.contextmanager
+    def _progress(self, path: Path) -> Iterator[Any]:
+        """`$/progress` for one audit when the client takes it, else nothing."""
+        window = self.client_capabilities.window
+        if not (window and window.work_done_progress):
+            yield None
+            return
+        token = f"refaudit-{next(self._tokens)}"
+        self.window_work_done_progress_create(types.WorkDoneProgressCreateParams(token=token))
+        self.work_done_progress.begin(
+            token, types.WorkDoneProgressBegin(title="refaudit", message=path.name, percentage=0)
+        )
+
+        def update(done: int, total: int) -> None:
+            share = round(100 * done / total) if total else 0
+            message = f"{path.name}: {done}/{total} references"
+            self.work_done_progress.report(
+                token, types.WorkDoneProgressReport(message=message, percentage=share)
+            )
+
+        try:
+            yield update
+        finally:
+            self.work_done_progress.end(token, types.WorkDoneProgressEnd(message="done"))
+
+    def _report_unverified(self, path: Path, report: AuditReport) -> None:
+        """Say plainly when references could not be checked: they are neither cleared nor
+        flagged, and a diagnostic alone reads like a verdict."""
+        tally = report_tally(report)
+        unverified = tally.verdicts[Verdict.UNVERIFIED]
+        if not unverified:
+            return
+        if tally.nothing_answered():
+            message = f"refaudit: {path.name}: {outage_line(report)}"
+        else:
+            reasons = "; ".join(
+                sorted(
+                    {failed_sources_text(r) for r in report.results if r.verdict == "unverified"}
+                    - {""}
+                )
+            )
+            message = (
+                f"refaudit: {unverified} of {tally.checked} reference(s) in {path.name} are "
+                "unverified: no source could check them, so they are neither cleared nor "
+                "flagged" + (f" ({reasons})" if reasons else "")
+            )
+        self._say(types.MessageType.Warning, message)
+
+    def _say(self, kind: types.MessageType, message: str) -> None:
+        self.window_show_message(types.ShowMessageParams(kind, message))
+
+    # -- diagnostics ----------------------------------------------------------
+
+    def publish(self, uri: str, audit: DocumentAudit, before: set[str]) -> None:
+        """Put the audit's diagnostics on every file it covers; clear those it no longer has."""
+        found = self.diagnostics(audit.report)
+        found.setdefault(uri, [])
+        for target in before - set(found):
+            found[target] = []
+        for target, diagnostics in found.items():
+            self.text_document_publish_diagnostics(
+                types.PublishDiagnosticsParams(uri=target, diagnostics=diagnostics)
+            )
+        audit.published = {target for target, items in found.items() if items} | {uri}
+
+    def diagnostics(self, report: AuditReport) -> dict[str, list[types.Diagnostic]]:
+        """The report's findings and input problems as diagnostics, by file URI."""
+        found: dict[str, list[types.Diagnostic]] = {}
+        spans: dict[str, dict[str, Span]] = {}
+        for result in report.results:
+            file = result.reference.file
+            if not file:
+                continue
+            uri = uris.from_fs_path(str(Path(file).resolve())) or file
+            if uri not in spans:
+                spans[uri] = entry_spans(self._text(uri), Path(file))
+            where = spans[uri].get(result.reference.key) or line_span(
+                self._text(uri), result.reference.line or 1
+            )
+            for row in rows(result, self.context):
+                if row.finding.suppressed or row.finding.code in self.options.ignore:
+                    continue
+                found.setdefault(uri, []).append(_diagnostic(row, where))
+        for problem in report.problems:
+            if problem.code in self.options.ignore or not problem.file:
+                continue
+            uri = uris.from_fs_path(str(Path(problem.file).resolve())) or problem.file
+            found.setdefault(uri, []).append(self._problem(uri, problem))
+        return found
+
+    def _problem(self, uri: str, problem: InputProblem) -> types.Diagnostic:
+        where = line_span(self._text(uri), problem.line or 1)
+        return types.Diagnostic(
+            range=_range(where),
+            message=problem.message,
+            severity=_SEVERITIES.get(problem.severity, types.DiagnosticSeverity.Warning),
+            code=problem.code,
+            source="refaudit",
+        )
+
+    def _text(self, uri: str) -> str:
+        """The document as the editor holds it, else as saved."""
+        document = self.workspace.text_documents.get(uri)
+        if document is not None:
+            return document.source
+        path = uris.to_fs_path(uri)
+        try:
+            return Path(path or uri).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return ""
+
+    # -- hover and code actions ----------------------------------------------
+
+    def result_at(self, uri: str, at: Position) -> Result | None:
+        """The result for the key under the cursor: from this document's audit, else from any
+        audit that covered this file (a .bib file a paper cites)."""
+        path = Path(uris.to_fs_path(uri) or uri)
+        key = key_at(self._text(uri), path, at)
+        if key is None:
+            return None
+        own = self.audits.get(uri)
+        if own is not None and key in own.by_key():
+            return own.by_key()[key]
+        return self.results_in(path).get(key)
+
+    def results_in(self, path: Path) -> dict[str, Result]:
+        """The newest result of each entry of `path`, from every audit that read it."""
+        wanted = path.resolve()
+        found: dict[str, Result] = {}
+        for audit in self.audits.values():
+            for result in audit.report.results:
+                file = result.reference.file
+                if file and Path(file).resolve() == wanted:
+                    found.setdefault(result.reference.key, result)
+        return found
+
+    def code_actions(self, uri: str, span: Span) -> list[types.CodeAction]:
+        """Per entry in `span`, its correction; and one action correcting the whole file."""
+        path = Path(uris.to_fs_path(uri) or uri)
+        if path.suffix.lower() != ".bib":
+            return []
+        text = self._text(uri)
+        results = self.results_in(path)
+        entries = entry_spans(text, path)
+        actions = []
+        for key, result in results.items():
+            entry = entries.get(key)
+            if entry is None or not _overlaps(entry, span):
+                continue
+            edit = fix_edit(text, result)
+            if edit is not None:
+                what = "add the DOI to" if edit.action == "added-ids" else "correct"
+                fields = f" ({', '.join(edit.fields)})" if edit.fields else ""
+                actions.append(_action(f"refaudit: {what} {key}{fields}", uri, [edit]))
+        every = fix_all_edits(text, list(results.values()))
+        if every:
+            title = f"refaudit: correct all {len(every)} mismatched entries in {path.name}"
+            actions.append(_action(title, uri, every, kind=types.CodeActionKind.SourceFixAll))
+        return actions
+
+
+def _overlaps(entry: Span, span: Span) -> bool:
+    return (entry.start.line, entry.start.character) <= (span.end.line, span.end.character) and (
+        span.start.line,
+        span.start.character,
+    ) <= (entry.end.line, entry.end.character)
+
+
+def _range(span: Span) -> types.Range:
+    return types.Range(
+        start=types.Position(span.start.line, span.start.character),
+        end=types.Position(span.end.line, span.end.character),
+    )
+
+
+def _diagnostic(row: Row, where: Span) -> types.Diagnostic:
+    finding, result = row.finding, row.result
+    message = f"{result.reference.key}: {finding_message(result, finding)}"
+    if finding.cited is not None or finding.found is not None:
+        message += f" (cited: {finding.cited or '—'}; correct: {finding.found or '—'})"
+    link = record_url(result.matched) if result.matched else None
+    return types.Diagnostic(
+        range=_range(where),
+        message=message,
+        severity=_SEVERITIES[finding.severity],
+        code=finding.code,
+        code_description=types.CodeDescription(href=f"{DOCS}#{finding.code}"),
+        source="refaudit",
+        data={
+            "key": result.reference.key,
+            "verdict": result.verdict.value,
+            "fails": row.failing,
+            "record": " ".join(p for p in (finding.source, finding.record) if p) or None,
+            "url": link,
+        },
+    )
+
+
+def _action(
+    title: str,
+    uri: str,
+    edits: list[Edit],
+    kind: types.CodeActionKind = types.CodeActionKind.QuickFix,
+) -> types.CodeAction:
+    changes = [types.TextEdit(range=_range(edit.span), new_text=edit.text) for edit in edits]
+    return types.CodeAction(
+        title=title, kind=kind, edit=types.WorkspaceEdit(changes={uri: changes})
+    )
+
+
+def hover_text(result: Result, context: RenderContext) -> str:
+    """The verdict and its evidence, as Markdown."""
+    lines = [f"**refaudit: {shown_verdict(result)}** `{result.reference.key}`"]
+    if context.fails(result):
+        lines[0] += " — fails the run (`--fail-on " + ",".join(context.fail_on) + "`)"
+    if result.matched is not None:
+        work = result.matched
+        link = record_url(work)
+        said = ", ".join(str(p) for p in (work.title, work.year, work.venue) if p)
+        lines.append(f"\nrecord ({work.source}): {said}" + (f" — [{link}]({link})" if link else ""))
+    items = [row for row in rows(result, context) if not row.finding.suppressed]
+    if items:
+        lines.append("")
+    for row in items:
+        finding = row.finding
+        line = f"- `{finding.code}` ({finding.severity}): {finding_message(result, finding)}"
+        if finding.cited is not None or finding.found is not None:
+            line += f" — cited *{finding.cited or '—'}*, correct *{finding.found or '—'}*"
+        evidence = " ".join(p for p in (finding.source, finding.record) if p)
+        if evidence:
+            line += f" ({evidence})"
+        lines.append(line)
+    for notice in result.integrity:
+        label = notice.label or notice.kind
+        lines.append(f"- notice: {label} {notice.date or ''} {notice.notice_doi or ''}".rstrip())
+    return "\n".join(lines)
+
+
+def build_server(settings: Settings) -> RefauditServer:
+    """The server with its handlers (a function, so tests and the command build the same)."""
+    server = RefauditServer(settings)
+
+    @server.feature(types.INITIALIZE)
+    def initialize(ls: RefauditServer, params: types.InitializeParams) -> None:
+        ls.options = Options.read(params.initialization_options)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(ls: RefauditServer, params: types.DidOpenTextDocumentParams) -> None:
+        ls.schedule(params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+    def did_save(ls: RefauditServer, params: types.DidSaveTextDocumentParams) -> None:
+        ls.schedule(params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(ls: RefauditServer, params: types.DidCloseTextDocumentParams) -> None:
+        task = ls.tasks.pop(params.text_document.uri, None)
+        if task is not None:
+            task.cancel()
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    def did_change_configuration(
+        ls: RefauditServer, params: types.DidChangeConfigurationParams
+    ) -> None:
+        ls.options = Options.read(params.settings)
+        for uri, audit in ls.audits.items():
+            ls.publish(uri, audit, audit.published)
+
+    @server.feature(types.TEXT_DOCUMENT_HOVER)
+    def hover(ls: RefauditServer, params: types.HoverParams) -> types.Hover | None:
+        at = Position(params.position.line, params.position.character)
+        result = ls.result_at(params.text_document.uri, at)
+        if result is None:
+            return None
+        return types.Hover(
+            contents=types.MarkupContent(
+                kind=types.MarkupKind.Markdown, value=hover_text(result, ls.context)
+            )
+        )
+
+    @server.feature(
+        types.TEXT_DOCUMENT_CODE_ACTION,
+        types.CodeActionOptions(
+            code_action_kinds=[types.CodeActionKind.QuickFix, types.CodeActionKind.SourceFixAll]
+        ),
+    )
+    def code_action(ls: RefauditServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+        start, end = params.range.start, params.range.end
+        span = Span(Position(start.line, start.character), Position(end.line, end.character))
+        return ls.code_actions(params.text_document.uri, span)
+
+    return server
