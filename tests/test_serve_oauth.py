@@ -281,3 +281,15 @@ def test_serve_refuses_an_issuer_over_plain_http_elsewhere(tmp_path: Path) -> No
 
     assert result.exit_code == 2
     assert "must be an https URL" in result.output
+
+
+def test_serve_beyond_loopback_needs_the_public_resource_url(tmp_path: Path) -> None:
+    result = CliRunner().invoke(
+        app,
+        ["serve", "-t", "http", "--host", "0.0.0.0", "--port", "0"]
+        + ["--oauth-issuer", "https://auth.example.org"],
+        env={"REFAUDIT_CACHE_DIR": str(tmp_path)},
+    )
+
+    assert result.exit_code == 2
+    assert "set --oauth-resource" in result.output

@@ -66,6 +66,11 @@ class OAuthConfig:
         if not serve.oauth_issuer:
             return None
         resource = serve.oauth_resource or listening_on
+        if not serve.oauth_resource and not _is_loopback(urlsplit(resource).hostname or ""):
+            raise ConfigError(
+                f"OAuth needs the URL clients reach this server at ({resource} is only the bind)",
+                hint="set --oauth-resource https://… (or `serve.oauth_resource`)",
+            )
         for what, url in (
             ("issuer", serve.oauth_issuer),
             ("resource", resource),
