@@ -47,6 +47,10 @@ shared_pacer: ContextVar[Callable[[str, float, int], Awaitable[None]] | None] = 
 #: Evidence gathering puts identifier look-ups (each unlocks many references) ahead of
 #: searches, and a reference's later searches ahead of other references' first ones.
 request_priority: ContextVar[float] = ContextVar("request_priority", default=0.0)
+#: Whom the calls made in this context are for (a client of the MCP server; "" is a run of
+#: its own). At each priority a pool takes one call of each caller in turn, so one
+#: client's fifty searches do not all go before another client's one.
+request_caller: ContextVar[str] = ContextVar("request_caller", default="")
 
 
 @dataclass(frozen=True)
@@ -60,9 +64,11 @@ class RateLimit:
 
 @dataclass(order=True)
 class _Ticket:
-    """A call waiting in a pool's queue, ordered by priority, then by arrival."""
+    """A call waiting in a pool's queue, ordered by priority, its caller's turn, arrival."""
 
     priority: float
+    #: how many calls of the same caller were waiting here before it (0 without a caller)
+    turn_of_caller: int
     arrival: int
     #: resolved when the call may look again (it became the head, or a slot freed)
     turn: asyncio.Future[None] | None = field(default=None, compare=False)
@@ -84,6 +90,8 @@ class Pool:
         self._updated = clock()
         self._queue: list[_Ticket] = []
         self._arrivals = itertools.count()
+        #: calls waiting here, per named caller
+        self._by_caller: collections.Counter[str] = collections.Counter()
         self._in_flight = 0
         #: calls waiting for their turn: all of them, and those at priority 0 or lower
         self._waiting = 0
@@ -135,7 +143,14 @@ class Pool:
         the one before it, faster than the rate. A retry or a hedge comes with the
         `place` its call was given, so it does not queue behind the calls made since.
         """
-        ticket = _Ticket(priority, self.place() if place is None else place)
+        caller = request_caller.get()
+        ticket = _Ticket(
+            priority,
+            self._by_caller[caller] if caller else 0,
+            self.place() if place is None else place,
+        )
+        if caller:
+            self._by_caller[caller] += 1
         heapq.heappush(self._queue, ticket)
         first = priority <= 0
         self._waiting += 1
@@ -159,6 +174,10 @@ class Pool:
             return False
         finally:
             ticket.gone = True
+            if caller:
+                self._by_caller[caller] -= 1
+                if not self._by_caller[caller]:
+                    del self._by_caller[caller]
             self._waiting -= 1
             self._waiting_first -= first
             while self._queue and self._queue[0].gone:

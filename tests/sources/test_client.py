@@ -25,6 +25,7 @@ from refaudit.sources.pacing import (
     PACING_RECOVERY,
     PACING_STEP,
     RateLimit,
+    request_caller,
     request_priority,
 )
 from refaudit.sources.resilience import BREAKER_COOLDOWN_S, BREAKER_THRESHOLD, HEDGE_RECHECK_S
@@ -320,6 +321,23 @@ async def test_the_pool_sends_queued_calls_in_priority_order() -> None:
     await asyncio.gather(call("first", 10), call("search", 10), call("lookup", 0))
 
     assert [n for _, n in upstream.arrivals] == ["first", "lookup", "search"]
+
+
+async def test_the_pool_takes_the_waiting_callers_in_turn() -> None:
+    """One MCP client's burst of searches does not all go before another client's one."""
+    clock = YieldingClock()
+    upstream = Upstream(clock, [0.1])
+    limits = {"default": RateLimit(rps=1, burst=1)}
+    client = make_client(upstream, "crossref", clock=clock, limits=limits)
+
+    async def call(n: str, caller: str) -> None:
+        request_caller.set(caller)
+        await client.get("/works", {"n": n})
+
+    burst = [call(f"a{i}", "agent-a") for i in range(5)]
+    await asyncio.gather(*burst, call("b0", "agent-b"), call("c0", "agent-c"))
+    # a0 leaves the queue at once; of the rest each caller's first waiting call goes first.
+    assert [n for _, n in upstream.arrivals] == ["a0", "a1", "b0", "c0", "a2", "a3", "a4"]
 
 
 async def test_a_pool_answered_429_paces_a_step_slower_then_recovers() -> None:
