@@ -1,4 +1,5 @@
-"""Each client's share of a shared HTTP server, through the SDK's client over real HTTP.
+"""A shared HTTP server, through the SDK's client over real HTTP: each client's share,
+and a stop that answers the calls in flight.
 
 The server runs as a subprocess with small limits (one call at a time, three
 references a minute per client); the fake Crossref answers one DOI slowly, so a
@@ -9,6 +10,9 @@ one client; `test_serve_oauth.py` shows two token subjects with shares of their 
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import sys
 import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
@@ -30,6 +34,8 @@ from refaudit.errors import ConfigError
 from tests.fakes import crossref_work
 from tests.test_serve_transports import (
     STARTUP_TIMEOUT_S,
+    _wait_for_url,
+    _without_refaudit_settings,
     served_over_http,
     server_environment,
     spawned_http_server,
@@ -170,3 +176,41 @@ def test_limits_come_from_the_config_file_the_environment_and_the_flags(tmp_path
     assert refused.exit_code == 2 and "--client-references-per-minute must be 1 or more" in (
         refused.output
     )
+
+
+async def test_sigterm_lets_the_calls_in_flight_finish_and_exits_0(tmp_path: Path) -> None:
+    with served_over_http(_fake_with_a_slow_work()) as upstream:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "refaudit", "serve", "-t", "http", "--port", "0"],
+            env={**_without_refaudit_settings(), **server_environment(tmp_path, upstream)},
+            cwd=tmp_path,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            url = _wait_for_url(process)
+            with anyio.fail_after(STARTUP_TIMEOUT_S):
+                async with session(url) as client:
+                    await client.list_tools()
+                    async with anyio.create_task_group() as group:
+                        answers: list[Any] = []
+
+                        async def slow() -> None:
+                            answers.append(
+                                await client.call_tool("verify_reference", {"doi": SLOW_DOI})
+                            )
+
+                        group.start_soon(slow)
+                        await anyio.sleep(1)
+                        process.send_signal(signal.SIGTERM)
+            code = await anyio.to_thread.run_sync(lambda: process.wait(timeout=30))
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+
+    assert not answers[0].is_error, text(answers[0])
+    assert answers[0].structured_content["matched"]["year"] == 2020
+    assert code == 0
