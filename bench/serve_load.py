@@ -296,17 +296,23 @@ async def server_requests(url: str, token: str) -> dict[str, int]:
     }
 
 
-def floor_s(requests: dict[str, int]) -> float:
-    """What the published limits need for these requests (as `bench/runs.py` counts it)."""
+def slowest_rates() -> dict[str, float]:
+    """Each source's slowest published pace (what `bench/runs.py`'s floor divides by)."""
     from refaudit.config import load_settings
-    from refaudit.sources import load, rate_limits_for
+    from refaudit.sources import load, rate_limits_for, registry
 
     settings = load_settings()
-    floor = 0.0
-    for name, count in requests.items():
-        limits = rate_limits_for(load(name)[1], settings)
-        floor = max(floor, count / min(limit.rps for limit in limits.values()))
-    return floor
+    return {
+        name: min(limit.rps for limit in rate_limits_for(load(name)[1], settings).values())
+        for name in registry.SOURCE_NAMES
+    }
+
+
+def floor_s(requests: dict[str, int], rates: dict[str, float]) -> float:
+    """What the published limits need for these requests (sources in parallel)."""
+    return max(
+        (count / rates[name] for name, count in requests.items() if name in rates), default=0.0
+    )
 
 
 def percentile(values: list[float], share: float) -> float:
@@ -356,6 +362,7 @@ async def drive(args: argparse.Namespace) -> int:
         root.mkdir()
         os.environ.update(simulator_env(sim_url), REFAUDIT_MAILTO="bench@refaudit.invalid")
         workload = prepare(root, args.sessions, args.calls)
+        rates = slowest_rates()
         issuer = Issuer()
         server = Server(sim_url, root, cache, issuer)
         try:
@@ -383,7 +390,7 @@ async def drive(args: argparse.Namespace) -> int:
     latencies = [call.seconds for call in calls]
     overall = statistics.median(latencies)
     medians = [statistics.median(call.seconds for call in plan) for plan in workload.calls]
-    floor = floor_s(requests)
+    floor = floor_s(requests, rates)
     too_many = sum(int(source.get("429", 0)) for source in stats.get("sources", {}).values())
     print(f"calls: {len(calls)}, failed: {len(failed)}")
     for call in failed[:10]:
