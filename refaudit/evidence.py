@@ -21,7 +21,7 @@ from refaudit.asking import Ledger, ask
 from refaudit.errors import SourceError
 from refaudit.identifiers import arxiv_id_from_doi, is_datacite_arxiv_doi
 from refaudit.models import Reference, Result, Work
-from refaudit.parsing.freetext import reread_with_title
+from refaudit.recognise import is_convincing, is_near, settles
 from refaudit.sources import Sources, registry
 from refaudit.sources.base import SearchQuery, Source
 from refaudit.sources.doiorg import TITLE as DOI_ORG
@@ -46,21 +46,6 @@ SEARCH_PRIORITY = 10.0
 # calls, and as many more as it serves in the time the look-ups take.
 FEEDING_PRIORITY = -1.0
 FEED_AHEAD = 2
-# A title with at most this many words changed is a near miss when it scores at
-# least this, or when this share of its words (and at least this many) is kept:
-# one long word swapped in a short title ("Competitive" for "Adversarial") costs
-# more characters than the score allows but leaves the title recognisable.
-NEAR_MISS_MAX_WORDS = 2
-NEAR_MISS_MIN_SCORE = 0.85
-NEAR_MISS_MIN_KEPT_SHARE = 0.8
-NEAR_MISS_MIN_KEPT_WORDS = 4
-# Titles of at least this many words are distinctive enough to identify a work alone.
-DISTINCTIVE_TITLE_WORDS = 5
-# partial_ratio of a record title inside a free-text citation: allows a slip or two.
-FREE_TEXT_TITLE_RATIO = 92
-# OCR-damaged citation strings ("BliemeL", "EngiQeering") still match at these ratios.
-LOCATOR_NAME_RATIO = 85
-LOCATOR_VENUE_RATIO = 80
 
 
 @dataclass
@@ -227,7 +212,7 @@ def _budget_not_needed(item: Evidence, source: Source, free: list[str]) -> str |
         return None
     if not source.decides(item.reference):
         return f"the free sources answered; {title} is asked only where one fails"
-    near = [w for w in item.id_records + item.candidates if _near(item.reference, w)]
+    near = [w for w in item.id_records + item.candidates if is_near(item.reference, w)]
     deposited = next(
         (
             w
@@ -262,14 +247,6 @@ def _budget_not_needed(item: Evidence, source: Source, free: list[str]) -> str |
     if reference.doi and not (reference.title or reference.free_text) and registrars:
         return f"{registrars[0]}, where {title} deposits its DOIs, does not know the cited DOI"
     return None
-
-
-def _near(reference: Reference, work: Work) -> bool:
-    """The record may be the cited work: its title is close, or one or two words apart."""
-    if reference.title and work.title:
-        title = match.compare_work_title(reference.title, work)
-        return title.kind != "different" or _near_miss(reference.title, title)
-    return is_convincing(reference, work)
 
 
 async def _ask_source(name: str, source: Source, wanted: list[Evidence]) -> None:
@@ -309,7 +286,7 @@ def _still_open(item: Evidence) -> bool:
     reference = item.reference
     records = item.id_records + item.candidates
     if reference.title or reference.free_text:
-        return not any(_settles(reference, work) for work in records)
+        return not any(settles(reference, work) for work in records)
     return bool(reference.doi or reference.arxiv_id or reference.pmid) and not item.id_records
 
 
@@ -356,170 +333,6 @@ def needs_search(item: Evidence) -> bool:
     cited_venue = reference.venue or ""
     only_preprints = all(w.type == "preprint" or w.source == "arxiv" for w in convincing)
     return bool(cited_venue) and only_preprints and not match.is_preprint_venue(cited_venue)
-
-
-def is_convincing(reference: Reference, work: Work) -> bool:
-    """Very probably the cited work, though some cited fields may be wrong.
-
-    A close title (exact, typo, subtitle, truncation) identifies a work when it is
-    long enough to be distinctive, or when the authors or the year agree. A title
-    with one or two words changed (a near miss) identifies it only when the
-    authors agree as well, or when year, volume and first page single out the
-    article; anything further apart is another work.
-    """
-    if not work.title:
-        return False
-    if reference.title:
-        title = match.compare_work_title(reference.title, work)
-        if title.kind == "different" and (reread := reread_as_record(reference, work)):
-            return is_convincing(reread, work)
-        if title.kind == "different":
-            return _near_miss(reference.title, title) and (
-                _authors_agree(reference, work) is True or _same_locator(reference, work)
-            )
-        distinctive = len(match.title_tokens(reference.title)) >= DISTINCTIVE_TITLE_WORDS
-    elif reference.free_text:
-        if not title_in_text(work.title, reference.free_text):
-            return locator_match(reference.free_text, work)
-        distinctive = len(match.title_tokens(work.title)) >= DISTINCTIVE_TITLE_WORDS
-    else:
-        return False
-    year_agrees = bool(reference.year and work.year and abs(reference.year - work.year) <= 1)
-    if distinctive:
-        return True
-    # A short title ("Introduction", "Batched Dueling Bandits") needs a second witness:
-    # authors that agree, or the year. A record without authors in another year is not one.
-    return year_agrees or _authors_agree(reference, work) is True
-
-
-def reread_as_record(reference: Reference, work: Work) -> Reference | None:
-    """A free-text citation re-read around the record's title, when the string bears it out.
-
-    The parser's segmentation is a hypothesis: when the words where it put the title
-    spell the record's title (give or take a misread letter) and what follows them
-    names the record's venue, the citation is read that way. A cited title with
-    words of its own stays as parsed, and is compared as such.
-    """
-    if not (reference.free_text and reference.title and work.title):
-        return None
-    if match.normalize_text(reference.title) == match.normalize_text(work.title):
-        return None
-    reread = reread_with_title(reference, work.title, names_written_whole(work))
-    if reread is None or not reread.title or not reread.venue:
-        return None
-    if match.compare_titles(reread.title, work.title, work.subtitle).kind == "different":
-        return None
-    # Words the parser took for the title and the record reads as names must be them.
-    if reread.authors != reference.authors and (
-        match.compare_authors(
-            reread.authors, work.authors, cited_truncated=reread.authors_truncated
-        ).kind
-        == "different"
-    ):
-        return None
-    venue = match.compare_venues(
-        reread.venue, work.venue, found_short=work.venue_short, found_aliases=work.venue_aliases
-    )
-    return reread if venue.kind in ("same", "abbreviation", "acronym") else None
-
-
-def names_written_whole(work: Work) -> tuple[str, ...]:
-    """The record's names that a name reader would split: an organisation with commas
-    or spaces, or a person whose whole name the record puts in the family field."""
-    return tuple(
-        person.family
-        for person in work.authors
-        if (person.is_organisation or not person.given) and len(person.family.split()) > 1
-    )
-
-
-def _near_miss(cited_title: str, title: match.TitleComparison) -> bool:
-    """One or two words changed in a title that stays recognisable."""
-    changed = len(title.changed_words)
-    if changed > NEAR_MISS_MAX_WORDS:
-        return False
-    if title.score >= NEAR_MISS_MIN_SCORE:
-        return True
-    kept = len(match.title_tokens(cited_title)) - changed
-    words = kept + changed
-    return kept >= NEAR_MISS_MIN_KEPT_WORDS and kept / words >= NEAR_MISS_MIN_KEPT_SHARE
-
-
-def _same_locator(reference: Reference, work: Work) -> bool:
-    """Same year, volume and first page: the cited article, whatever its title and authors say."""
-    return (
-        reference.year is not None
-        and reference.year == work.year
-        and match.compare_volume(reference.volume, work.volume) is True
-        and match.compare_pages(reference.pages, work.pages) is True
-    )
-
-
-def _settles(reference: Reference, work: Work) -> bool:
-    """Stop searching: the work is convincing and its authors do not contradict the citation.
-
-    Different works share titles ("The Legal Status of the Fetus"); a hit whose authors
-    disagree is kept as a candidate, but the slower sources are still asked.
-    """
-    authors_agree = _authors_agree(reference, work)
-    if not is_convincing(reference, work) or authors_agree is False:
-        return False
-    # A short title recurs across works ("Book review", "Pandora's Box"): a hit from
-    # another year, or one without authors to confirm it, is kept, but the other
-    # sources may still hold the cited work.
-    short = len(match.title_tokens(reference.title or "")) < DISTINCTIVE_TITLE_WORDS
-    if not short:
-        return True
-    other_year = match.compare_years(reference.year, work.year).kind == "different"
-    return not other_year and (authors_agree is True or not reference.authors)
-
-
-def _authors_agree(reference: Reference, work: Work) -> bool | None:
-    """True/False when both sides list authors, None when either does not."""
-    if not reference.authors or not work.authors:
-        return None
-    authors = match.compare_authors(
-        reference.authors,
-        work.authors,
-        cited_truncated=reference.authors_truncated,
-        found_partial=work.authors_partial,
-    )
-    return authors.kind != "different" and authors.first_author_ok
-
-
-def title_in_text(title: str, text: str) -> bool:
-    """A record's title appears (nearly verbatim) inside a free-text citation."""
-    from rapidfuzz import fuzz
-
-    wanted, haystack = match.normalize_text(title), match.normalize_text(text)
-    if len(wanted.split()) < 3:
-        return f" {wanted} " in f" {haystack} "
-    return fuzz.partial_ratio(wanted, haystack) >= FREE_TEXT_TITLE_RATIO
-
-
-def locator_match(text: str, work: Work) -> bool:
-    """A title-less citation ("F. Bliemel, J. Mark. Res. 10, 444 (1973)") names this record.
-
-    The year and the first author's family name must appear, plus two of volume,
-    first page and venue: together they single out one article.
-    """
-    from rapidfuzz import fuzz
-
-    haystack = match.normalize_text(text)
-    tokens = set(haystack.split())
-    if not work.year or str(work.year) not in tokens or not work.authors:
-        return False
-    family = match.normalize_text(work.authors[0].family)
-    if not family or fuzz.partial_ratio(family, haystack) < LOCATOR_NAME_RATIO:
-        return False
-    first_page = match.normalize_text((work.pages or "").split("-")[0])
-    venue = match.normalize_text(work.venue or "")
-    evidence = [
-        bool(work.volume) and match.normalize_text(work.volume) in tokens,
-        bool(first_page) and first_page in tokens,
-        bool(venue) and fuzz.partial_ratio(venue, haystack) >= LOCATOR_VENUE_RATIO,
-    ]
-    return sum(evidence) >= 2
 
 
 async def _resolve_identifiers(
@@ -802,7 +615,7 @@ async def _search(item: Evidence, sources: Sources, feed: _SlowPoolFeed) -> None
                     searched.append(asked)
                     item.searched_by.add(asked)
                 item.candidates.extend(works or [])
-            settled = next((w for w in item.candidates if _settles(reference, w)), None)
+            settled = next((w for w in item.candidates if settles(reference, w)), None)
             if settled is not None:
                 _leave_unasked(item, sources, f"{settled.source} found the cited work")
                 return

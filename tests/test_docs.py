@@ -8,7 +8,7 @@ from pathlib import Path
 from refaudit.findings import FINDING_CODES, INTEGRITY_CODES
 
 ROOT = Path(__file__).resolve().parents[1]
-EMITTERS = ["refaudit/verify.py", "refaudit/policy.py"]
+EMITTERS = ["refaudit/verify.py", "refaudit/compare.py", "refaudit/policy.py"]
 
 
 def _emitted_codes() -> set[str]:

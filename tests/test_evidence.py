@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from refaudit.evidence import is_convincing
 from refaudit.models import Person, Reference, Work
+from refaudit.recognise import is_convincing
 
 ACUNA = [Person("Acuna", "David"), Person("Law", "Marc T."), Person("Fidler", "Sanja")]
 RECORD = Work(

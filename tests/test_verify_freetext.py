@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from refaudit.evidence import Evidence, is_convincing
+from refaudit.evidence import Evidence
 from refaudit.models import Person, Verdict, Work
 from refaudit.parsing import parse_freetext
+from refaudit.recognise import is_convincing
 from refaudit.verify import decide
 
 PACIFIC = Work(

@@ -12,14 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
-from refaudit.evidence import (
-    Evidence,
-    complete_for_screening,
-    gather_evidence,
-    is_convincing,
-    needs_search,
-)
+from refaudit.evidence import Evidence, complete_for_screening, gather_evidence, needs_search
 from refaudit.models import Reference, SourceStatus
+from refaudit.recognise import is_convincing
 from refaudit.sources import Sources, registry
 
 MIRROR = "mirror"
