@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from refaudit import match
 from refaudit.models import Reference, Work
-from refaudit.parsing.freetext import reread_with_title
+from refaudit.parsing.reread import reread_with_title
 
 # A title with at most this many words changed is a near miss when it scores at
 # least this, or when this share of its words (and at least this many) is kept:

@@ -31,7 +31,7 @@ from refaudit.findings import MISMATCH_CODES
 from refaudit.identifiers import arxiv_id_from_doi
 from refaudit.merge import merge_records, priority
 from refaudit.models import Finding, Reference, Result, SourceStatus, Verdict, Work
-from refaudit.parsing.freetext import reread_names
+from refaudit.parsing.reread import reread_names
 from refaudit.recognise import is_convincing, names_written_whole, reread_as_record
 from refaudit.sources.doiorg import TITLE as DOI_ORG
 from refaudit.sources.doiorg import Registration
