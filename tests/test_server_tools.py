@@ -10,7 +10,8 @@ from typing import Any
 import httpx
 import pytest
 
-from refaudit.server import tools
+from refaudit.server import discovery, tools
+from refaudit.server.calling import server_state
 from refaudit.server.state import ServerState
 from tests.fakes import FakeClock, openalex_list, openalex_work
 from tests.test_server import (
@@ -234,7 +235,7 @@ async def test_search_returns_up_to_100_works_with_short_abstracts_and_citation_
 
     (work,) = found["works"]
     assert work["citation_count"] == 42
-    assert len(work["abstract"]) <= tools.ABSTRACT_CHARS + 2
+    assert len(work["abstract"]) <= discovery.ABSTRACT_CHARS + 2
     assert work["abstract"].startswith("word0 word1") and work["abstract"].endswith(" …")
     assert "less than or equal to 100" in error_text(too_many)
     per_page = [r.url.params.get("per_page") for r in fake.requests_to("openalex")]
@@ -345,7 +346,7 @@ async def test_tools_are_module_functions_callable_with_a_context() -> None:
 
     with pytest.raises(Exception, match="give either a citation string"):
         await tools.verify_reference(Context())  # type: ignore[arg-type]
-    assert isinstance(tools.server_state(Context()), ServerState)  # type: ignore[arg-type]
+    assert isinstance(server_state(Context()), ServerState)  # type: ignore[arg-type]
 
 
 def test_idle_http_sessions_are_closed_within_minutes() -> None:

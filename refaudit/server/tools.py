@@ -7,53 +7,34 @@ function the CLI calls and returns a typed result from `refaudit.report` (or
 fix come back as `ToolError` with the CLI's message; an upstream outage is an
 `unverified` verdict or status, never an error. Inputs are capped (text size, entry
 and list counts) so one call cannot exhaust the server, and parsing and rendering
-run in a worker thread so a large call never stalls other sessions.
+run in a worker thread so a large call never stalls other sessions (`calling`).
+The verification tools are here; those that find works are in `discovery`, those
+about integrity notices in `retractions`; `TOOLS` lists them all.
 """
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any
 
-import anyio
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field
 
-from refaudit.errors import RefauditError
-from refaudit.models import (
-    AuditReport,
-    Bibliography,
-    Person,
-    Reference,
-    RunStats,
-    SourceStatus,
-    Work,
+from refaudit.models import AuditReport, Bibliography, Reference
+from refaudit.report import CorrectedBibliography, FixedEntry, LeftEntry, ReferenceResult, Report
+from refaudit.server.calling import MAX_CITATION_CHARS, in_thread, pipeline, server_state
+from refaudit.server.discovery import assess_novelty, get_bibtex, paper_details, search_references
+from refaudit.server.retractions import (
+    check_retractions,
+    get_notice,
+    recent_retractions,
+    retractions_by_author,
+    search_retractions,
 )
-from refaudit.novelty import MAX_CONTEXT_CHARS, MAX_IDEA_CHARS, NoveltyReport
-from refaudit.report import (
-    BibtexResult,
-    BibtexResults,
-    CorrectedBibliography,
-    DoiIntegrity,
-    FixedEntry,
-    LeftEntry,
-    NoticeDetails,
-    PaperDetailsResult,
-    ReferenceResult,
-    Report,
-    RetractionCheck,
-    RetractionList,
-    SearchResults,
-)
-from refaudit.retractions.store import CREDIT
 from refaudit.server.state import ServerState, render_context
-from refaudit.sources import registry, sharing
-
-T = TypeVar("T")
 
 # Every tool only reads: it never changes the user's files or any upstream record.
 OFFLINE_TOOL = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
@@ -62,15 +43,8 @@ UPSTREAM_TOOL = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_
 #: Largest BibTeX text a tool accepts, and most entries audited in one call.
 MAX_BIBTEX_CHARS = 2_000_000
 MAX_ENTRIES = 2_000
-#: Most references verify_references takes, and longest free-text citation.
+#: Most references verify_references takes.
 MAX_REFERENCES = 500
-MAX_CITATION_CHARS = 2_000
-#: Most identifiers or metadata objects get_bibtex takes.
-MAX_IDENTIFIERS = 100
-#: Abstracts in search results are cut to this many characters.
-ABSTRACT_CHARS = 500
-
-SourceName = Literal[registry.SOURCE_NAMES]  # type: ignore[valid-type]
 
 
 class CitationFields(BaseModel):
@@ -89,77 +63,6 @@ class CitationFields(BaseModel):
     arxiv_id: str | None = Field(None, max_length=100)
     pmid: str | None = Field(None, max_length=20)
     url: str | None = Field(None, max_length=2_000)
-
-
-class PaperMetadata(BaseModel):
-    """A work as search_references or paper_details return it (fields not listed are ignored)."""
-
-    model_config = ConfigDict(extra="ignore")
-
-    title: str = Field(min_length=1, max_length=MAX_CITATION_CHARS)
-    authors: list[str | Person] = Field(default_factory=list, max_length=500)
-    year: int | None = Field(None, ge=1000, le=2999)
-    date: str | None = None
-    type: str | None = Field(None, description="journal-article, proceedings-article, …")
-    venue: str | None = None
-    publisher: str | None = None
-    volume: str | None = None
-    issue: str | None = None
-    pages: str | None = None
-    doi: str | None = None
-    arxiv_id: str | None = None
-    pmid: str | None = None
-    url: str | None = None
-    isbn: list[str] = Field(default_factory=list)
-
-
-# --- helpers -------------------------------------------------------------------------
-
-
-def server_state(ctx: Context) -> ServerState:
-    """The state the server's lifespan yielded (settings, shared sources, health)."""
-    state = ctx.request_context.lifespan_context
-    if not isinstance(state, ServerState):
-        raise ToolError("the server was started without refaudit's lifespan")
-    return state
-
-
-async def _pipeline(state: ServerState, call: Callable[[], Awaitable[T]]) -> T:
-    """Run a pipeline call on the shared source clients, turning refaudit's errors into
-    the CLI's message."""
-    try:
-        if state.sources is None:
-            return await call()
-        with sharing(state.sources):
-            return await call()
-    except RefauditError as exc:
-        raise ToolError(_message(exc)) from exc
-
-
-async def _counted(
-    state: ServerState,
-    call: Callable[[RunStats], Awaitable[T]],
-    statuses: Callable[[T], list[Mapping[str, SourceStatus]]] = lambda _: [],
-) -> T:
-    """Run a pipeline call that asks the sources, adding its counts and each source's
-    state (`statuses` of the answer) to the server's source health."""
-    stats = RunStats()
-    answer = await _pipeline(state, lambda: call(stats))
-    state.record_statuses(statuses(answer))
-    state.record_stats(stats)
-    return answer
-
-
-async def _in_thread(function: Callable[[], T]) -> T:
-    """Run blocking work (parsing, rendering, reading the snapshot) off the event loop."""
-    try:
-        return await anyio.to_thread.run_sync(function)
-    except RefauditError as exc:
-        raise ToolError(_message(exc)) from exc
-
-
-def _message(exc: RefauditError) -> str:
-    return f"{exc.message} (hint: {exc.hint})" if exc.hint else exc.message
 
 
 def citation_reference(
@@ -255,13 +158,13 @@ def _bounded(bibliography: Bibliography) -> Bibliography:
 async def _parse_bibtex(text: str) -> Bibliography:
     from refaudit.parsing import parse_bibtex
 
-    return _bounded(await _in_thread(lambda: parse_bibtex(text)))
+    return _bounded(await in_thread(lambda: parse_bibtex(text)))
 
 
 async def _audit(state: ServerState, bibliography: Bibliography) -> AuditReport:
     from refaudit.audit import audit_bibliography
 
-    report = await _pipeline(
+    report = await pipeline(
         state,
         lambda: audit_bibliography(bibliography, state.settings, transport=state.transport),
     )
@@ -272,10 +175,7 @@ async def _audit(state: ServerState, bibliography: Bibliography) -> AuditReport:
 async def _report(state: ServerState, report: AuditReport) -> Report:
     from refaudit.render.json import report_model
 
-    return await _in_thread(lambda: report_model(report, render_context(state.settings)))
-
-
-# --- verification --------------------------------------------------------------------
+    return await in_thread(lambda: report_model(report, render_context(state.settings)))
 
 
 async def verify_reference(
@@ -326,7 +226,7 @@ async def verify_reference(
         pmid=pmid,
         url=url,
     )
-    report = await _pipeline(
+    report = await pipeline(
         state, lambda: audit_references([reference], state.settings, transport=state.transport)
     )
     state.record_report(report)
@@ -400,7 +300,7 @@ async def verify_bibliography(
         raise ToolError("give exactly one of `bibtex` (text) or `path`")
     if path is not None:
         file = resolve_inside(state.root, path)
-        bibliography = _bounded(await _in_thread(lambda: read_bibliography([file])))
+        bibliography = _bounded(await in_thread(lambda: read_bibliography([file])))
     else:
         bibliography = await _parse_bibtex(bibtex or "")
     report = await _audit(state, bibliography)
@@ -450,338 +350,7 @@ async def correct_bibliography(
             summary=report_model(report, render_context(state.settings)).summary,
         )
 
-    return await _in_thread(correct)
-
-
-# --- discovery -----------------------------------------------------------------------
-
-
-async def search_references(
-    ctx: Context,
-    query: Annotated[
-        str, Field(min_length=1, max_length=1_000, description="title words, authors, topic")
-    ],
-    year_from: Annotated[int | None, Field(ge=1000, le=2999)] = None,
-    year_to: Annotated[int | None, Field(ge=1000, le=2999)] = None,
-    sources: Annotated[
-        list[SourceName] | None, Field(description="sources to ask (default: all enabled)")
-    ] = None,
-    limit: Annotated[int, Field(ge=1, le=100)] = 10,
-) -> SearchResults:
-    """Find works in the scholarly databases; merged across sources, best first.
-
-    Use it to find the real work behind a citation refaudit could not find, or to find
-    something to cite. Every hit is a database record, never a guess; each carries its
-    citation count and the start of its abstract.
-    """
-    from refaudit import discovery
-
-    state = server_state(ctx)
-    outcome = await _counted(
-        state,
-        lambda stats: discovery.search_works(
-            query,
-            state.settings,
-            year_from=year_from,
-            year_to=year_to,
-            sources=list(sources) if sources else None,
-            limit=limit,
-            transport=state.transport,
-            stats=stats,
-        ),
-        lambda outcome: [outcome.sources],
-    )
-    outcome.works = [_shortened(work) for work in outcome.works]
-    return SearchResults.model_validate(outcome, from_attributes=True)
-
-
-def _shortened(work: Work) -> Work:
-    """The work with its abstract cut to ABSTRACT_CHARS (at a word boundary)."""
-    if not work.abstract or len(work.abstract) <= ABSTRACT_CHARS:
-        return work
-    cut = work.abstract[:ABSTRACT_CHARS].rsplit(" ", 1)[0]
-    return dataclasses.replace(work, abstract=cut + " …")
-
-
-async def get_bibtex(
-    ctx: Context,
-    identifiers: Annotated[
-        list[Annotated[str, Field(min_length=1, max_length=MAX_CITATION_CHARS)]] | None,
-        Field(
-            max_length=MAX_IDENTIFIERS,
-            description="DOIs, arXiv ids, PMIDs, S2/OpenAlex ids or exact titles",
-        ),
-    ] = None,
-    works: Annotated[
-        list[PaperMetadata] | None,
-        Field(
-            max_length=MAX_IDENTIFIERS,
-            description="paper metadata as search_references or paper_details return it",
-        ),
-    ] = None,
-) -> BibtexResults:
-    """BibTeX for identifiers (from the databases, the DOI agency's own when it has it) or
-    for metadata objects (written from the metadata alone, without asking any source).
-
-    A title only gives BibTeX when a database has a work with that title. Keys follow
-    `{family}{year}{firstword}` (lecun2015deep) and are unique across the whole call.
-    """
-    from refaudit import discovery
-
-    state = server_state(ctx)
-    if not identifiers and not works:
-        raise ToolError("give `identifiers`, `works`, or both")
-    entries: list[discovery.BibtexEntry] = []
-    if identifiers:
-        entries = await _counted(
-            state,
-            lambda stats: discovery.bibtex_entries(
-                identifiers, state.settings, transport=state.transport, stats=stats
-            ),
-        )
-    taken = {entry.key for entry in entries if entry.key}
-    for item in works or []:
-        work = _work_from_metadata(item)
-        entries.append(discovery.rekey(discovery.metadata_entry(work), taken))
-    return BibtexResults(
-        entries=[BibtexResult.model_validate(entry, from_attributes=True) for entry in entries],
-        # A retracted work is an error in its entry, never part of the BibTeX to paste.
-        bibtex="\n".join(
-            entry.bibtex.strip() + "\n"
-            for entry in entries
-            if entry.bibtex and entry.status != "retracted"
-        ),
-    )
-
-
-def _work_from_metadata(item: PaperMetadata) -> Work:
-    from refaudit.identifiers import normalize_doi
-    from refaudit.names import parse_names
-
-    people: list[Person] = []
-    for author in item.authors:
-        people.extend(parse_names(author)[0] if isinstance(author, str) else [author])
-    fields = item.model_dump(exclude={"authors", "doi"})
-    return Work(source="metadata", authors=people, doi=normalize_doi(item.doi), **fields)
-
-
-async def paper_details(
-    ctx: Context,
-    identifier: Annotated[
-        str,
-        Field(
-            min_length=1,
-            max_length=MAX_CITATION_CHARS,
-            description="DOI, arXiv id, PMID, S2/OpenAlex id or title",
-        ),
-    ],
-    references: Annotated[bool, Field(description="also list the works it cites")] = False,
-    citations: Annotated[bool, Field(description="also list works citing it")] = False,
-    limit: Annotated[int, Field(ge=1, le=500, description="per citation list")] = 20,
-) -> PaperDetailsResult:
-    """One work in full: the merged record with each field's source, every source's own
-    record, integrity notices, its citation count and, on request, its references and
-    citations (most cited first)."""
-    from refaudit import discovery
-
-    state = server_state(ctx)
-    details = await _counted(
-        state,
-        lambda stats: discovery.paper_details(
-            identifier,
-            state.settings,
-            references=references,
-            citations=citations,
-            limit=limit,
-            transport=state.transport,
-            stats=stats,
-        ),
-        lambda details: [details.sources],
-    )
-    result = PaperDetailsResult.model_validate(details, from_attributes=True)
-    result.citation_count = details.work.citation_count if details.work else None
-    result.references_listed = len(details.references) if references else None
-    result.citations_listed = len(details.citations) if citations else None
-    return result
-
-
-async def assess_novelty(
-    ctx: Context,
-    idea: Annotated[
-        str,
-        Field(
-            min_length=1,
-            max_length=MAX_IDEA_CHARS,
-            description="the idea in a sentence or a short paragraph",
-        ),
-    ],
-    context: Annotated[
-        str | None,
-        Field(
-            max_length=MAX_CONTEXT_CHARS,
-            description="background (field, setting) that steers the searches",
-        ),
-    ] = None,
-    threshold: Annotated[
-        float, Field(ge=0, le=1, description="least similarity for a paper to be listed")
-    ] = 0.25,
-    limit: Annotated[int, Field(ge=1, le=100, description="similar papers listed")] = 20,
-) -> NoveltyReport:
-    """Has this idea been done already? Searches OpenAlex, Semantic Scholar, Crossref and
-    arXiv and scores how much of the idea one paper's title and abstract already hold.
-
-    `novelty_score` is 0-1 (higher is more novel), with an assessment (high, moderate,
-    low, critical) and a recommendation. `similar_papers` lists the closest papers with the
-    idea's concepts each covers; `gaps` the concepts none covers. `status: unverified` means
-    the searches failed: the idea could not be assessed, which is not evidence of novelty.
-    """
-    from refaudit.novelty import assess_novelty as assess
-
-    state = server_state(ctx)
-    return await _counted(
-        state,
-        lambda stats: assess(
-            idea,
-            state.settings,
-            context=context,
-            threshold=threshold,
-            limit=limit,
-            transport=state.transport,
-            stats=stats,
-        ),
-    )
-
-
-# --- retractions ---------------------------------------------------------------------
-
-
-async def check_retractions(
-    ctx: Context,
-    dois: Annotated[
-        list[Annotated[str, Field(max_length=300)]], Field(min_length=1, max_length=500)
-    ],
-) -> RetractionCheck:
-    """Screen DOIs for retractions, withdrawals, expressions of concern and corrections.
-
-    Asks Crossref, OpenAlex and the local Retraction Watch snapshot. One answer per DOI,
-    in order; `unknown` means the sources failed, never that the DOI is clean.
-    """
-    from refaudit import retractions
-
-    state = server_state(ctx)
-    screenings = await _counted(
-        state,
-        lambda stats: retractions.check_dois(
-            dois, state.settings, transport=state.transport, stats=stats
-        ),
-        lambda screenings: [screening.sources for screening in screenings],
-    )
-    return RetractionCheck(
-        results=[
-            DoiIntegrity.model_validate(screening, from_attributes=True) for screening in screenings
-        ],
-        credit=CREDIT,
-    )
-
-
-JournalFilter = Annotated[
-    str | None, Field(max_length=500, description="words of the journal's name")
-]
-YearFrom = Annotated[int | None, Field(ge=1900, le=2999, description="notices from this year")]
-YearTo = Annotated[int | None, Field(ge=1900, le=2999, description="notices up to this year")]
-
-
-async def retractions_by_author(
-    ctx: Context,
-    name: Annotated[
-        str, Field(min_length=2, max_length=200, description='"Wakefield", "Wakefield AJ", …')
-    ],
-    journal: JournalFilter = None,
-    year_from: YearFrom = None,
-    year_to: YearTo = None,
-    limit: Annotated[int, Field(ge=1, le=500)] = 50,
-) -> RetractionList:
-    """Retraction Watch notices on papers by this author (from the local snapshot)."""
-    from refaudit import retractions
-
-    settings = server_state(ctx).settings
-    records = await _in_thread(
-        lambda: retractions.retractions_by_author(
-            name, settings, journal=journal, years=(year_from, year_to), limit=limit
-        )
-    )
-    return RetractionList(records=records, credit=CREDIT)
-
-
-async def recent_retractions(
-    ctx: Context,
-    days: Annotated[int | None, Field(ge=1, description="notices of the last N days")] = None,
-    journal: JournalFilter = None,
-    limit: Annotated[int | None, Field(ge=1, le=500)] = None,
-) -> RetractionList:
-    """The newest Retraction Watch notices (the last `days` days, or the `limit` latest)."""
-    from refaudit import retractions
-
-    settings = server_state(ctx).settings
-    records = await _in_thread(
-        lambda: retractions.recent_retractions(settings, days=days, journal=journal, limit=limit)
-    )
-    return RetractionList(records=records, credit=CREDIT)
-
-
-async def search_retractions(
-    ctx: Context,
-    query: Annotated[
-        str | None, Field(max_length=1_000, description="words of the paper's title")
-    ] = None,
-    journal: JournalFilter = None,
-    since: Annotated[
-        str | None, Field(max_length=10, description="earliest notice date, ISO (2020-01-31)")
-    ] = None,
-    year_from: YearFrom = None,
-    year_to: YearTo = None,
-    nature: Annotated[
-        str | None,
-        Field(max_length=100, description="Retraction, Expression of concern, Correction, …"),
-    ] = None,
-    limit: Annotated[int, Field(ge=1, le=500)] = 50,
-) -> RetractionList:
-    """Search the Retraction Watch snapshot by title words, journal, notice date or year
-    range, and kind. Every record names its journal."""
-    from refaudit import retractions
-
-    if not any((query, journal, since, nature, year_from, year_to)):
-        raise ToolError("give at least one of query, journal, since, year_from, year_to or nature")
-    settings = server_state(ctx).settings
-    records = await _in_thread(
-        lambda: retractions.search_retractions(
-            settings,
-            query=query,
-            journal=journal,
-            since=since,
-            years=(year_from, year_to),
-            nature=nature,
-            limit=limit,
-        )
-    )
-    return RetractionList(records=records, credit=CREDIT)
-
-
-async def get_notice(
-    ctx: Context,
-    notice_doi: Annotated[
-        str, Field(max_length=300, description="DOI of the retraction/correction notice")
-    ],
-) -> NoticeDetails:
-    """A retraction or correction notice by its DOI, and the papers it concerns."""
-    from refaudit import retractions
-
-    state = server_state(ctx)
-    lookup = await _pipeline(
-        state,
-        lambda: retractions.get_notice(notice_doi, state.settings, transport=state.transport),
-    )
-    return NoticeDetails(**vars(lookup), credit=CREDIT)
+    return await in_thread(correct)
 
 
 #: Every tool with its title and annotations, in the order hosts list them.
