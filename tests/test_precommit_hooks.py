@@ -58,3 +58,31 @@ def test_every_entry_parses_as_a_refaudit_command() -> None:
         context = check.make_context(subcommand, [*options, "paper/main.tex"])
         assert context.params["quiet"] is True, name
         assert context.params["files"] == [Path("paper/main.tex")], name
+
+
+def test_the_pinned_revision_has_every_hook_the_docs_use() -> None:
+    import shutil
+    import subprocess
+
+    import pytest
+
+    text = (ROOT / "docs" / "ci.md").read_text(encoding="utf-8")
+    revisions = set(re.findall(r"^\s*rev:\s*(\S+)", text, re.MULTILINE))
+    used = set(re.findall(r"^\s*- id: (refaudit[\w-]*)", text, re.MULTILINE))
+    assert used >= {"refaudit-paper", "refaudit-paper-offline"}
+    assert used <= set(HOOKS)
+    git = shutil.which("git")
+    if git is None or not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout")
+    for revision in revisions:
+        shown = subprocess.run(
+            [git, "show", f"{revision}:.pre-commit-hooks.yaml"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if shown.returncode and ("bad object" in shown.stderr or "shallow" in shown.stderr):
+            pytest.skip("a shallow clone does not hold the pinned commit")
+        pinned = {hook["id"] for hook in yaml.safe_load(shown.stdout)}
+        assert used <= pinned, (revision, used - pinned)
