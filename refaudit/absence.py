@@ -10,10 +10,22 @@ before it lets such a finding stand.
 
 from __future__ import annotations
 
+import datetime
+
 from refaudit import planner
 from refaudit.evidence import Evidence
+from refaudit.findings import MISMATCH_CODES
 from refaudit.models import Finding, Work
 from refaudit.sources import registry
+
+#: A preprint, dataset or report this recent may not be in every index yet: arXiv
+#: and DataCite list new works within days, Semantic Scholar and OpenAlex within
+#: weeks to months.
+RECENT_MONTHS = 12
+#: Kinds of work that are posted rather than published, and so are indexed late
+#: and unevenly. A journal article or proceedings paper is registered with its
+#: venue when it appears: its absence stays "not found".
+_POSTED_KINDS = frozenset({"preprint", "dataset", "report"})
 
 #: Field contradictions that records of other versions of the work could lift: a
 #: preprint and its published version differ in venue, online and print in year.
@@ -94,3 +106,29 @@ def contradicted_without_answers(
             )
         )
     return kept, moved
+
+
+def too_recent(
+    evidence: Evidence, findings: list[Finding], today: datetime.date | None = None
+) -> str | None:
+    """Why finding nothing proves nothing for a work posted in the last months, or None.
+
+    Not when a cited identifier was proved false (an invented arXiv id or DOI: those
+    lookups answer at once for new works too), nor for kinds published in a venue.
+    """
+    reference = evidence.reference
+    if reference.year is None or any(f.code in MISMATCH_CODES for f in findings):
+        return None
+    if planner.kind_of(reference).work not in _POSTED_KINDS:
+        return None
+    today = today or datetime.date.today()
+    # Without a month, the latest one the year allows: the rule is there to spare
+    # faithful citations of new work.
+    month = reference.month or 12
+    age = (today.year - reference.year) * 12 + today.month - month
+    if age > RECENT_MONTHS or reference.year > today.year:
+        return None
+    return (
+        f"unverified: too recent to be indexed everywhere ({reference.year}; "
+        f"{', '.join(evidence.asked)} have no record of it yet)"
+    )

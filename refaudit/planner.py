@@ -26,6 +26,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 from refaudit import match
 from refaudit.models import Reference
@@ -58,6 +59,27 @@ _THESIS_TYPES = frozenset({"thesis", "phdthesis", "mastersthesis"})
 #: Entry types that describe things bibliographic databases rarely index: without an
 #: identifier there is nothing to check them against, and no source is asked.
 UNCHECKABLE_TYPES = frozenset({"online", "www", "webpage", "electronic", "software", "manual"})
+#: Entry types a web page, dataset or model card is cited with when it has a URL.
+_WEB_TYPES = frozenset({"misc", "online", "www", "webpage", "electronic"})
+#: Hosts of publishers, repositories and indexes: a @misc pointing there cites a paper
+#: (an OpenReview submission, an ACL Anthology page), which is searched for.
+_SCHOLARLY_HOSTS = (
+    "arxiv.org", "doi.org", "openreview.net", "aclanthology.org", "aclweb.org",
+    "acm.org", "ieee.org", "springer.com", "sciencedirect.com", "elsevier.com",
+    "nature.com", "science.org", "wiley.com", "tandfonline.com", "sagepub.com",
+    "cambridge.org", "oup.com", "jstor.org", "ncbi.nlm.nih.gov", "europepmc.org",
+    "biorxiv.org", "medrxiv.org", "ssrn.com", "researchgate.net", "semanticscholar.org",
+    "scholar.google.com", "mlr.press", "neurips.cc", "nips.cc", "thecvf.com", "aaai.org",
+    "ijcai.org", "usenix.org", "plos.org", "frontiersin.org", "mdpi.com", "pnas.org",
+    "cell.com", "iop.org", "aps.org", "osf.io", "hal.science", "archives-ouvertes.fr",
+    "zenodo.org", "figshare.com", "dblp.org", "jmlr.org", "iclr.cc", "icml.cc",
+)  # fmt: skip
+#: Words in a @misc's `howpublished`/`note` that say it is a paper after all.
+_PAPER_NOTE = re.compile(
+    r"arxiv|preprint|thesis|dissertation|report|proceedings|conference|journal|"
+    r"workshop|symposium|rxiv|ssrn|submitted|in press|accepted",
+    re.IGNORECASE,
+)
 #: Things no bibliographic index holds as works: asked of no search source.
 _UNINDEXED_TYPES = frozenset({"patent", "set", "xdata", "artwork", "audio", "video", "music"})
 _PREPRINT_TYPES = frozenset({"misc", "unpublished", "online", "techreport", "report"})
@@ -176,9 +198,33 @@ def nothing_to_check(reference: Reference) -> str | None:
         return None
     if reference.entry_type in UNCHECKABLE_TYPES:
         return f"@{reference.entry_type} without DOI, arXiv id or PMID: nothing to check against"
+    if is_web_resource(reference):
+        return "not a scholarly work: a web resource cited by its URL, not in the indexes"
     if not (reference.title or reference.free_text):
         return "no title and no identifier: nothing to check against"
     return None
+
+
+def is_web_resource(reference: Reference) -> bool:
+    """A blog post, benchmark page, dataset or model card: a @misc with a URL and nothing
+    that makes it a paper (no identifier, no venue or institution, a URL that is not a
+    publisher's or repository's, no "preprint"/"report" note).
+
+    A @misc without a URL is still searched: an invented paper is often cited that way.
+    """
+    if reference.entry_type not in _WEB_TYPES or not reference.url or reference.free_text:
+        return False
+    if reference.doi or reference.arxiv_id or reference.pmid or reference.venue:
+        return False
+    fields = reference.fields
+    if fields.get("institution") or fields.get("school"):
+        return False
+    if any(_PAPER_NOTE.search(fields.get(name, "")) for name in ("howpublished", "note", "type")):
+        return False
+    host = (urlsplit(reference.url).hostname or "").lower()
+    return bool(host) and not any(
+        host == scholarly or host.endswith("." + scholarly) for scholarly in _SCHOLARLY_HOSTS
+    )
 
 
 def still_needed(

@@ -485,6 +485,12 @@ def _nothing_found(evidence: Evidence, result: Result) -> Result:
         )
         result.findings.append(Finding.of("unverified", result.reason))
         return result
+    recent = absence.too_recent(evidence, result.findings)
+    if recent:
+        result.verdict = Verdict.UNVERIFIED
+        result.reason = recent
+        result.findings.append(Finding("unverified", "warning", recent))
+        return result
     result.verdict = Verdict.NOT_FOUND
     closest = _closest_title(evidence)
     hint = f"; closest: “{closest}”" if closest else ""

@@ -19,6 +19,7 @@ from refaudit.evidence import Evidence
 from refaudit.findings import FINDING_CODES
 from refaudit.models import Notice, Person, Reference, SourceStatus, Verdict, Work
 from refaudit.notices import NOTICE_FINDING_CODES
+from refaudit.parsing import parse_bibtex
 from refaudit.retractions import findings_for
 from refaudit.sources.doiorg import Registration
 from refaudit.verify import decide
@@ -433,3 +434,75 @@ def test_a_journal_article_cited_as_a_book_is_still_found_when_no_book_has_its_t
         Evidence(reference=book(authors=REVIEW.authors, year=2019), candidates=[REVIEW])
     )
     assert result.matched is not None and result.matched.doi == REVIEW.doi
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        r"""@misc{openai2022, author = {{OpenAI}}, title = {Introducing {ChatGPT}}, year = {2022},
+          howpublished = {\url{https://openai.com/blog/chatgpt}}, note = {Accessed: 2023-05-01}}""",
+        r"""@misc{llama2card, title = {Llama 2 7B model card}, year = {2023},
+          publisher = {Hugging Face}, url = {https://huggingface.co/meta-llama/Llama-2-7b}}""",
+        r"""@online{pwc, title = {Image classification on ImageNet}, year = {2024},
+          url = {https://paperswithcode.com/sota/image-classification-on-imagenet}}""",
+    ],
+)
+def test_a_web_resource_is_skipped_as_not_a_scholarly_work(entry: str) -> None:
+    (reference,) = parse_bibtex(entry, file="refs.bib").references
+    result = decide(Evidence(reference=reference, statuses=answered(*REGISTRIES)))
+    assert result.verdict == Verdict.SKIPPED
+    assert not result.flagged
+
+
+@pytest.mark.parametrize(
+    ("fields", "url"),
+    [
+        # No URL: an invented paper is often cited as a bare @misc.
+        ({}, None),
+        # A URL of a paper host: an OpenReview submission.
+        ({}, "https://openreview.net/forum?id=Hyg0vbWC-"),
+        ({"howpublished": "arXiv preprint"}, "https://example.org/paper.pdf"),
+    ],
+)
+def test_a_misc_that_may_be_a_paper_is_searched_and_can_be_not_found(
+    fields: dict[str, str], url: str | None
+) -> None:
+    reference = Reference(
+        key="paper", entry_type="misc", title=TITLE, year=2019, url=url, fields=fields
+    )
+    result = decide(Evidence(reference=reference, statuses=answered(*REGISTRIES)))
+    assert result.verdict == Verdict.NOT_FOUND
+
+
+THIS_YEAR = datetime.date.today().year
+
+
+def test_a_preprint_posted_this_year_found_nowhere_is_too_recent_not_missing() -> None:
+    reference = cited(entry_type="misc", doi=None, venue=None, volume=None, pages=None)
+    reference = dataclasses.replace(reference, year=THIS_YEAR)
+    result = decide(Evidence(reference=reference, statuses=answered(*REGISTRIES, "arxiv")))
+    assert result.verdict == Verdict.UNVERIFIED
+    assert "too recent" in (result.reason or "")
+
+
+def test_a_recent_preprint_whose_arxiv_id_arxiv_does_not_know_is_still_an_error() -> None:
+    reference = cited(
+        entry_type="misc", doi=None, venue=None, volume=None, pages=None, arxiv_id="2601.99999"
+    )
+    reference = dataclasses.replace(reference, year=THIS_YEAR)
+    result = decide(Evidence(reference=reference, statuses=answered(*REGISTRIES, "arxiv")))
+    assert result.flagged
+    assert "arxiv-not-found" in [f.code for f in result.findings]
+
+
+def test_a_recent_paper_cited_in_a_journal_found_nowhere_is_not_found() -> None:
+    reference = dataclasses.replace(cited(doi=None), year=THIS_YEAR)
+    result = decide(Evidence(reference=reference, statuses=answered(*REGISTRIES)))
+    assert result.verdict == Verdict.NOT_FOUND
+
+
+def test_an_old_preprint_found_nowhere_is_not_found() -> None:
+    reference = cited(entry_type="misc", doi=None, venue=None, volume=None, pages=None)
+    reference = dataclasses.replace(reference, year=THIS_YEAR - 3)
+    result = decide(Evidence(reference=reference, statuses=answered(*REGISTRIES, "arxiv")))
+    assert result.verdict == Verdict.NOT_FOUND
