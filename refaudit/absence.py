@@ -18,14 +18,14 @@ from refaudit.findings import MISMATCH_CODES
 from refaudit.models import Finding, Work
 from refaudit.sources import registry
 
-#: A preprint, dataset or report this recent may not be in every index yet: arXiv
+#: A preprint or dataset this recent may not be in every index yet: arXiv
 #: and DataCite list new works within days, Semantic Scholar and OpenAlex within
 #: weeks to months.
 RECENT_MONTHS = 12
 #: Kinds of work that are posted rather than published, and so are indexed late
-#: and unevenly. A journal article or proceedings paper is registered with its
-#: venue when it appears: its absence stays "not found".
-_POSTED_KINDS = frozenset({"preprint", "dataset", "report"})
+#: and unevenly. A journal article, proceedings paper or an institution's report is
+#: registered or listed when it appears: its absence stays "not found".
+_POSTED_KINDS = frozenset({"preprint", "dataset"})
 
 #: Field contradictions that records of other versions of the work could lift: a
 #: preprint and its published version differ in venue, online and print in year.
@@ -119,7 +119,10 @@ def too_recent(
     reference = evidence.reference
     if reference.year is None or any(f.code in MISMATCH_CODES for f in findings):
         return None
-    if planner.kind_of(reference).work not in _POSTED_KINDS:
+    if planner.kind_of(reference).work not in _POSTED_KINDS or reference.entry_type in (
+        "techreport",
+        "report",
+    ):
         return None
     today = today or datetime.date.today()
     # Without a month, the latest one the year allows: the rule is there to spare
