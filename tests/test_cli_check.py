@@ -328,7 +328,8 @@ def test_real_pipeline_offline_with_empty_cache_reports_unverified_never_not_fou
         ["check", "refs.bib", "--offline", "--format", "json", "--fail-on", "not_found"], tmp_path
     )
     assert result.returncode == 3, "nothing could be checked: never a pass"
-    assert "no source answered: offline, and none of the 6 reference(s) is in the cache" in (
+    # Six entries; the project homepage is a web resource, skipped without asking anyone.
+    assert "no source answered: offline, and none of the 5 reference(s) is in the cache" in (
         result.stderr
     )
     data = json.loads(result.stdout)
@@ -384,19 +385,22 @@ def test_subprocess_outage_is_exit_3_unless_unverified_is_allowed(tmp_path: Path
 
 
 def test_no_source_reachable_is_one_line_and_exit_3(tmp_path: Path) -> None:
-    """Every source refuses the connection (the fixture points them all at port 9)."""
+    """Every source refuses the connection (the fixture points them all at port 9).
+
+    Five of the six entries need a source; the project homepage is a web resource.
+    """
     (tmp_path / "refs.bib").write_text(BIB_TEXT)
     result = _subprocess(["check", "refs.bib"], tmp_path)
     assert result.returncode == 3
     assert result.stdout == ""
     assert result.stderr.splitlines() == [
-        "error: could not reach any source: connection refused by 127.0.0.1 — none of the 6"
+        "error: could not reach any source: connection refused by 127.0.0.1 — none of the 5"
         " reference(s) was checked"
     ]
     to_file = _subprocess(["check", "refs.bib", "-f", "json", "-o", "report.json"], tmp_path)
     assert to_file.returncode == 3
-    assert "crossref: connection refused by 127.0.0.1 (6 reference(s))" in to_file.stderr
-    assert json.loads((tmp_path / "report.json").read_text())["summary"]["unverified"] == 6
+    assert "crossref: connection refused by 127.0.0.1 (5 reference(s))" in to_file.stderr
+    assert json.loads((tmp_path / "report.json").read_text())["summary"]["unverified"] == 5
 
 
 def test_pre_commit_hooks_run_refaudit_on_bib_and_tex_changes(bib: Path) -> None:
