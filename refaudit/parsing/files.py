@@ -30,7 +30,11 @@ BBL_SUFFIXES = (".bbl",)
 WORD_SUFFIXES = (".docx",)
 SUPPORTED_SUFFIXES = BIBTEX_SUFFIXES + LATEX_SUFFIXES + BBL_SUFFIXES + WORD_SUFFIXES
 # Far beyond any real bibliography or paper; stops a link to /dev/zero or a huge dump.
+# An input read whole is held to it, and so is each line of one read line by line.
 MAX_INPUT_BYTES = 64 * 1024 * 1024
+# A .bib or .bbl is read line by line and never held whole, so it may be far longer:
+# a million entries take about 200 MB. The bound stops an endless or absurd stream.
+MAX_STREAMED_BYTES = 1024 * 1024 * 1024
 
 
 def parse_file(path: Path, *, all_entries: bool = False) -> Bibliography:
@@ -158,11 +162,13 @@ def _check_bytes(path: Path) -> tuple[str | None, list[InputProblem], tuple[int,
             return None, [], (0, 0)
         stream.seek(0)
         number = 0
-        while line := stream.readline(MAX_INPUT_BYTES + 1 - size):
+        while line := stream.readline(MAX_INPUT_BYTES + 1):
             number += 1
             size += len(line)
-            if size > MAX_INPUT_BYTES:
-                raise _too_large(path)
+            if len(line) > MAX_INPUT_BYTES:
+                raise _too_large(path, MAX_INPUT_BYTES, "has a line larger than")
+            if size > MAX_STREAMED_BYTES:
+                raise _too_large(path, MAX_STREAMED_BYTES, "larger than")
             if b"\x00" in line:
                 raise InputError(
                     "binary file (contains NUL bytes); expected a text file", file=str(path)
@@ -256,7 +262,7 @@ def read_bytes(path: Path) -> bytes:
     with _open_regular(path) as stream:
         data = stream.read(MAX_INPUT_BYTES + 1)
     if len(data) > MAX_INPUT_BYTES:
-        raise _too_large(path)
+        raise _too_large(path, MAX_INPUT_BYTES, "larger than")
     return data
 
 
@@ -278,9 +284,9 @@ def _no_bbl_references(path: Path) -> InputError:
     )
 
 
-def _too_large(path: Path) -> InputError:
+def _too_large(path: Path, limit: int, what: str) -> InputError:
     return InputError(
-        f"larger than {MAX_INPUT_BYTES // (1024 * 1024)} MB; not read",
+        f"{what} {limit // (1024 * 1024)} MB; not read",
         file=str(path),
         hint="check that this is the bibliography you meant",
     )

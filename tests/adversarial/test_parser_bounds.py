@@ -12,6 +12,7 @@ from refaudit.errors import InputError
 from refaudit.parsing import parse_bibtex, parse_file
 from refaudit.parsing.bbl import parse_bbl
 from refaudit.parsing.bibtex import MAX_CROSSREF_DEPTH, MAX_VALUE_CHARS
+from refaudit.parsing.files import open_stream
 from tests.adversarial.helpers import finishes_within
 
 
@@ -137,6 +138,23 @@ def test_an_oversized_file_is_refused(tmp_path: Path, monkeypatch: pytest.Monkey
     path.write_text("@misc{a, note = {" + "x" * 2000 + "}}\n")
     with pytest.raises(InputError, match="larger than"):
         parse_file(path)
+
+
+def test_a_bib_read_line_by_line_may_outgrow_the_whole_file_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A million-entry .bib is streamed, never held whole: only the stream's own bound
+    (and each line's) applies to it."""
+    monkeypatch.setattr("refaudit.parsing.files.MAX_INPUT_BYTES", 1000)
+    path = tmp_path / "long.bib"
+    path.write_text("".join(f"@misc{{k{n}, title = {{Entry {n}}}}}\n" for n in range(200)))
+    assert path.stat().st_size > 1000
+    stream, _ = open_stream(path)
+    assert len(list(stream.references())) == 200
+
+    monkeypatch.setattr("refaudit.parsing.files.MAX_STREAMED_BYTES", 4000)
+    with pytest.raises(InputError, match="larger than 0 MB"):
+        open_stream(path)
 
 
 def test_bbl_verb_without_endverb_is_linear() -> None:
