@@ -38,6 +38,8 @@ LONGEST_UNSPACED_NAME = 4
 @functools.lru_cache(maxsize=8192)
 def script_of(text: str) -> Script:
     """The script of a name or title: the first non-Latin script in it, else Latin."""
+    if text.isascii():  # most names and titles: no letter to look up
+        return "latin"
     if _HANGUL.search(text):
         return "hangul"
     if _KANA.search(text):
@@ -53,6 +55,8 @@ def script_of(text: str) -> Script:
 @functools.lru_cache(maxsize=8192)
 def latin_key(text: str) -> str:
     """Lower-case Latin letters of `text` romanised: "Григорьева" → "grigoreva"."""
+    if text.isascii():
+        return _NOT_LATIN_LETTER.sub("", text.lower())
     return _NOT_LATIN_LETTER.sub("", anyascii(unicodedata.normalize("NFC", text)).lower())
 
 
