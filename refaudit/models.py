@@ -18,7 +18,7 @@ from typing import Any, Literal, Protocol
 from refaudit.findings import FINDING_CODES, Severity
 from refaudit.notices import WITHDRAWING_KINDS, NoticeKind
 
-JSON_SCHEMA_VERSION = "2.1"
+JSON_SCHEMA_VERSION = "2.2"
 
 SEVERITY_RANK: dict[str, int] = {"info": 0, "warning": 1, "error": 2}
 
@@ -96,6 +96,14 @@ class Reference:
     field code", "mendeley field code", "endnote field code" (the citation manager's own
     record, audited field by field), "printed text" (the printed reference list, read as
     free text) or "zotero library"; null for .bib, .tex and .bbl input"""
+    text: str | None = None
+    """the reference as printed in a PDF or Word document, in list order (null for
+    .bib, .tex and .bbl input)"""
+    label: str | None = None
+    """the label printed before the reference in a PDF or Word list ("[12]", "12.",
+    "[Smi20]"); null when the list prints none (author-year styles)"""
+    page: int | None = None
+    """the page of a PDF on which the reference starts"""
 
 
 @dataclass

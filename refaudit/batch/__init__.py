@@ -1,6 +1,6 @@
 """`refaudit batch`: audit many bibliographies or manuscripts, here or on a Ray cluster.
 
-Each input (a .bib, .tex or .bbl file) is audited on its own by the one pipeline
+Each input (a .bib, .tex, .bbl or .pdf file) is audited on its own by the one pipeline
 (`audit.audit_paths`). Its full JSON report is written next to the results file
 (`results.reports/`), and one JSON line goes to the results file: counts, the
 failing references and where the report is. Lines are appended as inputs finish,
@@ -56,7 +56,7 @@ class BatchSummary:
 
 
 def expand_inputs(paths: Iterable[Path]) -> list[Path]:
-    """Files as given; folders: their .tex files (else .bib/.bbl); manifests: their lines.
+    """Files as given; folders: their .tex files (else .bib/.bbl/.pdf); manifests: their lines.
 
     A folder of manuscripts is audited manuscript by manuscript: a .bib beside a
     .tex is read through it, not audited again on its own.

@@ -52,7 +52,7 @@ def check_command(
     files: Annotated[
         list[Path],
         typer.Argument(
-            help=".bib, .tex, .bbl or .docx files, a Zotero library (zotero:, "
+            help=".bib, .tex, .bbl, .docx or .pdf files, a Zotero library (zotero:, "
             "zotero:collection/NAME, zotero://users/ID) or an arXiv paper (arXiv:ID).",
         ),
     ],
@@ -193,7 +193,9 @@ def check_command(
 def fix_command(
     file: Annotated[
         Path,
-        typer.Argument(help="The .bib file to correct (or a .docx / Zotero library: -o only)."),
+        typer.Argument(
+            help="The .bib file to correct (or a .docx, .pdf or Zotero library: -o only)."
+        ),
     ],
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write the corrected .bib here.")
@@ -219,6 +221,9 @@ def fix_command(
     timeout: TimeoutOption = None,
 ) -> None:
     """Write a corrected copy of a .bib file: mismatched entries replaced, the rest untouched.
+
+    For a PDF, write its reference list as BibTeX to -o: identified works from their
+    records, the others as printed.
 
     Example: refaudit fix refs.bib -o refs.fixed.bib
     """
@@ -303,15 +308,15 @@ def fix_command(
 def _fix_to_new_file(
     source: Path, output: Path | None, settings: Any, *, in_place: bool, diff: bool, force: bool
 ) -> None:
-    """A Word file or a Zotero library cannot be rewritten: its references, corrected,
-    go to a new .bib the user names."""
+    """A Word file, a PDF or a Zotero library cannot be rewritten: its references,
+    corrected, go to a new .bib the user names."""
     from refaudit.bibtex import entries_of_results
     from refaudit.parsing.bibtex import parse_bibtex
-    from refaudit.parsing.files import WORD_SUFFIXES
+    from refaudit.parsing.files import PDF_SUFFIXES, WORD_SUFFIXES
     from refaudit.remote import is_remote
     from refaudit.safewrite import refuse_overwriting_inputs, write_atomically
 
-    if not (is_remote(str(source)) or source.suffix.lower() in WORD_SUFFIXES):
+    if not (is_remote(str(source)) or source.suffix.lower() in WORD_SUFFIXES + PDF_SUFFIXES):
         fail(f"{source}: fix works on .bib files", hint="run `refaudit check` on other inputs")
     if in_place or diff or output is None:
         fail(

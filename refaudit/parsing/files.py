@@ -28,7 +28,8 @@ BIBTEX_SUFFIXES = (".bib", ".bibtex")
 LATEX_SUFFIXES = (".tex", ".ltx")
 BBL_SUFFIXES = (".bbl",)
 WORD_SUFFIXES = (".docx",)
-SUPPORTED_SUFFIXES = BIBTEX_SUFFIXES + LATEX_SUFFIXES + BBL_SUFFIXES + WORD_SUFFIXES
+PDF_SUFFIXES = (".pdf",)
+SUPPORTED_SUFFIXES = BIBTEX_SUFFIXES + LATEX_SUFFIXES + BBL_SUFFIXES + WORD_SUFFIXES + PDF_SUFFIXES
 # Far beyond any real bibliography or paper; stops a link to /dev/zero or a huge dump.
 # An input read whole is held to it, and so is each line of one read line by line.
 MAX_INPUT_BYTES = 64 * 1024 * 1024
@@ -38,7 +39,7 @@ MAX_STREAMED_BYTES = 1024 * 1024 * 1024
 
 
 def parse_file(path: Path, *, all_entries: bool = False) -> Bibliography:
-    """Parse a .bib/.bibtex, .tex, .bbl or .docx file into references and input problems.
+    """Parse a .bib/.bibtex, .tex, .bbl, .docx or .pdf file into references and input problems.
 
     Raises:
         InputError: the file is missing, a directory, binary, empty, of an unknown
@@ -51,7 +52,7 @@ def parse_file(path: Path, *, all_entries: bool = False) -> Bibliography:
     path = Path(path)
     suffix = path.suffix.lower()
     _require_supported(path)
-    if suffix in WORD_SUFFIXES:
+    if suffix in WORD_SUFFIXES + PDF_SUFFIXES:
         return _parse_document(path)
     text, problems = read_text(path)
     if suffix in LATEX_SUFFIXES:
@@ -87,7 +88,7 @@ def open_stream(
 
     path = Path(path)
     _require_supported(path)
-    if path.suffix.lower() in WORD_SUFFIXES:
+    if path.suffix.lower() in WORD_SUFFIXES + PDF_SUFFIXES:
         return ReadStream(_parse_document(path)), []
     stream: BibtexStream | BblStream | LatexStream
     if path.suffix.lower() in LATEX_SUFFIXES:
@@ -130,6 +131,11 @@ class ReadStream:
 
 
 def _parse_document(path: Path) -> Bibliography:
+    """A document read whole: a Word file, or a PDF's printed reference list."""
+    if path.suffix.lower() in PDF_SUFFIXES:
+        from refaudit.parsing.pdf import parse_pdf
+
+        return parse_pdf(path)
     from refaudit.parsing.docx import parse_docx
 
     return parse_docx(read_bytes(path), file=str(path))

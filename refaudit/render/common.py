@@ -181,11 +181,15 @@ def display_path(file: str | None) -> str | None:
 
 
 def location(result: Result) -> str:
-    """`file:line` of the entry (or just the key when the reference came from no file)."""
-    path = display_path(result.reference.file)
+    """`file:line` of the entry, `file [12], page 9` for one printed in a PDF (or just the
+    key when the reference came from no file)."""
+    reference = result.reference
+    path = display_path(reference.file)
     if not path:
-        return result.reference.key
-    return f"{path}:{result.reference.line}" if result.reference.line else path
+        return reference.key
+    if reference.page is not None:
+        return f"{path} {reference.label or reference.key}, page {reference.page}"
+    return f"{path}:{reference.line}" if reference.line else path
 
 
 def finding_source(result: Result, finding: Finding) -> str:

@@ -283,7 +283,7 @@ async def verify_bibliography(
         str | None,
         Field(
             max_length=4_096,
-            description="a .bib/.tex/.bbl/.docx file inside the server's --root directory "
+            description="a .bib/.tex/.bbl/.docx/.pdf file inside the server's --root directory "
             "(refused when the server has no root)",
         ),
     ] = None,

@@ -19,6 +19,9 @@ from refaudit.fix import FixOutcome, apply_fixes, scan_entries, verify_fix
 from refaudit.models import AuditReport
 from refaudit.parsing import bbl, parse_bibtex, parse_file, parse_freetext
 from refaudit.parsing.bbl import parse_bbl
+from refaudit.parsing.pdflist import reference_list
+from refaudit.parsing.pdftext import TextLine
+from tests import pdfbytes
 
 # The suite writes no example database into the checkout; a failure prints its input.
 settings.register_profile(
@@ -165,3 +168,45 @@ def test_files_on_disk_never_raise_anything_but_input_error(
             parse_file(folder / name)
         except InputError:
             pass
+
+
+LINE_PIECES = ["References", "[1] ", "[2] ", "1. ", "2. ", "Appendix", "A. Author, ", "2020.", "-"]
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(1, 3),
+            st.floats(0, 600),
+            st.floats(0, 600),
+            st.floats(0, 800),
+            st.floats(1, 30),
+            soup(LINE_PIECES),
+        ),
+        max_size=80,
+    )
+)
+def test_any_page_layout_gives_entries_never_an_error(
+    rows: list[tuple[int, float, float, float, float, str]],
+) -> None:
+    lines = [
+        TextLine(page, x0, x0 + width, y, size, text, 612.0, 792.0)
+        for page, x0, width, y, size, text in rows
+    ]
+    for entry in reference_list(lines):
+        assert entry.text and entry.page in {1, 2, 3}
+
+
+@settings(max_examples=6)
+@given(st.binary(min_size=1, max_size=40), st.integers(0, 10_000))
+def test_a_damaged_pdf_is_read_or_refused_with_an_input_error(
+    tmp_path_factory: object, garbage: bytes, at: int
+) -> None:
+    good = pdfbytes.text_page(["References", '[1] A. Author, "A title," in Proc. X, 2020.'])
+    at %= len(good)
+    path = Path(tmp_path_factory.mktemp("pdf")) / "damaged.pdf"  # type: ignore[attr-defined]
+    path.write_bytes(good[:at] + garbage + good[at + len(garbage) :])
+    try:
+        parse_file(path)
+    except InputError:
+        pass
