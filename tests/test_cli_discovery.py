@@ -140,6 +140,27 @@ def test_bibtex_of_a_retracted_work_is_an_error_and_never_appended(
     assert not bib.exists() or "lecun" not in bib.read_text(encoding="utf-8")
 
 
+def test_bibtex_of_a_retracted_work_is_written_on_request_with_a_note_naming_the_notice(
+    upstreams: World, tmp_path: Path
+) -> None:
+    from tests.test_discovery import crossref_update, deep_crossref
+
+    notice = crossref_update("retraction", "10.1000/ret_2016", date=(2016, 3, 4))
+    upstreams.crossref = [deep_crossref(updated_by=[notice])]
+    bib = tmp_path / "refs.bib"
+
+    printed = runner.invoke(app, ["bibtex", DEEP_DOI, "--allow-retracted"])
+    appended = runner.invoke(app, ["bibtex", DEEP_DOI, "--allow-retracted", "-o", str(bib)])
+
+    assert printed.exit_code == 0, printed.output
+    note = r"note = {Retraction notice, 2016-03-04, doi:10.1000/ret\_2016},"
+    assert "@article{lecun2015deep," in printed.stdout and note in printed.stdout
+    assert f"warning: {DEEP_DOI} is retracted; written with a note" in printed.stderr
+    assert appended.exit_code == 0, appended.output
+    assert note in bib.read_text(encoding="utf-8")
+    assert "is retracted" in appended.stderr
+
+
 def test_show_json_has_merged_record_provenance_and_citations(upstreams: World) -> None:
     from tests.test_discovery import s2_paper
 

@@ -534,6 +534,28 @@ async def test_get_bibtex_uses_the_agency_entry_and_reports_unknown_identifiers(
     assert entries["bibtex"].count("@") == 1
 
 
+async def test_get_bibtex_gives_a_retracted_work_only_when_allowed_and_names_its_notice() -> None:
+    async with connected(settings_for(), upstreams(WIDGETS, RETRACTED)) as client:
+        default, allowed = [
+            structured(
+                await client.call_tool(
+                    "get_bibtex",
+                    {"identifiers": [WIDGETS_DOI, RETRACTED_DOI], "allow_retracted": allow},
+                )
+            )
+            for allow in (False, True)
+        ]
+
+    note = f"note = {{Retraction notice, 2010-02-02, doi:{RETRACTION_NOTICE_DOI}}}"
+    for answer in (default, allowed):
+        widgets, retracted = answer["entries"]
+        assert (widgets["status"], retracted["status"]) == ("ok", "retracted")
+        assert note in retracted["bibtex"]
+        assert "retraction" in retracted["message"]
+    assert default["bibtex"].count("@") == 1 and "Wakefield" not in default["bibtex"]
+    assert allowed["bibtex"].count("@") == 2 and note in allowed["bibtex"]
+
+
 async def test_paper_details_shows_the_record_and_where_each_field_came_from() -> None:
     async with connected(settings_for(), upstreams(RETRACTED)) as client:
         details = structured(await client.call_tool("paper_details", {"identifier": RETRACTED_DOI}))

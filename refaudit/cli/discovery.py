@@ -110,13 +110,21 @@ def bibtex(
         bool,
         typer.Option("--rename", help="With -o: give entries whose key is taken a new key."),
     ] = False,
+    allow_retracted: Annotated[
+        bool,
+        typer.Option(
+            "--allow-retracted",
+            help="Write retracted works too (to discuss the retraction), with a note "
+            "naming the notice.",
+        ),
+    ] = False,
 ) -> None:
     """Print database-backed BibTeX for each identifier or title.
 
     Titles are searched first and only a work whose title agrees is used. Exit
-    status: 0 all found, 1 something not found or retracted (never written), 3 sources
-    failed, 2 bad input. With -o, an entry whose DOI (or key and DOI) the file already
-    has is not appended again.
+    status: 0 all found, 1 something not found or retracted (not written unless
+    --allow-retracted), 3 sources failed, 2 bad input. With -o, an entry whose DOI
+    (or key and DOI) the file already has is not appended again.
 
     Example: refaudit bibtex 10.1038/nature14539 arXiv:1706.03762 -o refs.bib
     """
@@ -134,7 +142,8 @@ def bibtex(
         fail("--rename only applies with -o/--output")
     entries = asyncio.run(bibtex_entries(wanted, load_settings()))
     console = stderr_console()
-    found = [entry for entry in entries if entry.status == "ok"]
+    kept = ("ok", "retracted") if allow_retracted else ("ok",)
+    found = [entry for entry in entries if entry.status in kept]
     if output is not None:
         written, skipped = append_to_bib(output, found, rename=rename)
         keys = ", ".join(entry.key or "" for entry in written)
@@ -144,10 +153,17 @@ def bibtex(
     else:
         typer.echo("\n".join(entry.bibtex or "" for entry in found), nl=False)
     for entry in entries:
-        if entry.status == "retracted":
+        if entry.status == "retracted" and allow_retracted:
+            console.print(
+                f"[yellow]warning:[/] {entry.identifier} is retracted; written with a note "
+                f"naming the notice ({entry.message}). Cite it only to discuss the retraction.",
+                highlight=False,
+            )
+        elif entry.status == "retracted":
             console.print(
                 f"[red]error:[/] {entry.identifier} is retracted; not written"
-                f" ({entry.message}). Cite it only to discuss the retraction.",
+                f" ({entry.message}). Cite it only to discuss the retraction,"
+                " with --allow-retracted.",
                 highlight=False,
             )
         elif entry.status != "ok":
@@ -156,7 +172,10 @@ def bibtex(
             )
         elif entry.message:
             console.print(f"[dim]{entry.key}: {entry.message}[/]", highlight=False)
-    raise typer.Exit(int(_exit_code([entry.status for entry in entries])))
+    statuses: list[str] = [entry.status for entry in entries]
+    if allow_retracted:
+        statuses = ["ok" if status == "retracted" else status for status in statuses]
+    raise typer.Exit(int(_exit_code(statuses)))
 
 
 @handle_errors

@@ -71,6 +71,39 @@ def one_field_per_line(bibtex: str) -> str:
     return bibtexparser.write_string(Library([entry]), unparse_stack=[], bibtex_format=layout)
 
 
+def with_note(bibtex: str, note: str) -> str:
+    """The entry with `note` (plain text) added to its `note` field, escaped for LaTeX.
+
+    An entry bibtexparser cannot read as exactly one entry gets the field after its head.
+    """
+    import bibtexparser
+    from bibtexparser.library import Library
+    from bibtexparser.model import Field
+    from bibtexparser.writer import BibtexFormat
+
+    from refaudit.bibtex import escape_latex
+    from refaudit.parsing.bibtex import quiet_bibtexparser
+
+    text = escape_latex(note)
+    with quiet_bibtexparser():
+        try:
+            library = bibtexparser.parse_string(bibtex.strip(), parse_stack=[])
+        except Exception:  # noqa: BLE001 - bibtexparser raises on states it cannot split
+            library = None
+    if library is None or len(library.entries) != 1 or library.failed_blocks:
+        return BIBTEX_HEAD.sub(lambda m: f"{m.group(0)}\n  note = {{{text}}},", bibtex, count=1)
+    [entry] = library.entries
+    present = entry.fields_dict.get("note")
+    if present is not None and len(present.value) > 2:
+        present.value = f"{present.value[:-1]}. {text}{present.value[-1]}"
+    else:
+        entry.set_field(Field("note", f"{{{text}}}"))
+    layout = BibtexFormat()
+    layout.indent = "  "
+    layout.trailing_comma = True
+    return bibtexparser.write_string(Library([entry]), unparse_stack=[], bibtex_format=layout)
+
+
 def _latex_safe_value(name: str, value: str) -> str:
     """A delimited value escaped for LaTeX; bare macros (`month=May`) and identifiers kept."""
     from refaudit.bibtex import page_range, protect_title

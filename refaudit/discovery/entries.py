@@ -15,8 +15,14 @@ from typing import TYPE_CHECKING
 from refaudit.asking import Ledger, ask
 from refaudit.config import Settings
 from refaudit.discovery import opening
-from refaudit.discovery.agency import BIBTEX_HEAD, BibtexProvider, agency_for, one_field_per_line
-from refaudit.discovery.integrity import integrity_note, is_withdrawn
+from refaudit.discovery.agency import (
+    BIBTEX_HEAD,
+    BibtexProvider,
+    agency_for,
+    one_field_per_line,
+    with_note,
+)
+from refaudit.discovery.integrity import integrity_note, is_withdrawn, withdrawal_note
 from refaudit.discovery.resolve import Status, resolve
 from refaudit.models import RunStats, Work
 
@@ -51,6 +57,8 @@ async def bibtex_entries(
     Crossref DOIs use Crossref's own BibTeX (content negotiation), DataCite DOIs
     (arXiv's 10.48550 included) DataCite's; anything else is written from the
     merged record. Keys follow refaudit's `{family}{year}{firstword}` convention.
+    A withdrawn work's entry has status "retracted" and a `note` naming each notice
+    (kind, date, DOI); callers write it only when asked to.
     """
     trackers = [Ledger() for _ in identifiers]
     async with opening.open_discovery_sources(settings, transport, stats=stats) as opened:
@@ -76,7 +84,10 @@ async def bibtex_entries(
             entries.append(BibtexEntry(text, resolution.status, message=resolution.message))
             continue
         bibtex, source, note = next(fetched)
-        status: Status = "retracted" if is_withdrawn(work) else "ok"
+        status: Status = "ok"
+        if is_withdrawn(work):
+            # Written only when asked for (to discuss the retraction), and then saying so.
+            status, bibtex = "retracted", with_note(bibtex, withdrawal_note(work))
         entry = BibtexEntry(text, status, bibtex, source=source, message=note, work=work)
         entries.append(rekey(entry, taken))
     return entries

@@ -45,3 +45,24 @@ def integrity_note(work: Work) -> str:
     elif kinds:
         notes.append(f"notices: {', '.join(kinds)}")
     return "; ".join(dict.fromkeys(notes))
+
+
+def withdrawal_note(work: Work) -> str:
+    """What a `note` field says of a withdrawn work: each notice's kind, date and DOI.
+
+    Written into the BibTeX of a retracted work cited on purpose (to discuss the
+    retraction), so the printed reference says what happened to it.
+    """
+    parts = []
+    for notice in own_notices(work):
+        if notice.kind not in WITHDRAWING_KINDS:
+            continue
+        said = [f"{notice.kind.value.replace('_', ' ').capitalize()} notice"]
+        if notice.date:
+            said.append(notice.date[:10])
+        if notice.notice_doi:
+            said.append(f"doi:{notice.notice_doi}")
+        parts.append(", ".join(said))
+    if not parts:
+        parts.append(f"Marked as retracted by {', '.join(work.found_in) or work.source}")
+    return "; ".join(dict.fromkeys(parts))

@@ -112,12 +112,21 @@ async def get_bibtex(
             description="paper metadata as search_references or paper_details return it",
         ),
     ] = None,
+    allow_retracted: Annotated[
+        bool,
+        Field(
+            description="include retracted works in `bibtex` (to discuss the retraction); "
+            "their entries carry a note naming the notice"
+        ),
+    ] = False,
 ) -> BibtexResults:
     """BibTeX for identifiers (from the databases, the DOI agency's own when it has it) or
     for metadata objects (written from the metadata alone, without asking any source).
 
     A title only gives BibTeX when a database has a work with that title. Keys follow
     `{family}{year}{firstword}` (lecun2015deep) and are unique across the whole call.
+    A retracted work's entry has status "retracted" and is left out of `bibtex` unless
+    `allow_retracted` is true.
     """
     from refaudit import discovery
 
@@ -138,11 +147,12 @@ async def get_bibtex(
         entries.append(discovery.rekey(discovery.metadata_entry(work), taken))
     return BibtexResults(
         entries=[BibtexResult.model_validate(entry, from_attributes=True) for entry in entries],
-        # A retracted work is an error in its entry, never part of the BibTeX to paste.
+        # A retracted work is an error in its entry, part of the BibTeX to paste only
+        # when asked for (its entry then names the notice in a note).
         bibtex="\n".join(
             entry.bibtex.strip() + "\n"
             for entry in entries
-            if entry.bibtex and entry.status != "retracted"
+            if entry.bibtex and (entry.status != "retracted" or allow_retracted)
         ),
     )
 
