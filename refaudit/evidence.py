@@ -570,6 +570,7 @@ async def _search(item: Evidence, sources: Sources, feed: _SlowPoolFeed) -> None
             item.not_asked(name, "decided", "its search is not used for this kind of citation")
     budget = planner.SEARCH_BUDGET
     head_start = 1 if _identifier_unknown(item) else 0
+    disproved = _identifier_disproved(item)
     answers_matter = _answers_matter(reference)
     for query in search_queries(reference):
         # Only searches count towards settling: an identifier look-up that found
@@ -580,7 +581,9 @@ async def _search(item: Evidence, sources: Sources, feed: _SlowPoolFeed) -> None
             if name in sent:
                 continue
             identified = _identified(item)
-            why = planner.search_skipped(reference, name, kind, searched, searchable, identified)
+            why = planner.search_skipped(
+                reference, name, kind, searched, searchable, identified, disproved
+            )
             if why:
                 item.not_asked(name, "decided", why)
                 continue
@@ -590,7 +593,7 @@ async def _search(item: Evidence, sources: Sources, feed: _SlowPoolFeed) -> None
                 return
             later = order[order.index(name) + 1 :]
             planned = _planned_after(
-                reference, later, kind, [*searched, name], searchable, identified
+                reference, later, kind, [*searched, name], searchable, identified, disproved
             )
             # When nothing found can change the plan, its searches are certain: they go
             # out together rather than one round trip after another.
@@ -628,13 +631,14 @@ def _planned_after(
     answered: list[str],
     searchable: list[str],
     identified: bool,
+    disproved: bool,
 ) -> list[str]:
     """The `later` sources the plan would still search, were the `answered` ones (the
     one about to be asked included) to find nothing."""
     planned: list[str] = []
     for name in later:
         if not planner.search_skipped(
-            reference, name, kind, [*answered, *planned], searchable, identified
+            reference, name, kind, [*answered, *planned], searchable, identified, disproved
         ):
             planned.append(name)
     return planned
@@ -665,6 +669,15 @@ def _answers_matter(reference: Reference) -> bool:
 def _identifier_unknown(item: Evidence) -> bool:
     """The reference cites an identifier, and the sources asked about it know none of it."""
     return _has_identifier(item.reference) and not item.id_records
+
+
+def _identifier_disproved(item: Evidence) -> bool:
+    """The cited DOI is unknown to every source asked about it, one of which would hold it
+    (the rule `doi-not-registered` is reported on): the citation is already shown wrong."""
+    doi = item.reference.doi
+    if not doi or item.doi_records or item.doi_failed:
+        return False
+    return any(registry.holds_doi(name, doi) for name in item.asked)
 
 
 def _identified(item: Evidence) -> bool:

@@ -62,13 +62,21 @@ def _code(
 
 
 _VERIFICATION_CODES = (
-    _code("not-found", "error", None, "no source that answered has the work"),
+    _code(
+        "not-found",
+        "error",
+        None,
+        "every source asked answered, none has the work, and the indexes that hold its kind "
+        "searched for it (for a journal article or book chapter: Crossref, OpenAlex and one "
+        "more index, unless the cited DOI does not exist)",
+    ),
     _code(
         "doi-not-registered",
         "error",
         "doi",
-        "the cited DOI resolves in none of Crossref, OpenAlex, DataCite, Semantic Scholar, "
-        "nor at doi.org (all answered)",
+        "the cited DOI resolves in none of the sources that would hold it (Crossref, OpenAlex, "
+        "DataCite, Semantic Scholar, doi.org; a publisher's index only for its own prefixes), "
+        "and every source asked about it answered",
         mismatch=True,
         fixable=True,
     ),
@@ -249,8 +257,10 @@ _VERIFICATION_CODES = (
         "warning",
         "doi, arxiv, venue, year, authors",
         "the work was found, but this cited field could not be checked because the source "
-        "that would have checked it failed (e.g. a DOI no registry could be asked about while "
-        "Crossref was down); the verdict is `unverified`, never `verified`",
+        "that would have checked it failed or none asked would hold it (e.g. a DOI no registry "
+        "could be asked about while Crossref was down), or only one source's record "
+        "contradicts a venue or year while a source that could hold another version failed; "
+        "the verdict is `unverified`, never `verified`",
     ),
     _code("skipped", "info", None, "nothing to check, with the reason"),
 )

@@ -228,12 +228,20 @@ def is_web_resource(reference: Reference) -> bool:
 
 
 def still_needed(
-    source: str, kind: Kind, searched: Collection[str], *, identified: bool
+    source: str,
+    kind: Kind,
+    searched: Collection[str],
+    *,
+    identified: bool,
+    disproved: bool = False,
+    searchable: Collection[str] = (),
 ) -> str | None:
     """Why searching `source` could no longer change the verdict, or None to search it.
 
     `searched`: the sources whose search answered; `identified`: a convincing
-    candidate is already in hand (its fields disagree, or it would have settled).
+    candidate is already in hand (its fields disagree, or it would have settled);
+    `disproved`: an identifier look-up showed the cited identifier does not exist;
+    `searchable`: every source the run may search.
 
     - A source that merely might hold this kind of work adds nothing once two
       sources that index it have answered; but when the kind is only guessed from
@@ -244,10 +252,17 @@ def still_needed(
       Semantic Scholar for anything; both still find a changed or misspelt word),
       nothing else is asked.
     - A journal article, book or chapter outside computing is settled by Crossref's
-      matcher and OpenAlex: such works are registered with DOIs. Theses and
-      reports are not (Crossref does not cover them), so the sources that hold
-      them are asked before their absence is believed; so is a citation string
-      read as a journal article although it gives no volume or pages.
+      matcher, OpenAlex and one further index that can hold it, or by the two alone
+      when the cited identifier is known not to exist: such works are registered
+      with DOIs, but a title either index tokenises badly, a regional journal or a
+      recent paper may be missing from both, and "not found" is the worst error to
+      make. The further index is a ranked one (Semantic Scholar) when the run may
+      search one: it still finds a title with a changed word, in one request
+      (PubMed's word search takes two to say it has nothing).
+      Theses and reports are not registered (Crossref does not cover them), so
+      every source that holds them is asked before their absence is believed; so
+      is a citation string read as a journal article although it gives no volume
+      or pages.
     - Otherwise, until it is identified, every source that indexes the kind is
       asked: the cited venue may be invented (a conference paper cited as a
       journal), and only they can say the work does not exist;
@@ -274,9 +289,40 @@ def still_needed(
         and "computing" not in kind.fields
     ):
         # Journals and books outside computing are registered with DOIs: the matcher's
-        # registry and a general index have both searched it. (Computing papers are
-        # often conference papers without DOIs, whatever venue the citation claims.)
-        return f"{ranked.title}, which registers {describe(kind)}, and {general.title} answered"
+        # registry, a general index and one more index that can hold the work have
+        # searched it. (Computing papers are often conference papers without DOIs,
+        # whatever venue the citation claims.)
+        further = next(
+            (
+                e
+                for e in entries
+                if e not in (general, ranked) and cannot_index(e.name, kind) is None
+            ),
+            None,
+        )
+        if further is not None:
+            return (
+                f"{ranked.title}, which registers {describe(kind)}, {general.title} and "
+                f"{further.title} answered"
+            )
+        if disproved:
+            return (
+                f"{ranked.title}, which registers {describe(kind)}, and {general.title} "
+                "answered, and the cited identifier does not exist"
+            )
+        further_ranked = next(
+            (
+                _entry(n)
+                for n in searchable
+                if n not in searched and _entry(n).ranked and cannot_index(n, kind) is None
+            ),
+            None,
+        )
+        if not entry.ranked and further_ranked is not None:
+            return (
+                f"{ranked.title}, which registers {describe(kind)}, and {general.title} "
+                f"answered; {further_ranked.title} is the further index asked"
+            )
     broad = next((e for e in entries if _is_general(e) and e.ranked and e.last_resort), None)
     if broad and entry.covers is not None and entry.covers <= {"preprint"}:
         return f"{broad.title}, which holds {entry.title}'s papers, answered"
@@ -344,12 +390,13 @@ def search_skipped(
     searched: Collection[str],
     searchable: Collection[str],
     identified: bool,
+    disproved: bool = False,
 ) -> str | None:
     """Why the plan does not search `source` now, after `searched` found nothing (None:
     it does): a preprint-only source this citation gives no reason to ask, or a search
     that could no longer change the verdict."""
     return preprint_search_needed(reference, source, searchable) or still_needed(
-        source, kind, searched, identified=identified
+        source, kind, searched, identified=identified, disproved=disproved, searchable=searchable
     )
 
 

@@ -98,10 +98,30 @@ def test_what_could_not_change_the_verdict_is_not_asked() -> None:
     assert planner.still_needed(
         "semanticscholar", journal, ["crossref", "openalex"], identified=True
     )
-    # Not identified: a journal outside computing is registered with a DOI, so the
-    # matcher's registry and a general index settle it ...
+    # Not identified: a journal outside computing is registered with a DOI, yet the
+    # matcher's registry and a general index settle it only with one more index ...
+    assert (
+        planner.still_needed("semanticscholar", journal, ["crossref", "openalex"], identified=False)
+        is None
+    )
+    settled = ["crossref", "openalex", "semanticscholar"]
+    assert planner.still_needed("arxiv", journal, settled, identified=False)
+    # ... or when the cited DOI is known not to exist.
     assert planner.still_needed(
-        "semanticscholar", journal, ["crossref", "openalex"], identified=False
+        "semanticscholar", journal, ["crossref", "openalex"], identified=False, disproved=True
+    )
+    # A biomedical article: the further index is Semantic Scholar's ranked search when
+    # the run may search it, else PubMed; after either, the other is spared.
+    medical = planner.kind_of(ref("article", "Journal of Clinical Oncology"))
+    both = ["crossref", "openalex", "semanticscholar", "pubmed"]
+    assert planner.still_needed(
+        "pubmed", medical, ["crossref", "openalex"], identified=False, searchable=both
+    )
+    assert (
+        planner.still_needed("pubmed", medical, ["crossref", "openalex"], identified=False) is None
+    )
+    assert planner.still_needed(
+        "semanticscholar", medical, ["crossref", "openalex", "pubmed"], identified=False
     )
     # ... but a "journal" in computing may be a conference paper without a DOI.
     ml_journal = planner.kind_of(ref("article", "Journal of Reward Learning"))
@@ -166,8 +186,10 @@ def test_a_citation_string_without_locators_is_not_settled_as_a_journal_article(
         "117(3), 412-441.",
         key="k",
     )
+    article_kind = planner.kind_of(article)
+    assert not article_kind.guessed
     assert planner.still_needed(
-        "semanticscholar", planner.kind_of(article), searched, identified=False
+        "arxiv", article_kind, [*searched, "semanticscholar"], identified=False
     )
 
 
@@ -324,13 +346,18 @@ async def test_a_search_goes_sooner_the_more_searches_its_reference_would_still_
 ) -> None:
     """In a busy pool, the searches served last should be those whose references end there.
 
-    A journal article outside computing is settled by Crossref and OpenAlex; one in a
-    computing journal goes on to Semantic Scholar if both find nothing.
+    A journal article outside computing is settled by Crossref, OpenAlex and Semantic
+    Scholar; one in a computing journal goes on to DBLP if all three find nothing.
     """
     fake = FakeUpstreams()
     turns = _noting_crossref_turns(fake)
     fake.json("openalex", r"/works", openalex_list([]))
     fake.json("semanticscholar", r"/graph/v1/paper/search", {"total": 0, "offset": 0})
+    fake.json(
+        "dblp",
+        r"/search/publ/api",
+        {"result": {"hits": {"@total": "0", "@computed": "0", "@sent": "0", "@first": "0"}}},
+    )
     soil = Reference(key="s", entry_type="article", title="Soil survey", venue="Geoderma")
     kernels = Reference(
         key="k",
@@ -339,7 +366,9 @@ async def test_a_search_goes_sooner_the_more_searches_its_reference_would_still_
         venue="IEEE Transactions on Pattern Analysis and Machine Intelligence",
     )
     config = Settings(
-        sources=["crossref", "openalex", "semanticscholar"], cache_dir=tmp_path, data_dir=tmp_path
+        sources=["crossref", "openalex", "semanticscholar", "dblp"],
+        cache_dir=tmp_path,
+        data_dir=tmp_path,
     )
 
     async with open_sources(config, RunStats(), transport=fake.transport()) as sources:
