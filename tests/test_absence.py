@@ -9,6 +9,8 @@ venue only a preprint contradicts and a year one record contradicts are
 fails in each way a source fails (timeout, 5xx, 429 with a long Retry-After,
 a spent quota, a refused key, an open circuit breaker, a malformed body): the
 claim must go, and an `unverified` or `unconfirmed` note must name that source.
+Last, `not_found` waits for one more index than Crossref and OpenAlex, unless the
+cited DOI is shown not to exist.
 """
 
 from __future__ import annotations
@@ -319,3 +321,45 @@ async def test_no_absence_claim_survives_the_deciding_source_failing(
     assert result.sources[claim.deciding].state == "failed"
     notes = [f for f in result.findings if f.code in ("unverified", "unconfirmed")]
     assert any(claim.deciding in f.message for f in notes), [f.message for f in notes]
+
+
+REGIONAL = {
+    **PREPRINT,
+    "paperId": "7c1d2e3f4a5b6c7d8e9f0a1b2c3d4e5f6a7b8c9d",
+    "externalIds": {"CorpusId": 250000001},
+    "title": "Dinâmica da cobertura vegetal no semiárido potiguar entre 1985 e 2015",
+    "venue": "Revista Brasileira de Geografia Física",
+    "journal": {"name": "Revista Brasileira de Geografia Física", "volume": "12"},
+    "year": 2019,
+    "authors": [{"authorId": "9", "name": "Maria Souza"}],
+}
+CITED_REGIONAL = """@article{souza2019, author = {Souza, Maria},
+  title = {Dinâmica da cobertura vegetal no semiárido potiguar entre 1985 e 2015},
+  journal = {Revista Brasileira de Geografia Física}, year = {2019}, volume = {12}}"""
+
+
+async def test_a_journal_article_only_semantic_scholar_holds_is_found_not_missing(
+    tmp_path: Path,
+) -> None:
+    claim = Claim("", CITED_REGIONAL, "semanticscholar", lambda: free_world([], [REGIONAL]))
+    result = await _verdict(claim, tmp_path)
+
+    assert result.verdict is Verdict.VERIFIED
+    assert {"crossref", "openalex", "semanticscholar"} <= {
+        name for name, status in result.sources.items() if status.state == "answered"
+    }
+
+
+async def test_a_cited_doi_shown_not_to_exist_spares_the_further_search(tmp_path: Path) -> None:
+    claim = Claim("", UNREGISTERED, "crossref", lambda: free_world([]))
+    fake = claim.world()
+    settings = _settings(tmp_path, claim)
+    (reference,) = parse_bibtex(claim.bib, file="refs.bib").references
+    async with open_sources(settings, RunStats(), transport=fake.transport()) as sources:
+        (evidence,) = await gather_evidence([reference], sources)
+    result = decide(evidence, enabled_sources=sources.enabled)
+
+    assert result.verdict is Verdict.NOT_FOUND
+    # Semantic Scholar was asked about the DOI, never searched: the DOI settles it.
+    s2 = fake.requests_to("semanticscholar")
+    assert s2 and all(request.url.path.endswith("/paper/batch") for request in s2)
