@@ -677,6 +677,8 @@ def _identifier_disproved(item: Evidence) -> bool:
     doi = item.reference.doi
     if not doi or item.doi_records or item.doi_failed:
         return False
+    if item.doi_registration is not None and item.doi_registration.registered:
+        return False  # doi.org resolves it: another agency's real DOI
     return any(registry.holds_doi(name, doi) for name in item.asked)
 
 
