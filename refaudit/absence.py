@@ -61,6 +61,34 @@ def doi_beyond_sources_asked(
     ]
 
 
+def publisher_gives_another_doi(evidence: Evidence, records: list[Work]) -> list[Finding]:
+    """The cited DOI, which none of the sources asked would hold, is not the DOI the
+    work's publisher index gives it (with `--sources ieee`, an IEEE paper cited with a
+    DOI outside IEEE's prefixes): a contradiction by the publisher's own record, not a
+    claim that the cited DOI does not exist."""
+    doi = (evidence.reference.doi or "").lower()
+    if not doi or evidence.doi_records or evidence.doi_failed or doi_holders(evidence):
+        return []
+    for work in records:
+        source = registry.BY_NAME.get(work.source)
+        own = (work.doi or "").lower()
+        if source is None or not source.doi_prefixes or not own.startswith(source.doi_prefixes):
+            continue
+        if own != doi:
+            return [
+                Finding.of(
+                    "doi-differs",
+                    f"DOI {evidence.reference.doi} is not this work's: {source.title}, its "
+                    f"publisher's index, gives {work.doi}",
+                    cited=evidence.reference.doi,
+                    found=work.doi,
+                    source=work.source,
+                    record=f"doi:{work.doi}",
+                )
+            ]
+    return []
+
+
 def contradicted_without_answers(
     evidence: Evidence, versions: list[Work], published: list[Work], findings: list[Finding]
 ) -> tuple[list[Finding], list[Finding]]:

@@ -81,6 +81,16 @@ _VERIFICATION_CODES = (
         fixable=True,
     ),
     _code(
+        "doi-differs",
+        "error",
+        "doi",
+        "the cited work's publisher index (IEEE Xplore) gives it another DOI (named), and no "
+        "source asked would hold the cited one: not the work's DOI, though whether it exists "
+        "is not known",
+        mismatch=True,
+        fixable=True,
+    ),
+    _code(
         "doi-points-elsewhere",
         "error",
         "doi",

@@ -316,7 +316,10 @@ def _identifier_elsewhere(evidence: Evidence, identity: Identity) -> list[Findin
             )
         )
     elif reference.doi and not evidence.doi_records:
-        findings.extend(_unregistered_doi(evidence, found=identity.primary.doi))
+        findings.extend(
+            _unregistered_doi(evidence, found=identity.primary.doi)
+            or absence.publisher_gives_another_doi(evidence, identity.records)
+        )
     if _arxiv_only_via_doi(reference) and findings:
         return findings  # the arXiv id is the cited DOI's; one finding says it
     if reference.arxiv_id and not evidence.arxiv_records:

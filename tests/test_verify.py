@@ -237,6 +237,23 @@ CASES: dict[str, Case] = {
         "doi-not-registered",
         candidates=[ARTICLE],
     ),
+    "doi-outside-the-publishers-prefixes-with-ieee-alone": Case(
+        cited(doi="10.91909/2020.84267", venue="IEEE Transactions on Widgets"),
+        Verdict.MISMATCH,
+        "doi-differs",
+        candidates=[
+            Work(
+                source="ieee",
+                doi="10.1109/tw.2019.8675309",
+                title=TITLE,
+                authors=list(AUTHORS),
+                year=2019,
+                venue="IEEE Transactions on Widgets",
+                type="journal-article",
+            )
+        ],
+        statuses=answered("ieee"),
+    ),
     "doi-of-another-agency": Case(
         cited(doi="10.11501/3180371"),
         Verdict.VERIFIED,
