@@ -153,6 +153,14 @@ def budget(config: str, quota: int) -> dict:
                     if first_refusal is not None and x["sent"] > first_refusal
                 )
                 verdicts = collections.Counter(r.verdict.value for r in results)
+                # An unverified reference must carry no error: nothing answered about it.
+                errors_while_unverified = collections.Counter(
+                    f.code
+                    for r in results
+                    if r.verdict.value == "unverified"
+                    for f in r.findings
+                    if f.severity == "error"
+                )
                 reasons = collections.Counter(
                     status.reason
                     for r in results
@@ -168,6 +176,7 @@ def budget(config: str, quota: int) -> dict:
                         "sent_after_first_refusal": after_first_refusal,
                         "verdicts": dict(verdicts),
                         "not_found": verdicts.get("not_found", 0),
+                        "errors_on_unverified": dict(errors_while_unverified),
                         "unverified_reasons": dict(reasons),
                         **cost,
                     }
