@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from refaudit.identifiers import parse_arxiv_id
-from refaudit.match import compare_authors, compare_titles
+from refaudit.match import compare_authors, compare_titles, is_preprint_venue
 from refaudit.models import Person
 from refaudit.names import display_name_to_person, parse_names
 from refaudit.sources import crossref, openalex
@@ -171,3 +171,28 @@ def test_arxiv_ids_in_every_form_name_the_same_paper(
     cited: str, expected: tuple[str, int | None]
 ) -> None:
     assert parse_arxiv_id(cited) == expected
+
+
+@pytest.mark.parametrize(
+    "venue",
+    [
+        "CoRR abs/2301.01234",
+        "arXiv preprint arXiv:2301.14091",
+        "ArXiv",
+        "Preprint",
+        "bioRxiv",
+        "medRxiv",
+        "PsyArXiv",
+        "TechRxiv",
+        "SSRN Electronic Journal",
+        "Social Science Research Network",
+        "Research Square",
+    ],
+)
+def test_preprint_servers_are_recognised_in_every_spelling(venue: str) -> None:
+    assert is_preprint_venue(venue)
+
+
+@pytest.mark.parametrize("venue", ["Nature", "Research Policy", "Journal of Social Science"])
+def test_journals_are_not_preprint_servers(venue: str) -> None:
+    assert not is_preprint_venue(venue)

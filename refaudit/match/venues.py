@@ -62,6 +62,7 @@ class VenueComparison:
 _PREPRINT_WORDS = frozenset(
     {"arxiv", "corr", "biorxiv", "medrxiv", "chemrxiv", "ssrn", "preprint", "preprints", "eprint"}
 )
+_PREPRINT_PHRASES = (" social science research network ", " research square ", " authorea ")
 _PREPRINT_TYPES = frozenset({"preprint", "posted-content"})
 # Words that describe the kind of venue rather than which one it is.
 _VENUE_BOILERPLATE = frozenset(
@@ -124,9 +125,17 @@ def _venue_words(text: str) -> list[str]:
 
 
 def is_preprint_venue(text: str | None) -> bool:
-    """Whether a venue string names a preprint server (arXiv, CoRR, bioRxiv, SSRN …)."""
-    words = set(normalize_text(text or "").split())
-    return bool(words & _PREPRINT_WORDS)
+    """Whether a venue string names a preprint server (arXiv, CoRR, bioRxiv, SSRN …).
+
+    Every "…rXiv" server counts (PsyArXiv, SocArXiv, EarthArXiv, TechRxiv, engrXiv),
+    and so do the servers named by a phrase (Semantic Scholar's "Social Science
+    Research Network" for SSRN, Research Square, Authorea).
+    """
+    normalized = normalize_text(text or "")
+    words = set(normalized.split())
+    if words & _PREPRINT_WORDS or any(word.endswith("rxiv") for word in words):
+        return True
+    return any(phrase in f" {normalized} " for phrase in _PREPRINT_PHRASES)
 
 
 def _venue_identities(text: str) -> set[str]:
