@@ -166,6 +166,8 @@ class Settings:
     #: processes for a long mirror-only audit (`refaudit.mirror.parallel`); None: one per core
     processes: int | None = None
     serve: ServeSettings = field(default_factory=ServeSettings)
+    #: `--check-urls`: ask whether each skipped web resource's URL still answers
+    check_urls: bool = False
     config_file: Path | None = None
 
     def resolved_cache_dir(self) -> Path:

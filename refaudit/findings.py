@@ -273,7 +273,29 @@ _VERIFICATION_CODES = (
         "the verdict is `unverified`, never `verified`",
     ),
     _code("skipped", "info", None, "nothing to check, with the reason"),
+    _code(
+        "url-dead",
+        "warning",
+        None,
+        "`--check-urls`: a web resource's URL does not answer (an HTTP error, no answer in "
+        "10 s, a failed connection or too many redirects)",
+    ),
+    _code(
+        "url-title-differs",
+        "info",
+        None,
+        "`--check-urls`: the page answers, but its title is not the cited title",
+    ),
+    _code(
+        "url-not-checked",
+        "info",
+        None,
+        "`--check-urls`: the URL was not requested (not http(s), or its host is a private, "
+        "loopback or link-local address)",
+    ),
 )
+#: Codes the URL check (`urlcheck.py`) adds after the verdict, not the verifier.
+URL_CODES = frozenset({"url-dead", "url-title-differs", "url-not-checked"})
 
 _INTEGRITY_CODES = tuple(
     FindingCode(code, None, (), False, False, f"the work has a {kind.value} notice")

@@ -164,6 +164,10 @@ async def _audit_batch(
         await complete_mirror_first(identified, local, sources)
     records = [_records_of(result, item) for result, item in zip(results, evidence, strict=True)]
     screen_results(results, records, settings, snapshot=snapshot)
+    if settings.check_urls and not settings.offline:
+        from refaudit.urlcheck import check_results
+
+        await check_results(results)
     for result in results:
         _apply_ignores(result, settings)
         _attach_correction(result)

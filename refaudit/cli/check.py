@@ -114,6 +114,13 @@ def check_command(
     ] = False,
     timeout: TimeoutOption = None,
     mirror: MirrorOption = None,
+    check_urls: Annotated[
+        bool,
+        typer.Option(
+            "--check-urls",
+            help="Check that each web resource's URL still answers (never private addresses).",
+        ),
+    ] = False,
 ) -> None:
     """Audit references against Crossref, OpenAlex, Semantic Scholar, arXiv, DataCite,
     PubMed and DBLP, and screen them for retractions.
@@ -144,6 +151,7 @@ def check_command(
     )
     if allow_unverified:
         settings.require_verified = None
+    settings.check_urls = check_urls
     if output is not None:
         from refaudit.safewrite import refuse_overwriting_inputs
 
