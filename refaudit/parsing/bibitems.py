@@ -9,13 +9,21 @@ import re
 from collections.abc import Iterator
 
 from refaudit.models import Reference
+from refaudit.parsing.bibinfo import apply_tagged
 from refaudit.parsing.freetext import parse_freetext
 from refaudit.parsing.lines import LineIndex
 
 _THEBIBLIOGRAPHY = re.compile(
     r"\\begin\s*\{thebibliography\}(?P<body>.*?)(?:\\end\s*\{thebibliography\}|$)", re.DOTALL
 )
-_BIBITEM = re.compile(r"\\bibitem\s*(?:\[(?:[^\[\]{}]|\{[^{}]*\})*\])?\s*\{(?P<key>[^{}]*)\}")
+# `\bibitem[label]{key}` in all its spellings: a space before the bracket (REVTeX), braces
+# nested three deep in the label, a `%` line end between label and key (ACM).
+_LABEL = r"\[(?:[^\[\]{}]|\{(?:[^{}]|\{(?:[^{}]|\{[^{}]*\})*\})*\})*\]"
+_BIBITEM = re.compile(
+    rf"\\bibitem\s*(?:{_LABEL})?\s*(?:%[^\n]*\n\s*)?\{{(?P<key>[^{{}}]*)\}}(?:%[^\n]*)?"
+)
+# REVTeX's bookkeeping around each item prints nothing.
+_REVTEX_MARKS = re.compile(r"\\BibitemOpen\b|\\BibitemShut\s*\{[^{}]*\}|\\EOS\b")
 
 
 def parse_bibitems(text: str, *, file: str, lines: LineIndex | None = None) -> list[Reference]:
@@ -29,12 +37,14 @@ def iter_bibitems(text: str, *, file: str, lines: LineIndex | None = None) -> It
     for body_start, body, items in _items(text):
         for index, item in enumerate(items):
             end = items[index + 1].start() if index + 1 < len(items) else len(body)
-            yield parse_freetext(
-                body[item.end() : end].strip(),
+            text = _REVTEX_MARKS.sub("", body[item.end() : end]).strip()
+            reference = parse_freetext(
+                text,
                 key=item.group("key").strip(),
                 file=file,
                 line=lines.line(body_start + item.start()),
             )
+            yield apply_tagged(reference, text)
 
 
 def bibitem_keys(text: str) -> Iterator[str]:

@@ -47,6 +47,7 @@ from refaudit.parsing.marks import (
     decode,
 )
 from refaudit.parsing.records import latex_url, normalize_pages
+from refaudit.parsing.sentences import Sentences, read_marked, read_plain
 from refaudit.text import latex_to_text, unwrap_href
 
 YEAR = r"(?:1[5-9]\d\d|20\d\d)"
@@ -136,6 +137,8 @@ _LOCATOR = (
 _YEAR_NOT_NUMBER = re.compile(rf"(?<![\d.])({YEAR})(?![\d])")
 #: A year standing alone: not inside a number, a page range or a DOI.
 BARE_YEAR = re.compile(rf"(?<![\d.–-])({YEAR})(?![\d–-])")
+# A number a locator names ("pp. 2049", "vol. 1999", "no. 2017"): never the year.
+_LOCATOR_NUMBER = re.compile(r"\b(?:pp?|vol|no|art|ch)\.\s*\d+", re.IGNORECASE)
 
 
 @dataclass
@@ -195,7 +198,8 @@ def read_style(text: str) -> _Parts:
         return _read_italic_pair(italic_pair)
     bare = _URL.sub("", text).strip()
     titleless = _TITLELESS.match(bare) or _TITLELESS_RSC.match(bare)
-    if titleless:
+    # Volume and pages follow a titleless venue; words there mean the "venue" was a title.
+    if titleless and not re.search(r"[^\W\d_]{3}", titleless.group("tail") or ""):
         return _Parts(
             authors=titleless.group("authors"),
             style="natural",
@@ -203,6 +207,9 @@ def read_style(text: str) -> _Parts:
             year=int(titleless.group("year")),
             tail=titleless.group("tail") or "",
         )
+    marked = read_marked(bare)
+    if marked:
+        return _from_sentences(marked)
     nature = _NATURE.match(text)
     if nature:
         return _read_nature(nature)
@@ -217,7 +224,27 @@ def read_style(text: str) -> _Parts:
     vancouver = _VANCOUVER.match(text)
     if vancouver:
         return _read_vancouver(vancouver)
-    return _Parts()
+    plain = read_plain(bare)
+    return _from_sentences(plain) if plain else _Parts()
+
+
+def _from_sentences(found: Sentences) -> _Parts:
+    return _Parts(
+        authors=found.authors,
+        style=found.style,
+        title=found.title,
+        year=found.year,
+        venue=found.venue,
+        tail=found.tail,
+    )
+
+
+def _stated_year(text: str) -> int | None:
+    """The last year that stands alone after the title: not a page range, a page, a
+    volume or an issue ("in NIPS, 2017, pp. 1772–1783" is 2017), nor part of a DOI."""
+    text = _LOCATOR_NUMBER.sub(" ", without_identifiers(text))
+    years = BARE_YEAR.findall(text)
+    return int(years[-1]) if years else None
 
 
 @dataclass
@@ -257,8 +284,7 @@ def _read_newblocks(text: str) -> _Parts:
         return parts
     parts.title = blocks[1]
     rest = " ".join(blocks[2:])
-    years = _YEAR_NOT_NUMBER.findall(without_identifiers(rest))
-    parts.year = int(years[-1]) if years else None
+    parts.year = _stated_year(rest)
     if rest.startswith(EMPH_OPEN):
         end = rest.find(EMPH_CLOSE)
         parts.venue = rest[1:end] if end > 0 else None
@@ -284,8 +310,7 @@ def _read_quoted(text: str, quoted: _Quoted) -> _Parts:
         # Chicago notes style ends the names with a period, IEEE with a comma.
         parts.style = "chicago" if before.endswith(".") and not ET_AL.search(before) else "natural"
         parts.authors = before.rstrip(" ,")
-        years = _YEAR_NOT_NUMBER.findall(without_identifiers(after))
-        parts.year = int(years[-1]) if years else None
+        parts.year = _stated_year(after)
     venue_text = re.sub(r"^[\s,.]*(?:in\s+)?", "", after)
     if venue_text.startswith(EMPH_OPEN):
         end = venue_text.find(EMPH_CLOSE)

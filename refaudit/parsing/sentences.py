@@ -1,0 +1,150 @@
+"""The reference styles BibTeX's common .bst files print, read from their plain text
+(a PDF's reference list, where no `\\newblock` or italics mark the parts).
+
+    LNCS (splncs04)      Family, I., Family, I.: Title. In: Venue. pp. 1–9 (2021)
+    ACM / author-date    Given Family and Given Family. 2021. Title. In Venue, Vol. 3. 1–9.
+    natbib (plainnat)    Given Family and Given Family. Title. In Venue, pages 1–9, 2021.
+    APS (apsrev4-2)      I. Family and I. Family, Title, in Venue (2021).
+                         I. Family, Title, Journal 12, 345 (2021).
+
+Each reader returns the parts it is sure of; the caller (`freetext.read_style`) tries
+them after the styles it recognises by quotes, brackets or italics.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from refaudit.parsing.citenames import CAP
+
+_YEAR = r"(?:1[5-9]\d\d|20\d\d)"
+# A sentence ends after a word (not after an initial such as "R."), or after ? and !.
+_SENTENCE_END = re.compile(r"(?<=[^\s.]{2})\.\s+(?=\S)|[?!]\s+(?=\S)")
+_INITIAL = rf"[{CAP}][a-z]?\."
+_LNCS_NAME = rf"[^\W\d_][^,:]{{0,60}},\s(?:{_INITIAL}(?:-?\s?{_INITIAL})*)"
+_LNCS = re.compile(
+    rf"^(?P<authors>{_LNCS_NAME}(?:,\s{_LNCS_NAME})*(?:,?\s+et\s+al\.)?)"
+    rf":\s+(?P<rest>\S.+)$"
+)
+_AUTHOR_DATE = re.compile(
+    rf"^(?P<authors>[^\d]{{3,}}?)\.\s+(?P<year>{_YEAR})[a-z]?\.\s+(?P<rest>\S.+)$"
+)
+_APS_NAME = (
+    rf"(?:{_INITIAL}[\s-]?)+\s?(?:(?:van|von|der|de|den|da|di|le|la|du)\s)*"
+    rf"[{CAP}][\w'’\-]+(?:\s[{CAP}][\w'’\-]+)?"
+)
+_APS = re.compile(
+    rf"^(?P<authors>{_APS_NAME}(?:(?:,\s|,?\s+and\s){_APS_NAME})*(?:,?\s+et\s+al\.)?),\s+"
+    rf"(?!and\s|{_APS_NAME}(?:,|\s+and\s|\.\s))(?P<rest>\S.+)$"
+)
+_APS_JOURNAL = re.compile(
+    rf",\s+(?P<venue>[^,]+?)\s+(?P<tail>[A-Z]?\d+[A-Z]?,\s+\S+\s+\((?:[^()]*\s)?{_YEAR}\))\.?\s*$"
+)
+_BRACKET_YEAR = re.compile(rf"\((?:[^()]*\s)?(?P<year>{_YEAR})[a-z]?\)")
+_VENUE_END = re.compile(r",\s|\.\s|\s\(|\.$|\s\d+\s*[,(]|\s\d+\.?$|;\s")
+_BARE_YEAR = re.compile(rf"(?<![\d.–/-])({_YEAR})[a-z]?(?![\d–-])")
+_IDENTIFIER = re.compile(r"https?://\S+|doi:\s*\S+|\b10\.\d{4,9}/\S+|arXiv:\s*\S+", re.I)
+
+
+@dataclass
+class Sentences:
+    """What a reader found: the names as printed, how they are written (for
+    `citenames.read_authors`), the title, year, venue and the text after the venue."""
+
+    authors: str
+    style: str
+    title: str | None
+    year: int | None
+    venue: str | None
+    tail: str
+
+
+def read_marked(text: str) -> Sentences | None:
+    """LNCS (names end with a colon) and author-date (names, then the year alone)."""
+    lncs = _LNCS.match(text)
+    if lncs:
+        title, after = _first_sentence(lncs.group("rest"))
+        venue, tail = _venue(re.sub(r"^In:\s*", "", after))
+        year = _BRACKET_YEAR.search(after)
+        return Sentences(
+            lncs.group("authors"),
+            "family-first",
+            title,
+            int(year.group("year")) if year else _last_year(after),
+            venue,
+            tail,
+        )
+    dated = _AUTHOR_DATE.match(text)
+    if (
+        dated
+        and not re.search(r"[“”\"]|\.\.", dated.group("authors"))
+        and not (_SENTENCE_END.search(dated.group("authors")))
+    ):
+        title, after = _first_sentence(dated.group("rest"))
+        venue, tail = _venue(re.sub(r"^In\s+", "", after))
+        authors = dated.group("authors")
+        return Sentences(authors, _order(authors), title, int(dated.group("year")), venue, tail)
+    return None
+
+
+def read_plain(text: str) -> Sentences | None:
+    """APS (names, title and venue cut by commas) and natbib's plain styles (names,
+    title and venue cut by full stops, the year last)."""
+    aps = _APS.match(text)
+    if aps and not _SENTENCE_END.search(aps.group("authors")):
+        return _read_aps(aps.group("authors"), aps.group("rest"))
+    names, rest = _first_sentence(text)
+    if not names or not rest or len(names.split()) > 60 or re.search(r"\d", names):
+        return None
+    title, after = _first_sentence(rest)
+    year = _last_year(after)
+    if title is None or year is None:
+        return None
+    venue, tail = _venue(re.sub(r"^In\s+", "", after))
+    return Sentences(names, _order(names), title, year, venue, tail)
+
+
+def _order(names: str) -> str:
+    """ "Family, Given, and Given Family" (Chicago inverts the first name) or names as
+    spoken ("Given Family and Given Family", "I. Family, I. Family")."""
+    return "chicago" if re.match(r"^[^\s,.]+,\s", names) else "natural"
+
+
+def _read_aps(authors: str, rest: str) -> Sentences:
+    year_match = _BRACKET_YEAR.search(rest)
+    year = int(year_match.group("year")) if year_match else _last_year(rest)
+    inside = re.search(r",\s+in\s+", rest)
+    if inside:
+        venue, tail = _venue(rest[inside.end() :])
+        return Sentences(authors, "natural", rest[: inside.start()], year, venue, tail)
+    journal = _APS_JOURNAL.search(rest)
+    if journal:
+        title = rest[: journal.start()]
+        return Sentences(authors, "natural", title, year, journal.group("venue"), journal["tail"])
+    title = rest[: year_match.start()] if year_match else rest
+    return Sentences(authors, "natural", title.rstrip(" ,."), year, None, "")
+
+
+def _first_sentence(text: str) -> tuple[str | None, str]:
+    """The text up to its first sentence end (kept when it is ? or !), and the rest."""
+    found = _SENTENCE_END.search(text)
+    if found is None:
+        return None, text
+    end = found.start() + (1 if text[found.start()] in "?!" else 0)
+    return text[:end].strip(), text[found.end() :]
+
+
+def _venue(text: str) -> tuple[str | None, str]:
+    """The venue at the start of `text` (up to its volume, pages, year or a full stop)."""
+    text = _IDENTIFIER.sub(" ", text).strip()
+    end = _VENUE_END.search(text)
+    venue = (text[: end.start()] if end else text).strip(" .,")
+    if not re.search(r"[^\W\d_]{2}", venue):
+        return None, text
+    return venue, text[end.start() :] if end else ""
+
+
+def _last_year(text: str) -> int | None:
+    years = _BARE_YEAR.findall(_IDENTIFIER.sub(" ", text))
+    return int(years[-1]) if years else None
