@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from conftest import shared_path
 
 from refaudit.errors import InputError
 from refaudit.parsing import parse_file
@@ -211,3 +213,47 @@ def test_a_long_bbl_is_streamed_into_the_audit(tmp_path: Path) -> None:
     assert inputs.total == 30
     assert [r.key for r in inputs.references()] == [f"k{n}" for n in range(30)]
     assert inputs.files == [str(path)]
+
+
+BBL_FIXTURES = Path(__file__).parent / "fixtures" / "bbl"
+
+
+def test_an_acm_bbl_is_read_from_its_markup() -> None:
+    references = parse_file(BBL_FIXTURES / "acm.bbl").references
+    assert [r.key for r in references] == ["he2016deep", "lecun2015deep", "vaswani2017attention"]
+    he = references[0]
+    assert he.title == "Deep Residual Learning for Image Recognition"
+    assert [p.family for p in he.authors] == ["He", "Zhang", "Ren", "Sun"]
+    assert (he.year, he.pages, he.doi) == (2016, "770–778", "10.1109/cvpr.2016.90")
+    assert he.venue is not None and he.venue.startswith("Proceedings of the IEEE Conference")
+    lecun = references[1]
+    assert (lecun.venue, lecun.volume, lecun.number) == ("Nature", "521", "7553")
+
+
+def test_a_revtex_bbl_with_nested_labels_is_read_from_its_markup() -> None:
+    references = parse_file(BBL_FIXTURES / "apsrev.bbl").references
+    assert [r.key for r in references] == ["jumper2021", "kipf2017"]
+    jumper, kipf = references
+    assert jumper.title == "Highly accurate protein structure prediction with AlphaFold"
+    assert [p.family for p in jumper.authors] == ["Jumper", "Evans", "Hassabis"]
+    assert (jumper.venue, jumper.volume, jumper.year) == ("Nature", "596", 2021)
+    assert jumper.doi == "10.1038/s41586-021-03819-2"
+    assert (kipf.venue, kipf.year, kipf.authors[0].given) == ("ICLR", 2017, "T. N.")
+    assert "NoStop" not in (kipf.free_text or "")
+
+
+def test_an_ieee_year_is_never_a_page_volume_or_issue_number() -> None:
+    yan, chen = parse_file(BBL_FIXTURES / "ieeetran.bbl").references
+    assert (yan.year, yan.pages) == (2017, "2049-2060")
+    assert (chen.year, chen.volume, chen.number) == (2019, "1999", "2018")
+
+
+@pytest.mark.parametrize(
+    "name", ["gen-acm", "gen-ieeetran", "gen-plainnat", "hallmark-dev_public-apsrev"]
+)
+def test_every_benchmark_bbl_gives_every_entry_with_its_title(name: str) -> None:
+    folder = shared_path("bench", "public", "pdf")
+    labels = json.loads((folder / f"{name}.labels.json").read_text())["labels"]
+    references = parse_file(folder / f"{name}.bbl").references
+    assert [r.key for r in references] == [label["key"] for label in labels]
+    assert sum(bool(r.title) for r in references) >= 0.99 * len(references)

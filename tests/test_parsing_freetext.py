@@ -620,3 +620,65 @@ def test_initials_in_scripts_without_capitals_and_ocr_glued_ones(
 ) -> None:
     ref = parse_freetext(text, key="k")
     assert [(p.family, p.given) for p in ref.authors] == names
+
+
+@pytest.mark.parametrize(
+    ("text", "authors", "title", "year", "venue"),
+    [
+        (  # LNCS (splncs04)
+            "He, K., Zhang, X., Ren, S., Sun, J.: Deep residual learning for image "
+            "recognition. In: Proceedings of the IEEE CVPR. pp. 770–778 (2016). "
+            "https://doi.org/10.1109/CVPR.2016.90",
+            ["He", "Zhang", "Ren", "Sun"],
+            "Deep residual learning for image recognition",
+            2016,
+            "Proceedings of the IEEE CVPR",
+        ),
+        (  # ACM author-date
+            "Yann LeCun, Yoshua Bengio, and Geoffrey Hinton. 2015. Deep learning. Nature 521, "
+            "7553 (2015), 436–444.",
+            ["LeCun", "Bengio", "Hinton"],
+            "Deep learning",
+            2015,
+            "Nature",
+        ),
+        (  # natbib plainnat
+            "Diederik P. Kingma and Jimmy Ba. Adam: A method for stochastic optimization. In "
+            "International Conference on Learning Representations, pages 1–15, 2015.",
+            ["Kingma", "Ba"],
+            "Adam: A method for stochastic optimization",
+            2015,
+            "International Conference on Learning Representations",
+        ),
+        (  # APS, proceedings
+            "T. N. Kipf and M. Welling, Semi-supervised classification with graph "
+            "convolutional networks, in ICLR (2017).",
+            ["Kipf", "Welling"],
+            "Semi-supervised classification with graph convolutional networks",
+            2017,
+            "ICLR",
+        ),
+        (  # APS, journal
+            "J. Jumper, R. Evans, and D. Hassabis, Highly accurate protein structure "
+            "prediction with AlphaFold, Nature 596, 583 (2021).",
+            ["Jumper", "Evans", "Hassabis"],
+            "Highly accurate protein structure prediction with AlphaFold",
+            2021,
+            "Nature",
+        ),
+    ],
+)
+def test_the_plain_text_of_common_bst_styles_is_read(
+    text: str, authors: list[str], title: str, year: int, venue: str
+) -> None:
+    ref = parse_freetext(text, key="k")
+    assert [p.family for p in ref.authors] == authors
+    assert (ref.title, ref.year, ref.venue) == (title, year, venue)
+
+
+def test_an_ieee_page_range_after_the_year_is_not_the_year() -> None:
+    ref = parse_freetext(
+        'S. Yan, "A nonparametric approach to matrix completion," in NIPS, 2017, pp. 2049–2060.',
+        key="k",
+    )
+    assert (ref.year, ref.pages) == (2017, "2049-2060")

@@ -222,7 +222,9 @@ def read_style(text: str) -> _Parts:
         if parts.title:
             return parts
     vancouver = _VANCOUVER.match(text)
-    if vancouver:
+    # "Diederik P. Kingma and Jimmy Ba. Title." is one name followed by more, not
+    # "Diederik P." and a title.
+    if vancouver and not re.match(r"[^\W\d_][\w'’\-]*\s+and\s", vancouver.group("rest")):
         return _read_vancouver(vancouver)
     plain = read_plain(bare)
     return _from_sentences(plain) if plain else _Parts()
