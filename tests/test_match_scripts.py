@@ -110,6 +110,11 @@ def test_an_organisation_for_a_record_listing_only_people_is_unknown_not_wrong()
     assert compare_authors(cited("{OpenAI}"), record).kind == "unknown"
 
 
+def test_a_sole_person_not_among_the_authors_is_still_different() -> None:
+    record = crossref_authors(("Achiam", "Josh"), ("Adler", "Steven"), ("Agarwal", "Sandhini"))
+    assert compare_authors(cited("Smith, John"), record).kind == "different"
+
+
 def test_an_invented_organisation_for_a_record_naming_another_is_different() -> None:
     record = [display_name_to_person("The 1000 Genomes Project Consortium")] + crossref_authors(
         ("Kim", "Emily")
@@ -196,3 +201,26 @@ def test_preprint_servers_are_recognised_in_every_spelling(venue: str) -> None:
 @pytest.mark.parametrize("venue", ["Nature", "Research Policy", "Journal of Social Science"])
 def test_journals_are_not_preprint_servers(venue: str) -> None:
     assert not is_preprint_venue(venue)
+
+
+@pytest.mark.parametrize(
+    ("citation", "record"),
+    [
+        (r"$\alpha$-Synuclein aggregation in neurons", "α-Synuclein aggregation in neurons"),
+        ("Capture of CO$_2$ by amine scrubbing", "Capture of CO<sub>2</sub> by amine scrubbing"),
+        ("Capture of CO2 by amine scrubbing", "Capture of CO<sub>2</sub> by amine scrubbing"),
+        ("Ca$^{2+}$ waves in astrocytes", "Ca<sup>2+</sup> waves in astrocytes"),
+        ("Risk & resilience in dairy systems", "Risk &amp; resilience in dairy systems"),
+        ("Risk and resilience in dairy systems", "Risk &amp;amp; resilience in dairy systems"),
+        ("Learning---a survey", "Learning — a survey"),
+        ("“Quoted” words in titles", '"Quoted" words in titles'),
+        (
+            "The K-means method",
+            "The <mml:math><mml:mi>K</mml:mi></mml:math>-means method",
+        ),
+    ],
+)
+def test_markup_symbols_and_entities_compare_equal_to_plain_forms(
+    citation: str, record: str
+) -> None:
+    assert compare_titles(citation, record).kind == "exact"
