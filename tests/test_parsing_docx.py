@@ -17,7 +17,7 @@ from refaudit.errors import InputError
 from refaudit.models import Verdict
 from refaudit.parsing import parse_file
 from tests.fakes import FakeUpstreams, crossref_work, empty_searches
-from tests.word import Manuscript, csl_item, endnote_record
+from tests.word import Manuscript, add_footnote_field, csl_item, endnote_record
 
 LECUN = csl_item(
     2417,
@@ -134,6 +134,19 @@ def test_endnote_cite_data_keeps_its_record_base64_in_the_field_data(tmp_path: P
     (mnih,) = parse_file(doc.save(tmp_path / "paper.docx")).references
 
     assert (mnih.origin, mnih.doi, mnih.year) == ("endnote field code", "10.1038/nature14236", 2015)
+
+
+def test_citations_in_footnotes_are_read(tmp_path: Path) -> None:
+    doc = Manuscript()
+    doc.text("A claim that a note-style citation supports.")
+    path = doc.save(tmp_path / "paper.docx")
+    citation = {"citationItems": [{"id": 3, "itemData": VASWANI, "uris": []}]}
+    add_footnote_field(path, f" ADDIN ZOTERO_ITEM CSL_CITATION {json.dumps(citation)} ", "1.")
+
+    (reference,) = parse_file(path).references
+
+    assert (reference.key, reference.origin) == ("vaswani2017", "zotero field code")
+    assert reference.line is None  # a footnote has no paragraph number in the body
 
 
 def test_the_printed_list_is_read_only_where_no_field_code_carries_the_reference(

@@ -420,6 +420,34 @@ async def test_verify_bibliography_reads_a_file_inside_the_root(tmp_path: Path) 
     assert audit["files"]
 
 
+async def test_verify_bibliography_reads_a_word_manuscript_inside_the_root(tmp_path: Path) -> None:
+    from tests.word import Manuscript, csl_item
+
+    doc = Manuscript()
+    doc.zotero(
+        [
+            csl_item(
+                7,
+                title="Deep learning for widget inspection",
+                authors=[("Lovelace", "Ada"), ("Turing", "Alan")],
+                year=2019,
+                container="Journal of Widget Science",
+                doi=WIDGETS_DOI,
+            )
+        ],
+        "(Lovelace & Turing, 2019)",
+    )
+    doc.save(tmp_path / "manuscript.docx")
+    async with connected(settings_for(), upstreams(WIDGETS), root=tmp_path) as client:
+        audit = structured(
+            await client.call_tool("verify_bibliography", {"path": "manuscript.docx"})
+        )
+
+    (result,) = audit["results"]
+    assert result["verdict"] == "verified"
+    assert result["reference"]["origin"] == "zotero field code"
+
+
 @pytest.mark.parametrize("path", ["../secrets.bib", "/etc/passwd", "paper/../../x.bib"])
 async def test_verify_bibliography_refuses_paths_outside_the_root(
     tmp_path: Path, path: str

@@ -209,3 +209,42 @@ def _field_data(data: str | None) -> str:
 
 def _zotero_key(item: dict[str, Any]) -> str:
     return f"{zlib.crc32(item['title'].encode()):08X}"
+
+
+def add_footnote_field(path: Path, instruction: str, shown: str) -> Path:
+    """Put a citation field in a footnote (note styles do), as Word stores footnotes:
+    a `footnotes.xml` part, its relationship from the document and its content type."""
+    import zipfile
+
+    w = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"'
+    footnotes = (
+        f'<?xml version="1.0" encoding="UTF-8" standalone="yes"?><w:footnotes {w}>'
+        '<w:footnote w:id="1"><w:p><w:r><w:fldChar w:fldCharType="begin"/></w:r>'
+        f'<w:r><w:instrText xml:space="preserve">{escape(instruction)}</w:instrText></w:r>'
+        '<w:r><w:fldChar w:fldCharType="separate"/></w:r>'
+        f'<w:r><w:t>{escape(shown)}</w:t></w:r><w:r><w:fldChar w:fldCharType="end"/></w:r>'
+        "</w:p></w:footnote></w:footnotes>"
+    )
+    relationship = (
+        '<Relationship Id="rIdFootnotes" Type="http://schemas.openxmlformats.org/'
+        'officeDocument/2006/relationships/footnotes" Target="footnotes.xml"/>'
+    )
+    override = (
+        '<Override PartName="/word/footnotes.xml" ContentType="application/vnd.'
+        'openxmlformats-officedocument.wordprocessingml.footnotes+xml"/>'
+    )
+    parts = {}
+    with zipfile.ZipFile(path) as old:
+        for name in old.namelist():
+            parts[name] = old.read(name)
+    parts["word/footnotes.xml"] = footnotes.encode()
+    rels = "word/_rels/document.xml.rels"
+    parts[rels] = parts[rels].replace(
+        b"</Relationships>", relationship.encode() + b"</Relationships>"
+    )
+    types = "[Content_Types].xml"
+    parts[types] = parts[types].replace(b"</Types>", override.encode() + b"</Types>")
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as new:
+        for name, data in parts.items():
+            new.writestr(name, data)
+    return path
