@@ -15,6 +15,8 @@ evidence for each.
     python bench/false_alarms.py                  # 1,000 works, seed 1
     python bench/false_alarms.py --count 3000 --seed 7
     python bench/false_alarms.py --freetext       # \\bibitem lines in the styles of TEXT_STYLES
+    python bench/false_alarms.py --docx           # a Word manuscript: Zotero, Mendeley and
+                                                  # EndNote field codes holding the records
 """
 
 from __future__ import annotations
@@ -285,6 +287,93 @@ def sample_text(
     )
 
 
+# Work type → CSL type, as Zotero and Mendeley write them into field codes.
+CSL_TYPES = {
+    "journal-article": "article-journal",
+    "review": "article-journal",
+    "editorial": "article-journal",
+    "letter": "article-journal",
+    "proceedings-article": "paper-conference",
+    "book-chapter": "chapter",
+    "book": "book",
+    "report": "report",
+    "thesis": "thesis",
+    "dataset": "dataset",
+    "preprint": "article",
+}
+
+
+def csl_record(work: dict, number: int, rng: random.Random) -> dict:
+    """The CSL-JSON a citation manager keeps for `work` (its DOI in most records)."""
+    item: dict = {
+        "id": number,
+        "type": CSL_TYPES.get(work["type"], "document"),
+        "title": re.sub(r"<[^>]+>", "", work["title"]),
+        "author": [
+            {"literal": a["name"]}
+            if "name" in a
+            else {"family": a["family"], "given": a.get("given") or ""}
+            for a in work["authors"]
+        ],
+        "issued": {"date-parts": [[str(work["year"])]]},
+    }
+    for variable, name in (("container-title", "venue"), ("volume", "volume"), ("issue", "issue"),
+                           ("page", "pages"), ("publisher", "publisher")):  # fmt: skip
+        if work.get(name):
+            item[variable] = str(work[name])
+    if work.get("doi") and rng.random() < 0.8:
+        item["DOI"] = work["doi"]
+    return item
+
+
+def sample_docx(works: list[dict], rng: random.Random) -> tuple[bytes, dict[str, str]]:
+    """A Word manuscript citing each work once through a Zotero (half), Mendeley or
+    EndNote field code, and per key which manager wrote it."""
+    import io
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from refaudit.parsing.docx import parse_docx
+    from tests.word import Manuscript, endnote_record
+
+    doc, managers = Manuscript(), []
+    for number, work in enumerate(works, start=1):
+        record = csl_record(work, number, rng)
+        manager = rng.choice(["zotero", "zotero", "mendeley", "endnote"])
+        managers.append(manager)
+        if manager == "zotero":
+            doc.zotero([record], f"[{number}]")
+        elif manager == "mendeley":
+            doc.mendeley([record], f"[{number}]")
+        else:
+            people = [
+                a["name"] if "name" in a else f"{a['family']}, {a.get('given') or ''}".strip(", ")
+                for a in work["authors"]
+            ]
+            doc.endnote(
+                [
+                    endnote_record(
+                        number,
+                        title=record["title"],
+                        authors=people,
+                        year=work["year"],
+                        journal=record.get("container-title", ""),
+                        doi=record.get("DOI"),
+                        volume=record.get("volume"),
+                        pages=record.get("page"),
+                    )
+                ],
+                f"[{number}]",
+                as_data=rng.random() < 0.5,
+            )
+    buffer = io.BytesIO()
+    doc.document.save(buffer)
+    data = buffer.getvalue()
+    keys = [r.key for r in parse_docx(data, file="sample.docx").references]
+    return data, dict(zip(keys, managers, strict=True))
+
+
 def _table(title: str, totals: collections.Counter[str], flagged: collections.Counter[str]) -> None:
     print(f"\n{title:22} {'works':>6} {'flagged':>8} {'rate':>7}")
     for name in sorted(totals):
@@ -301,21 +390,34 @@ def main() -> None:
     parser.add_argument(
         "--freetext", action="store_true", help="\\bibitem free text instead of BibTeX"
     )
+    parser.add_argument(
+        "--docx", action="store_true", help="a Word manuscript with citation-manager field codes"
+    )
     args = parser.parse_args()
     if not WORLD.exists():
         raise SystemExit(f"{WORLD} not found: the benchmark needs ../shared")
 
     rng = random.Random(args.seed)
     works = sample(citable_works(), args.count, rng)
-    filename, text, text_styles, venue_styles = sample_text(works, rng, args.freetext)
-    groups = {
-        "type": {f"w{i}": work["type"] for i, work in enumerate(works)},
-        "field": {f"w{i}": field_of(work) for i, work in enumerate(works)},
-        "venue style": venue_styles,
-    }
-    if args.freetext:
-        groups["citation style"] = text_styles
-    results = audit_text(filename, text, args.config)
+    if args.docx:
+        data, managers = sample_docx(works, rng)
+        keys = list(managers)
+        groups = {
+            "type": {k: w["type"] for k, w in zip(keys, works, strict=True)},
+            "field": {k: field_of(w) for k, w in zip(keys, works, strict=True)},
+            "field code": managers,
+        }
+        results = audit_text("sample.docx", data, args.config)
+    else:
+        filename, text, text_styles, venue_styles = sample_text(works, rng, args.freetext)
+        groups = {
+            "type": {f"w{i}": work["type"] for i, work in enumerate(works)},
+            "field": {f"w{i}": field_of(work) for i, work in enumerate(works)},
+            "venue style": venue_styles,
+        }
+        if args.freetext:
+            groups["citation style"] = text_styles
+        results = audit_text(filename, text, args.config)
 
     totals = {name: collections.Counter[str]() for name in groups}
     flagged = {name: collections.Counter[str]() for name in groups}

@@ -88,15 +88,19 @@ def refaudit_settings(url: str, folder: str, config: str) -> object:
     return settings
 
 
-def audit_text(filename: str, text: str, config: str) -> list[Any]:
-    """Audit one bibliography, given as text, through the real pipeline on a fresh simulator."""
+def audit_text(filename: str, text: str | bytes, config: str) -> list[Any]:
+    """Audit one bibliography, given as text (or a document's bytes), through the real
+    pipeline on a fresh simulator."""
     from refaudit.audit import audit_paths
 
     process, url = start_simulator(config, None)
     try:
         with tempfile.TemporaryDirectory() as folder:
             path = Path(folder) / filename
-            path.write_text(text, encoding="utf-8")
+            if isinstance(text, bytes):
+                path.write_bytes(text)
+            else:
+                path.write_text(text, encoding="utf-8")
             settings = refaudit_settings(url, folder, config)
             report = asyncio.run(audit_paths([path], settings, all_entries=True))  # type: ignore[arg-type]
     finally:

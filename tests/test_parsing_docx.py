@@ -127,13 +127,18 @@ def test_mendeley_endnote_and_simple_fields_are_read_as_records(tmp_path: Path) 
     assert [a.family for a in mnih.authors] == ["Mnih", "Kavukcuoglu", "Silver"]
 
 
-def test_endnote_cite_data_keeps_its_record_base64_in_the_field_data(tmp_path: Path) -> None:
+@pytest.mark.parametrize("padding", ["", " ", "  "])  # base64 with no, one and two "="
+def test_endnote_cite_data_keeps_its_record_base64_in_the_field_data(
+    tmp_path: Path, padding: str
+) -> None:
     doc = Manuscript()
-    doc.endnote([MNIH], "[1]", as_data=True)
+    doc.endnote([MNIH.replace("<Year>", f"{padding}<Year>")], "[1]", as_data=True)
 
-    (mnih,) = parse_file(doc.save(tmp_path / "paper.docx")).references
+    bibliography = parse_file(doc.save(tmp_path / "paper.docx"))
 
+    (mnih,) = bibliography.references
     assert (mnih.origin, mnih.doi, mnih.year) == ("endnote field code", "10.1038/nature14236", 2015)
+    assert bibliography.problems == []
 
 
 def test_citations_in_footnotes_are_read(tmp_path: Path) -> None:

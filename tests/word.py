@@ -112,7 +112,7 @@ class Manuscript:
                 {
                     "id": f"ITEM-{number}",
                     "itemData": {**item, "id": f"ITEM-{number}"},
-                    "uris": [f"http://www.mendeley.com/documents/?uuid=9f1c-{number}"],
+                    "uris": [f"http://www.mendeley.com/documents/?uuid={_zotero_key(item)}"],
                 }
                 for number, item in enumerate(items, start=1)
             ],
@@ -208,7 +208,7 @@ def _field_data(data: str | None) -> str:
 
 
 def _zotero_key(item: dict[str, Any]) -> str:
-    return f"{zlib.crc32(item['title'].encode()):08X}"
+    return f"{zlib.crc32(json.dumps(item, sort_keys=True).encode()):08X}"
 
 
 def add_footnote_field(path: Path, instruction: str, shown: str) -> Path:

@@ -159,7 +159,8 @@ def _read_fields(root: Any, numbers: dict[int, int], reading: _Reading, *, file:
                 done = stack.pop()
                 instruction = "".join(done.instruction).strip()
                 if stack and instruction.upper().startswith("ADDIN EN.CITE.DATA"):
-                    stack[-1].data += done.data
+                    # The record is on one of the two fields' begin, or on both.
+                    stack[-1].data = stack[-1].data or done.data
                 else:
                     _complete(instruction, done, reading, file=file)
         elif tag == f"{_W}instrText" and stack and not stack[-1].separated:
@@ -214,7 +215,8 @@ def _add_endnote(instruction: str, done: _Field, reading: _Reading, *, file: str
         import binascii
 
         try:
-            xml = base64.b64decode("".join(done.data), validate=False).decode("utf-8", "replace")
+            encoded = next((chunk for chunk in done.data if chunk.strip()), "")
+            xml = base64.b64decode(encoded, validate=False).decode("utf-8", "replace")
         except (binascii.Error, ValueError):
             xml = ""
     items = endnote_items(xml) if xml else None
