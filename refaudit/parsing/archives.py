@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import io
 import zipfile
+import zlib
 from pathlib import Path
 from xml.etree.ElementTree import Element
 
@@ -93,7 +94,7 @@ def read_part(archive: zipfile.ZipFile, name: str, *, file: str) -> bytes:
     """One part's bytes (never more than its declared size: zipfile stops there)."""
     try:
         return archive.read(name)
-    except (zipfile.BadZipFile, OSError, EOFError, NotImplementedError) as error:
+    except (zipfile.BadZipFile, zlib.error, OSError, EOFError, NotImplementedError) as error:
         raise InputError(f"part {name!r} cannot be read: {error}", file=file) from None
 
 
@@ -135,8 +136,6 @@ _CHUNK = 1 << 16
 
 def gunzip(data: bytes, *, file: str, limit: int = MAX_SOURCE_BYTES) -> bytes:
     """A gzip stream inflated, refused once it passes `limit` (a gzip bomb stops there)."""
-    import zlib
-
     inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
     out = bytearray()
     try:

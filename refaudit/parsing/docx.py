@@ -19,6 +19,8 @@ from __future__ import annotations
 import io
 import json
 import re
+import zipfile
+import zlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -98,7 +100,7 @@ def parse_docx(data: bytes, *, file: str) -> Bibliography:
     check_parts(archive, file=file)
     try:
         document = docx.Document(io.BytesIO(data))
-    except (PackageNotFoundError, ValueError, KeyError) as error:
+    except (PackageNotFoundError, ValueError, KeyError, zipfile.BadZipFile, zlib.error) as error:
         raise InputError(
             f"not a Word document ({error})",
             file=file,

@@ -210,3 +210,67 @@ def test_a_damaged_pdf_is_read_or_refused_with_an_input_error(
         parse_file(path)
     except InputError:
         pass
+
+
+# Field-code instructions as citation managers write them, in pieces.
+FIELD_PIECES = [
+    " ADDIN ZOTERO_ITEM CSL_CITATION ",
+    " ADDIN CSL_CITATION ",
+    " ADDIN EN.CITE ",
+    " ADDIN EN.CITE.DATA ",
+    "<EndNote>",
+    "<Cite>",
+    "<record>",
+    "</record>",
+    "<titles><title>",
+    "<ref-type name=",
+    "{",
+    "}",
+    "[",
+    "]",
+    '"citationItems":',
+    '"itemData":',
+    '"issued":',
+    '{"date-parts":[[',
+    '"author":[{"family":"A"}]',
+    '"title":',
+    '"uris":',
+    ",",
+    ":",
+    '"',
+    "null",
+    "1e999",
+    "-1",
+    "<",
+    ">",
+    "&",
+    "\\",
+]
+
+
+@given(soup(FIELD_PIECES), st.binary(min_size=1, max_size=64), st.integers(0, 20_000))
+def test_word_documents_never_raise_anything_but_input_error(
+    instruction: str, noise: bytes, at: int
+) -> None:
+    import io
+
+    from refaudit.parsing.docx import parse_docx
+    from tests.word import Manuscript
+
+    # Word can only hold characters XML allows; the rest could never reach the reader.
+    instruction = "".join(
+        c for c in instruction if (c >= " " or c in "\t\n\r") and c not in "\ufffe\uffff"
+    )
+    doc = Manuscript()
+    doc.field(instruction, "[1]")
+    doc.heading("References")
+    doc.text("Lovelace A. Notes on the analytical engine. Taylor's Memoirs. 1843;3:666-731.")
+    buffer = io.BytesIO()
+    doc.document.save(buffer)
+    whole = buffer.getvalue()
+    damaged = whole[:at] + noise + whole[at + len(noise) :]
+    for data in (whole, damaged):
+        try:
+            parse_docx(data, file="paper.docx")
+        except InputError:
+            pass
