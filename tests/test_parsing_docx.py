@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from refaudit.cli import app
 from refaudit.config import load_settings
 from refaudit.errors import InputError
-from refaudit.models import Verdict
+from refaudit.models import JSON_SCHEMA_VERSION, Verdict
 from refaudit.parsing import parse_file
 from tests.fakes import FakeUpstreams, crossref_work, empty_searches
 from tests.word import Manuscript, add_footnote_field, csl_item, endnote_record
@@ -334,7 +334,7 @@ def test_check_reports_which_path_each_reference_took(
 
     assert result.exit_code in (0, 3), result.output
     report = json.loads(result.stdout)
-    assert report["schema_version"] == "2.1"
+    assert report["schema_version"] == JSON_SCHEMA_VERSION
     origins = {r["key"]: r["reference"]["origin"] for r in report["results"]}
     assert origins == {"lecun2015deep": "zotero field code", "4": "printed text"}
     assert report["files"] == [str(path)]

@@ -172,15 +172,24 @@ async def test_a_source_without_its_bib_is_read_from_its_bbl(settings) -> None:
     assert any(p.code == "missing-bib-file" for p in bibliography.problems)
 
 
-async def test_a_withheld_source_answered_with_the_pdf_is_said_so(
-    settings, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(
-        "refaudit.parsing.files.SUPPORTED_SUFFIXES", (".bib", ".tex", ".bbl", ".docx")
+async def test_a_withheld_source_is_read_from_the_pdf_arxiv_answers_with(settings) -> None:
+    from tests import pdfbytes
+
+    pdf = pdfbytes.text_page(
+        [
+            "References",
+            '[1] Y. LeCun, Y. Bengio, and G. Hinton, "Deep learning," Nature, vol. 521, '
+            "pp. 436-444, 2015.",
+        ]
     )
-    fake = FakeArxiv(b"%PDF-1.5\n%\xe2\xe3\xcf\xd3\n1 0 obj", content_type="application/pdf")
-    with pytest.raises(InputError, match="only the PDF of this paper"):
-        await read_paper("arXiv:2106.09685", settings, transport=fake.transport())
+    fake = FakeArxiv(pdf, content_type="application/pdf")
+
+    bibliography = await read_paper("arXiv:2106.09685", settings, transport=fake.transport())
+
+    (reference,) = bibliography.references
+    assert reference.title == "Deep learning" and reference.year == 2015
+    assert reference.file == "arXiv:2106.09685/paper.pdf"
+    assert [r.url.path for r in fake.requests] == ["/e-print/2106.09685"]  # no second request
 
 
 async def test_an_unknown_paper_is_not_found_in_one_line(settings) -> None:

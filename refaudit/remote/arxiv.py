@@ -11,7 +11,7 @@ three seconds, the response cache, the circuit breaker, offline mode).
 The source is unpacked into a temporary folder (only TeX, BibTeX and .bbl files; no
 links, nothing outside; bounded, see `refaudit.parsing.archives`), the main file
 (the `.tex` with `\\documentclass` and `\\begin{document}`) is read with the `.bib`
-or `.bbl` it names, and the file names in the report read `arXiv:ID/main.tex`.
+or `.bbl` it names, and the file names in the report read `arXiv:ID/main.tex`; a withheld source, answered with the PDF, is read by the PDF reader.
 """
 
 from __future__ import annotations
@@ -130,15 +130,9 @@ async def _download(
 
 def _read_source(data: bytes, root: Path, *, label: str) -> Bibliography:
     """What the answer holds: a PDF, a gzip'd tarball or .tex, or (decoded already) either."""
-    from refaudit.parsing.files import SUPPORTED_SUFFIXES, parse_file
+    from refaudit.parsing.files import parse_file
 
-    if data.startswith(b"%PDF"):
-        if ".pdf" not in SUPPORTED_SUFFIXES:
-            raise InputError(
-                "arXiv has only the PDF of this paper (its authors withheld the source), "
-                "and this version of refaudit cannot read PDFs",
-                file=label,
-            )
+    if data.startswith(b"%PDF"):  # the authors withheld the source: read the PDF's list
         (root / "paper.pdf").write_bytes(data)
         return parse_file(root / "paper.pdf")
     if data.startswith(b"\x1f\x8b"):
