@@ -11,7 +11,8 @@ three seconds, the response cache, the circuit breaker, offline mode).
 The source is unpacked into a temporary folder (only TeX, BibTeX and .bbl files; no
 links, nothing outside; bounded, see `refaudit.parsing.archives`), the main file
 (the `.tex` with `\\documentclass` and `\\begin{document}`) is read with the `.bib`
-or `.bbl` it names, and the file names in the report read `arXiv:ID/main.tex`; a withheld source, answered with the PDF, is read by the PDF reader.
+or `.bbl` it names, and the file names in the report read `arXiv:ID/main.tex`. A
+withheld source, answered with the PDF, is read by the PDF reader.
 """
 
 from __future__ import annotations
