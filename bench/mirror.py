@@ -9,6 +9,7 @@ must agree with the simulated live APIs record for record. No simulator runs:
     python bench/mirror.py parity                # world export → SQLite; gen, hallmark, retractions
     python bench/mirror.py throughput            # scale-5000 via SQLite and PostgreSQL
     python bench/mirror.py batch --copies 40     # scale-1000 copies, 1 and 2 workers, local and ray
+    python bench/mirror.py batch --inputs distinct --engines local ray ray-cluster
     python bench/mirror.py load                  # world-synth into SQLite and PostgreSQL
 
 Timings are wall time and this process's CPU time; the machine is shared, so the
@@ -23,6 +24,7 @@ import contextlib
 import json
 import os
 import random
+import re
 import resource
 import shutil
 import subprocess
@@ -291,6 +293,14 @@ def throughput(args: argparse.Namespace) -> dict[str, object]:
 
 
 def batch(args: argparse.Namespace) -> dict[str, object]:
+    """`refaudit batch` from the SQLite mirror with 1 and 2 workers, per engine.
+
+    Engines: `local` (a process pool), `ray` (Ray started by the batch, local mode)
+    and `ray-cluster` (a Ray cluster of two one-CPU nodes on this machine, each node
+    its own raylet and object store, joined by address as a real cluster would be).
+    Inputs: `copies` of scale-1000 (they share every cached match) or `distinct`
+    files of 250 entries cut from every public .bib set (no two alike).
+    """
     from refaudit.batch import expand_inputs, run_batch
     from refaudit.config import load_settings
 
@@ -298,25 +308,30 @@ def batch(args: argparse.Namespace) -> dict[str, object]:
     location = str(args.work / "world.sqlite3")
     if not Path(location).is_file():
         build(dumps, location)
-    inputs = args.work / "copies"
+    inputs = args.work / args.inputs
     shutil.rmtree(inputs, ignore_errors=True)
     inputs.mkdir()
-    for n in range(args.copies):
-        shutil.copyfile(PUBLIC / "scale-1000.bib", inputs / f"scale-1000-{n:02d}.bib")
+    count = _write_inputs(inputs, args.inputs, args.copies)
     settings = load_settings(
         overrides={"sources": ["mirror"], "mirror": location, "use_cache": False}
     )
-    out: dict[str, object] = {"copies": args.copies}
+    out: dict[str, object] = {"inputs": args.inputs, "files": count}
     for engine in args.engines:
         for workers in (1, 2):
             results = args.work / f"batch-{engine}-{workers}.jsonl"
             results.unlink(missing_ok=True)
-            load = load_average()
-            started = time.monotonic()
-            summary = run_batch(
-                expand_inputs([inputs]), settings, results, workers=workers, engine=engine
-            )
-            seconds = time.monotonic() - started
+            with _ray_cluster(engine == "ray-cluster", workers) as address:
+                load = load_average()
+                started = time.monotonic()
+                summary = run_batch(
+                    expand_inputs([inputs]),
+                    settings,
+                    results,
+                    workers=workers,
+                    engine="local" if engine == "local" else "ray",
+                    ray_address=address,
+                )
+                seconds = time.monotonic() - started
             out[f"{engine}-{workers}"] = {
                 "references": summary.references,
                 "errors": summary.errors,
@@ -324,7 +339,46 @@ def batch(args: argparse.Namespace) -> dict[str, object]:
                 "refs_per_s": round(summary.references / seconds),
                 "load": load,
             }
+        one, two = out.get(f"{engine}-1"), out.get(f"{engine}-2")
+        if isinstance(one, dict) and isinstance(two, dict):
+            out[f"{engine}-speed-up"] = round(two["refs_per_s"] / one["refs_per_s"], 2)
     return out
+
+
+def _write_inputs(folder: Path, kind: str, copies: int) -> int:
+    """The batch's input files; returns how many."""
+    if kind == "copies":
+        for n in range(copies):
+            shutil.copyfile(PUBLIC / "scale-1000.bib", folder / f"scale-1000-{n:02d}.bib")
+        return copies
+    entries: list[str] = []
+    for name in ("scale-5000.bib", "hallmark-dev_public.bib", "gen.bib", "retractions.bib"):
+        text = (PUBLIC / name).read_text(encoding="utf-8")
+        starts = [m.start() for m in re.finditer(r"^@\w+\{", text, re.MULTILINE)]
+        entries += [text[a:b] for a, b in zip(starts, [*starts[1:], len(text)], strict=True)]
+    unique = list(dict.fromkeys(entries))
+    files = [unique[i : i + 250] for i in range(0, len(unique), 250)]
+    for n, part in enumerate(files):
+        (folder / f"part-{n:03d}.bib").write_text("".join(part), encoding="utf-8")
+    return len(files)
+
+
+@contextlib.contextmanager
+def _ray_cluster(wanted: bool, nodes: int) -> Iterator[str | None]:
+    """A Ray cluster of `nodes` one-CPU nodes on this machine (its address), or None."""
+    if not wanted:
+        yield None
+        return
+    from ray.cluster_utils import Cluster
+
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1})
+    for _ in range(nodes - 1):
+        cluster.add_node(num_cpus=1)
+    cluster.wait_for_nodes()
+    try:
+        yield cluster.address
+    finally:
+        cluster.shutdown()
 
 
 def load(args: argparse.Namespace) -> dict[str, object]:
@@ -362,7 +416,12 @@ def main() -> None:
     parser.add_argument("--work", type=Path, help="folder for exports and mirrors (kept)")
     parser.add_argument("--set", default="scale-5000", choices=list(SETS))
     parser.add_argument("--copies", type=int, default=40)
-    parser.add_argument("--engines", nargs="*", default=["local", "ray"])
+    parser.add_argument(
+        "--engines", nargs="*", default=["local", "ray"], choices=["local", "ray", "ray-cluster"]
+    )
+    parser.add_argument(
+        "--inputs", default="copies", choices=["copies", "distinct"], help="batch: input files"
+    )
     parser.add_argument(
         "--with-live", action="store_true", help="parity: also mirror first + simulated live APIs"
     )
