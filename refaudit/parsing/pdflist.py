@@ -12,6 +12,7 @@ starts on; its lines are joined undoing line-end hyphenation.
 
 from __future__ import annotations
 
+import math
 import re
 import statistics
 import unicodedata
@@ -164,15 +165,22 @@ def _gutter(lines: list[TextLine]) -> float | None:
     do and both sides hold a good share of the text.
     """
     width = lines[0].width
-    best: tuple[int, float] | None = None
-    for step in range(int(width * 0.3), int(width * 0.7)):
-        x = float(step)
-        crossing = sum(1 for line in lines if line.x0 < x < line.x1)
-        if best is None or crossing < best[0]:
-            best = (crossing, x)
-    if best is None:
+    low, high = int(width * 0.3), int(width * 0.7)
+    if high <= low:
         return None
-    crossing, x = best
+    # How many lines cross each whole x, from a difference array: linear in the lines.
+    change = [0] * (high - low + 2)
+    for line in lines:
+        first, last = max(low, math.floor(line.x0) + 1), min(high, math.ceil(line.x1) - 1)
+        if first <= last:
+            change[first - low] += 1
+            change[last - low + 1] -= 1
+    crossing, best_x, running = len(lines) + 1, float(low), 0
+    for offset in range(high - low):
+        running += change[offset]
+        if running < crossing:
+            crossing, best_x = running, float(low + offset)
+    x = best_x
     # The middle of the empty stretch around x.
     right_edge = min((line.x0 for line in lines if line.x0 >= x), default=x)
     left_edge = max((line.x1 for line in lines if line.x1 <= x), default=x)
