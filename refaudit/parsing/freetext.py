@@ -47,7 +47,7 @@ from refaudit.parsing.marks import (
     decode,
 )
 from refaudit.parsing.records import latex_url, normalize_pages
-from refaudit.parsing.sentences import Sentences, read_marked, read_plain
+from refaudit.parsing.sentences import VENUE_END, Sentences, read_marked, read_plain
 from refaudit.text import latex_to_text, unwrap_href
 
 YEAR = r"(?:1[5-9]\d\d|20\d\d)"
@@ -103,7 +103,6 @@ _TITLELESS_RSC = re.compile(
 _LOOSE_SENTENCE_END = re.compile(rf"(?<=\S\S|\s[^\s{CAP}])[.?!]\s+(?=\S)")
 _SENTENCE_END = re.compile(rf"(?<=[^\s.{CAP}])[.?!]\s+(?=\S)|(?<=[a-z]{{2}}[A-Z])\.\s+(?=\S)")
 _APA_VENUE = re.compile(r"^(?P<venue>[^.,]{2,}(?:\.[^.,\d]+)*?),\s*(?:\d|\(|[A-Z]\d)")
-_CHICAGO_VENUE_END = re.compile(r"\s+\d|\s*\(|:|\.\s+https?:|\.\s*$|,")
 _VANCOUVER_VENUE_END = re.compile(rf"\.\s+(?={YEAR}\b)|\.\s*$|;|,\s*(?:[Vv]ol\b|\d)|\.\s+doi")
 # JHEP-style `[\\eprint{1207.7214}]`: the macro is the only sign the number is an arXiv id.
 _EPRINT_COMMAND = re.compile(r"\\(?:eprint|arxiv)\s*(?=\{)", re.IGNORECASE)
@@ -319,7 +318,7 @@ def _read_quoted(text: str, quoted: _Quoted) -> _Parts:
         parts.venue = venue_text[1:end] if end > 0 else None
         parts.tail = venue_text[end + 1 :] if end > 0 else after
     elif venue_text and not venue_text.lower().startswith(("http", "doi", "arxiv")):
-        venue_end = _CHICAGO_VENUE_END.search(venue_text)
+        venue_end = VENUE_END.search(venue_text)
         parts.venue = venue_text[: venue_end.start()] if venue_end else venue_text
         parts.tail = venue_text[venue_end.start() :] if venue_end else ""
     return parts

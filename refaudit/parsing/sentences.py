@@ -42,7 +42,21 @@ _APS_JOURNAL = re.compile(
     rf",\s+(?P<venue>[^,]+?)\s+(?P<tail>[A-Z]?\d+[A-Z]?,\s+\S+\s+\((?:[^()]*\s)?{_YEAR}\))\.?\s*$"
 )
 _BRACKET_YEAR = re.compile(rf"\((?:[^()]*\s)?(?P<year>{_YEAR})[a-z]?\)")
-_VENUE_END = re.compile(r",\s|\.\s|\s\(|\.$|\s\d+\s*[,(]|\s\d+\.?$|;\s")
+# Where a printed venue ends: at its volume, number, pages, date or year; at a full stop
+# that ends the text or leads to a publisher, a link or "[Online]" (other full stops end
+# abbreviations: "Int. J. Hydrogen Energy", "Proc. IEEE"); at a bracket.
+_MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.?"
+_PUBLISHER = (
+    r"(?:[\w.&' -]{0,40}\b(?:Press|Publish\w*|Springer|Elsevier|Wiley|IEEE|ACM|PMLR|"
+    r"OpenReview|Curran|Association|Society|Inc|Ltd|GmbH|Verlag|Technologies|University|"
+    r"Institute|Foundation|Academic|Routledge|Taylor|Sage|Oxford|Cambridge)\b"
+    r"|[A-Z]{2,6}\b|\[Online\]|Available|https?:|doi|URL|arXiv|(?i:pp?|vol|no)\.|\d)"
+)
+VENUE_END = re.compile(
+    rf",\s*(?=(?i:vol\.?\s|volume\s|no\.\s|number\s|pp?\.\s|pages?\s|art\.|ch\.|chapter\s)"
+    rf"|\d|{_MONTH}\s|[A-Z][a-z]+\s+\d{{4}}|In:?\s)"
+    rf"|\.\s+(?={_PUBLISHER})|\.\s*$|\s\(|\s\d+\s*[,(:]|\s\d+\.?$|;\s|,\s*$"
+)
 _BARE_YEAR = re.compile(rf"(?<![\d.–/-])({_YEAR})[a-z]?(?![\d–-])")
 _IDENTIFIER = re.compile(r"https?://\S+|doi:\s*\S+|\b10\.\d{4,9}/\S+|arXiv:\s*\S+", re.I)
 
@@ -138,7 +152,7 @@ def _first_sentence(text: str) -> tuple[str | None, str]:
 def _venue(text: str) -> tuple[str | None, str]:
     """The venue at the start of `text` (up to its volume, pages, year or a full stop)."""
     text = _IDENTIFIER.sub(" ", text).strip()
-    end = _VENUE_END.search(text)
+    end = VENUE_END.search(text)
     venue = (text[: end.start()] if end else text).strip(" .,")
     if not re.search(r"[^\W\d_]{2}", venue):
         return None, text
