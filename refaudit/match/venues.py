@@ -119,11 +119,17 @@ def _load_venue_table() -> tuple[dict[str, str], dict[str, str], frozenset[str]]
 _ACRONYMS, _ALIASES, _JOURNAL_VENUES = _load_venue_table()
 
 
+#: Venue strings recur across a bibliography and its records, and the planner asks
+#: of one reference's venue several times: the two venue-kind tests are cached.
+VENUE_CACHE_SIZE = 8192
+
+
 def _venue_words(text: str) -> list[str]:
     """Venue words without years, ordinals and edition numbers."""
     return [word for word in normalize_text(text).split() if not _YEARISH.match(word)]
 
 
+@functools.lru_cache(maxsize=VENUE_CACHE_SIZE)
 def is_preprint_venue(text: str | None) -> bool:
     """Whether a venue string names a preprint server (arXiv, CoRR, bioRxiv, SSRN …).
 
@@ -169,6 +175,7 @@ _CONFERENCE_WORDS = re.compile(
 )
 
 
+@functools.lru_cache(maxsize=VENUE_CACHE_SIZE)
 def is_conference_venue(text: str | None) -> bool:
     """Whether a venue names a conference (its words, or a known conference's name).
 
