@@ -45,6 +45,7 @@ from refaudit.render.common import (
     outage_line,
     rows,
     shown_verdict,
+    with_comparison,
 )
 from refaudit.render.html import record_url
 from refaudit.render.sarif import DOCS
@@ -324,9 +325,9 @@ def _range(span: Span) -> types.Range:
 
 def _diagnostic(row: Row, where: Span) -> types.Diagnostic:
     finding, result = row.finding, row.result
-    message = f"{result.reference.key}: {finding_message(result, finding)}"
-    if finding.cited is not None or finding.found is not None:
-        message += f" (cited: {finding.cited or '—'}; correct: {finding.found or '—'})"
+    message = with_comparison(
+        f"{result.reference.key}: {finding_message(result, finding)}", finding, sourced=""
+    )
     link = record_url(result.matched) if result.matched else None
     return types.Diagnostic(
         range=_range(where),
@@ -373,12 +374,8 @@ def hover_text(result: Result, context: RenderContext) -> str:
     for row in items:
         finding = row.finding
         line = f"- `{finding.code}` ({finding.severity}): {finding_message(result, finding)}"
-        if finding.cited is not None or finding.found is not None:
-            line += f" — cited *{finding.cited or '—'}*, correct *{finding.found or '—'}*"
-        evidence = " ".join(p for p in (finding.source, finding.record) if p)
-        if evidence:
-            line += f" ({evidence})"
-        lines.append(line)
+        compared = " — cited *{cited}*, correct *{found}*"
+        lines.append(with_comparison(line, finding, compared=compared, sourced=" ({evidence})"))
     for notice in result.integrity:
         label = notice.label or notice.kind
         lines.append(f"- notice: {label} {notice.date or ''} {notice.notice_doi or ''}".rstrip())

@@ -23,6 +23,7 @@ from refaudit.render.common import (
     location,
     mirror_line,
     outage_line,
+    render_whole,
     report_summary,
     rows,
     shown_verdict,
@@ -62,10 +63,11 @@ __all__ = [
 
 def render(report: AuditReport, format: str, context: RenderContext) -> str:
     """Render `report` as text in one of FORMATS (the table without colour)."""
-    renderer = _renderers().get(format)
-    if renderer is None:
-        raise ValueError(f"unknown format {format!r}; choose from {', '.join(FORMATS)}")
-    return renderer(report, context)
+    if format == "json":
+        from refaudit.render.json import render_json
+
+        return render_json(report, context)  # serialised a result at a time, nothing spooled
+    return render_whole(report_stream(format, context), report)
 
 
 def report_stream(format: str, context: RenderContext) -> ReportStream:
@@ -86,18 +88,3 @@ def report_stream(format: str, context: RenderContext) -> ReportStream:
     if stream is None:
         raise ValueError(f"unknown format {format!r}; choose from {', '.join(FORMATS)}")
     return stream(context)
-
-
-def _renderers() -> dict[str, Callable[[AuditReport, RenderContext], str]]:
-    from refaudit.render import github, gitlab, html, json, junit, markdown, sarif, table
-
-    return {
-        "table": table.render_table_text,
-        "json": json.render_json,
-        "markdown": markdown.render_markdown,
-        "sarif": sarif.render_sarif,
-        "junit": junit.render_junit,
-        "github": github.render_github,
-        "gitlab": gitlab.render_gitlab,
-        "html": html.render_html,
-    }

@@ -126,6 +126,26 @@ class StreamBase:
         raise NotImplementedError
 
 
+class FindingStream(StreamBase):
+    """A stream in which each unsuppressed finding becomes one piece of text (a CI
+    annotation, a Code Quality issue), spooled until the report is written."""
+
+    #: Written between two pieces.
+    separator = ""
+
+    def __init__(self, context: RenderContext) -> None:
+        super().__init__(context)
+        self._spool = Spool()
+
+    def _render(self, result: Result) -> None:
+        for row in rows(result, self._context):
+            if not row.finding.suppressed:
+                self._spool.add(self._piece(row), self.separator)
+
+    def _piece(self, row: Row) -> str:
+        raise NotImplementedError
+
+
 def render_whole(stream: ReportStream, report: AuditReport) -> str:
     """The text `stream` writes for a report whose results are all in hand."""
     stream.add(list(report.results))
@@ -190,6 +210,24 @@ def location(result: Result) -> str:
     if reference.page is not None:
         return f"{path} {reference.label or reference.key}, page {reference.page}"
     return f"{path}:{reference.line}" if reference.line else path
+
+
+def with_comparison(
+    text: str,
+    finding: Finding,
+    *,
+    compared: str = " (cited: {cited}; correct: {found})",
+    sourced: str = " [{evidence}]",
+) -> str:
+    """`text`, then what was cited against what the record says (`compared`) and the source
+    and record that say it (`sourced`); each part only when the finding has something for it,
+    a missing side shown as "—". Every format words the parts its own way."""
+    if finding.cited is not None or finding.found is not None:
+        text += compared.format(cited=finding.cited or "—", found=finding.found or "—")
+    evidence = " ".join(p for p in (finding.source, finding.record) if p)
+    if evidence and sourced:
+        text += sourced.format(evidence=evidence)
+    return text
 
 
 def finding_source(result: Result, finding: Finding) -> str:

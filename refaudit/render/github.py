@@ -9,15 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from refaudit.models import AuditReport, InputProblem, Result
+from refaudit.models import AuditReport, InputProblem
 from refaudit.render.common import (
-    RenderContext,
+    FindingStream,
     Row,
-    Spool,
-    StreamBase,
     display_path,
-    render_whole,
-    rows,
+    with_comparison,
 )
 from refaudit.render.table import summary_lines
 
@@ -44,21 +41,11 @@ def _annotation(
     return f"::{command} {','.join(properties)}::{_escape_data(message)}"
 
 
-def render_github(report: AuditReport, context: RenderContext) -> str:
-    return render_whole(GithubStream(context), report)
-
-
-class GithubStream(StreamBase):
+class GithubStream(FindingStream):
     """The annotations written while the audit runs (a `ReportStream`)."""
 
-    def __init__(self, context: RenderContext) -> None:
-        super().__init__(context)
-        self._spool = Spool()
-
-    def _render(self, result: Result) -> None:
-        for row in rows(result, self._context):
-            if not row.finding.suppressed:
-                self._spool.add(annotation(row)[1] + "\n")
+    def _piece(self, row: Row) -> str:
+        return annotation(row)[1] + "\n"
 
     def write(self, report: AuditReport, write: Callable[[str], object]) -> None:
         for piece in self._spool.pieces():
@@ -73,12 +60,12 @@ def annotation(row: Row) -> tuple[str, str]:
     """(command, workflow command) for one unsuppressed finding: `error`, `warning` or `notice`."""
     finding, reference = row.finding, row.result.reference
     command = "notice" if row.baselined else _COMMANDS[finding.severity]
-    message = f"{reference.key}: {finding.message}"
-    if finding.cited is not None or finding.found is not None:
-        message += f"\ncited: {finding.cited or '—'}\ncorrect: {finding.found or '—'}"
-    evidence = " ".join(p for p in (finding.source, finding.record) if p)
-    if evidence:
-        message += f"\nsource: {evidence}"
+    message = with_comparison(
+        f"{reference.key}: {finding.message}",
+        finding,
+        compared="\ncited: {cited}\ncorrect: {found}",
+        sourced="\nsource: {evidence}",
+    )
     if row.baselined:
         message += "\n(known: in the baseline)"
     line = _annotation(

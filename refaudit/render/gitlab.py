@@ -17,15 +17,12 @@ from collections.abc import Callable
 from typing import Any
 
 from refaudit.baseline import fingerprint
-from refaudit.models import AuditReport, InputProblem, Result
+from refaudit.models import AuditReport, InputProblem
 from refaudit.render.common import (
-    RenderContext,
+    FindingStream,
     Row,
-    Spool,
-    StreamBase,
     display_path,
-    render_whole,
-    rows,
+    with_comparison,
 )
 
 _SEVERITIES = {"error": "critical", "warning": "minor", "info": "info"}
@@ -33,22 +30,13 @@ _SEVERITIES = {"error": "critical", "warning": "minor", "info": "info"}
 _SEPARATOR = ",\n  "
 
 
-def render_gitlab(report: AuditReport, context: RenderContext) -> str:
-    return render_whole(GitlabStream(context), report)
-
-
-class GitlabStream(StreamBase):
+class GitlabStream(FindingStream):
     """The Code Quality report written while the audit runs (a `ReportStream`)."""
 
-    def __init__(self, context: RenderContext) -> None:
-        super().__init__(context)
-        self._spool = Spool()
+    separator = _SEPARATOR
 
-    def _render(self, result: Result) -> None:
-        for row in rows(result, self._context):
-            if not row.finding.suppressed:
-                text = json.dumps(issue(row), indent=2, ensure_ascii=False)
-                self._spool.add(text.replace("\n", "\n  "), _SEPARATOR)
+    def _piece(self, row: Row) -> str:
+        return json.dumps(issue(row), indent=2, ensure_ascii=False).replace("\n", "\n  ")
 
     def write(self, report: AuditReport, write: Callable[[str], object]) -> None:
         issues = [
@@ -71,12 +59,7 @@ class GitlabStream(StreamBase):
 def issue(row: Row) -> dict[str, Any]:
     """One finding as a Code Quality issue."""
     finding, reference = row.finding, row.result.reference
-    description = f"{reference.key}: {finding.message}"
-    if finding.cited is not None or finding.found is not None:
-        description += f" (cited: {finding.cited or '—'}; correct: {finding.found or '—'})"
-    evidence = " ".join(p for p in (finding.source, finding.record) if p)
-    if evidence:
-        description += f" [{evidence}]"
+    description = with_comparison(f"{reference.key}: {finding.message}", finding)
     if row.failing:
         severity = "blocker"
     elif row.baselined:

@@ -23,7 +23,6 @@ from refaudit.render.common import (
     Spool,
     StreamBase,
     display_path,
-    render_whole,
     snapshot_line,
 )
 from refaudit.render.json import report_model, result_model
@@ -54,11 +53,6 @@ _GROUPS = (
     ("verified", "Verified", "the cited metadata matches the record"),
 )
 _WORD = re.compile(r"\S+")
-
-
-def render_html(report: AuditReport, context: RenderContext) -> str:
-    """The whole report as one HTML document."""
-    return render_whole(HtmlStream(context), report)
 
 
 @dataclass

@@ -19,20 +19,15 @@ from refaudit.render.common import (
     StreamBase,
     display_path,
     failed_sources_text,
-    render_whole,
     rows,
+    with_comparison,
     xml_safe,
 )
 
 
 def _describe(row: Row) -> str:
     finding = row.finding
-    line = f"[{finding.severity}] {finding.code}: {finding.message}"
-    if finding.cited is not None or finding.found is not None:
-        line += f" (cited: {finding.cited or '—'}; correct: {finding.found or '—'})"
-    evidence = " ".join(p for p in (finding.source, finding.record) if p)
-    if evidence:
-        line += f" [{evidence}]"
+    line = with_comparison(f"[{finding.severity}] {finding.code}: {finding.message}", finding)
     if finding.suppressed:
         line += f" [suppressed: {finding.suppressed}]"
     if row.baselined:
@@ -71,10 +66,6 @@ def _make_xml_safe(root: ET.Element) -> None:
         element.attrib = {name: xml_safe(value) for name, value in element.attrib.items()}
         if element.text:
             element.text = xml_safe(element.text)
-
-
-def render_junit(report: AuditReport, context: RenderContext) -> str:
-    return render_whole(JunitStream(context), report)
 
 
 _COUNTED = ("tests", "failures", "skipped")

@@ -12,7 +12,6 @@ from refaudit.render.common import (
     StreamBase,
     finding_source,
     location,
-    render_whole,
     rows,
     shown_verdict,
 )
@@ -22,10 +21,6 @@ from refaudit.render.table import summary_lines
 def cell(text: str | None) -> str:
     """Table-safe text: pipes escaped, newlines flattened."""
     return (text or "").replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
-
-
-def render_markdown(report: AuditReport, context: RenderContext) -> str:
-    return render_whole(MarkdownStream(context), report)
 
 
 class MarkdownStream(StreamBase):

@@ -19,8 +19,8 @@ from refaudit.render.common import (
     Spool,
     StreamBase,
     display_path,
-    render_whole,
     rows,
+    with_comparison,
     xml_safe,
 )
 from refaudit.version import installed_version
@@ -32,10 +32,6 @@ _LEVELS = {"error": "error", "warning": "warning", "info": "note"}
 
 def _rule_name(code: str) -> str:
     return "".join(part.capitalize() for part in code.split("-"))
-
-
-def render_sarif(report: AuditReport, context: RenderContext) -> str:
-    return render_whole(SarifStream(context), report)
 
 
 #: Stands for the results array while the rest of the document is serialised.
@@ -123,9 +119,7 @@ def _xml_safe_strings(value: Any) -> Any:
 
 def _result(row: Row, rule_index: dict[str, int], context: RenderContext) -> dict[str, Any]:
     finding, reference = row.finding, row.result.reference
-    text = f"{reference.key}: {finding.message}"
-    if finding.cited is not None or finding.found is not None:
-        text += f" (cited: {finding.cited or '—'}; correct: {finding.found or '—'})"
+    text = with_comparison(f"{reference.key}: {finding.message}", finding, sourced="")
     result: dict[str, Any] = {
         "ruleId": finding.code,
         "ruleIndex": rule_index[finding.code],

@@ -510,12 +510,3 @@ def outcome_lines(report: AuditReport, context: RenderContext) -> list[tuple[str
     else:
         lines.append((f"nothing fails (--fail-on {policy})", "green"))
     return lines
-
-
-def render_table_text(report: AuditReport, context: RenderContext) -> str:
-    """The table as plain text (for --output FILE): no colour, fixed width."""
-    parts: list[str] = []
-    stream = TableStream(context)
-    stream.add(report.results)
-    stream.write(report, parts.append)
-    return "".join(parts)

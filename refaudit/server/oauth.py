@@ -18,7 +18,6 @@ loop and refetches the key set for every unknown key id.
 
 from __future__ import annotations
 
-import ipaddress
 import json
 import logging
 import time
@@ -35,6 +34,7 @@ from mcp.server.auth.settings import AuthSettings
 
 from refaudit.config import ServeSettings
 from refaudit.errors import ConfigError
+from refaudit.server.http import is_loopback
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +66,7 @@ class OAuthConfig:
         if not serve.oauth_issuer:
             return None
         resource = serve.oauth_resource or listening_on
-        if not serve.oauth_resource and not _is_loopback(urlsplit(resource).hostname or ""):
+        if not serve.oauth_resource and not is_loopback(urlsplit(resource).hostname or ""):
             raise ConfigError(
                 f"OAuth needs the URL clients reach this server at ({resource} is only the bind)",
                 hint="set --oauth-resource https://… (or `serve.oauth_resource`)",
@@ -101,20 +101,11 @@ def _require_https(what: str, url: str) -> None:
     host = parts.hostname or ""
     if parts.scheme == "https" and host:
         return
-    if parts.scheme == "http" and _is_loopback(host):
+    if parts.scheme == "http" and is_loopback(host):
         return
     raise ConfigError(
         f"OAuth {what} {url!r} must be an https URL (plain http only to this machine)"
     )
-
-
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 class JwksCache:
