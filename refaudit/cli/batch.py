@@ -10,20 +10,15 @@ from typing import Annotated, Any
 import typer
 
 from refaudit.cli.common import (
-    ConfigOption,
+    NO_FLAGS,
     ExitCode,
-    MailtoOption,
-    MirrorOption,
-    NoCacheOption,
-    OfflineOption,
     OptionalValueCommand,
     QuietOption,
-    SourcesOption,
-    TimeoutOption,
+    SettingsFlags,
     fail,
     handle_errors,
     progress_bars,
-    settings_from_flags,
+    settings_options,
     stderr_console,
 )
 
@@ -33,6 +28,7 @@ def register(app: typer.Typer) -> None:
 
 
 @handle_errors
+@settings_options()
 def batch_command(
     inputs: Annotated[
         list[Path],
@@ -58,13 +54,7 @@ def batch_command(
         typer.Option("--fail-on", help="What fails a reference, as for `check`."),
     ] = None,
     quiet: QuietOption = False,
-    offline: OfflineOption = False,
-    no_cache: NoCacheOption = False,
-    sources: SourcesOption = None,
-    mailto: MailtoOption = None,
-    config: ConfigOption = None,
-    timeout: TimeoutOption = None,
-    mirror: MirrorOption = None,
+    flags: SettingsFlags = NO_FLAGS,
 ) -> None:
     """Audit many bibliographies or manuscripts; resumable, one JSON line per input.
 
@@ -84,16 +74,7 @@ def batch_command(
         ray_module()
     if output.suffix.lower() in INPUT_SUFFIXES:
         fail(f"{output}: the results file would overwrite an input", hint="use -o results.jsonl")
-    settings = settings_from_flags(
-        config,
-        offline=offline,
-        no_cache=no_cache,
-        sources=sources,
-        mailto=mailto,
-        timeout=timeout,
-        fail_on=parse_fail_on(fail_on) if fail_on else None,
-        mirror=mirror,
-    )
+    settings = flags.settings(fail_on=parse_fail_on(fail_on) if fail_on else None)
     paths = expand_inputs(inputs)
     refuse_overwriting_inputs(output, [*inputs, *paths])
     if not paths:

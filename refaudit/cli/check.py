@@ -15,20 +15,16 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from refaudit.cli.common import (
+    NO_FLAGS,
     ConfigOption,
     ExitCode,
-    MailtoOption,
-    MirrorOption,
-    NoCacheOption,
-    OfflineOption,
     OptionalValueCommand,
     QuietOption,
-    SourcesOption,
-    TimeoutOption,
+    SettingsFlags,
     fail,
     handle_errors,
     progress_bars,
-    settings_from_flags,
+    settings_options,
 )
 
 if TYPE_CHECKING:
@@ -48,6 +44,7 @@ def register(app: typer.Typer) -> None:
 
 
 @handle_errors
+@settings_options()
 def check_command(
     files: Annotated[
         list[Path],
@@ -84,15 +81,11 @@ def check_command(
     verbose: Annotated[
         bool, typer.Option("--verbose", "-v", help="List verified references too.")
     ] = False,
-    offline: OfflineOption = False,
-    no_cache: NoCacheOption = False,
+    flags: SettingsFlags = NO_FLAGS,
     all_entries: Annotated[
         bool,
         typer.Option("--all-entries", help="For .tex input, audit uncited .bib entries too."),
     ] = False,
-    sources: SourcesOption = None,
-    mailto: MailtoOption = None,
-    config: ConfigOption = None,
     baseline: Annotated[
         Path | None,
         typer.Option("--baseline", help="Fail only on findings not in this baseline file."),
@@ -112,8 +105,6 @@ def check_command(
             help="Never exit 3 for unverified references (sources down, offline).",
         ),
     ] = False,
-    timeout: TimeoutOption = None,
-    mirror: MirrorOption = None,
     check_urls: Annotated[
         bool,
         typer.Option(
@@ -138,16 +129,8 @@ def check_command(
         fail("--require-verified takes a fraction between 0 and 1")
     if require_verified is not None and allow_unverified:
         fail("--require-verified and --allow-unverified contradict each other")
-    settings = settings_from_flags(
-        config,
-        offline=offline,
-        no_cache=no_cache,
-        sources=sources,
-        mailto=mailto,
-        timeout=timeout,
-        fail_on=parse_fail_on(fail_on) if fail_on else None,
-        require_verified=require_verified,
-        mirror=mirror,
+    settings = flags.settings(
+        fail_on=parse_fail_on(fail_on) if fail_on else None, require_verified=require_verified
     )
     if allow_unverified:
         settings.require_verified = None
@@ -198,6 +181,7 @@ def check_command(
 
 
 @handle_errors
+@settings_options("mirror")
 def fix_command(
     file: Annotated[
         Path,
@@ -221,12 +205,7 @@ def fix_command(
         bool, typer.Option("--force", help="Allow -o to overwrite an existing file.")
     ] = False,
     quiet: QuietOption = False,
-    offline: OfflineOption = False,
-    no_cache: NoCacheOption = False,
-    sources: SourcesOption = None,
-    mailto: MailtoOption = None,
-    config: ConfigOption = None,
-    timeout: TimeoutOption = None,
+    flags: SettingsFlags = NO_FLAGS,
 ) -> None:
     """Write a corrected copy of a .bib file: mismatched entries replaced, the rest untouched.
 
@@ -256,14 +235,7 @@ def fix_command(
             hint="refaudit never overwrites a file you did not name",
         )
     if file.suffix.lower() != ".bib":
-        settings = settings_from_flags(
-            config,
-            offline=offline,
-            no_cache=no_cache,
-            sources=sources,
-            mailto=mailto,
-            timeout=timeout,
-        )
+        settings = flags.settings()
         _fix_to_new_file(file, output, settings, in_place=in_place, diff=diff, force=force)
         return
     if not file.is_file():
@@ -277,9 +249,7 @@ def fix_command(
     state = FileState.read(file)
     encoding = detect_encoding(state.data)
     text = encoding.decode(state.data)
-    settings = settings_from_flags(
-        config, offline=offline, no_cache=no_cache, sources=sources, mailto=mailto, timeout=timeout
-    )
+    settings = flags.settings()
     report = _audit([file], settings, all_entries=True, quiet=quiet)
     if output is not None:
         refuse_overwriting_inputs(output, [file, *map(Path, report.files)])
@@ -349,6 +319,7 @@ def _fix_to_new_file(
 
 
 @handle_errors
+@settings_options("mirror")
 def baseline_command(
     files: Annotated[list[Path], typer.Argument(help="Inputs to audit, as for `check`.")],
     output: Annotated[
@@ -359,12 +330,7 @@ def baseline_command(
         typer.Option("--all-entries", help="For .tex input, audit uncited .bib entries too."),
     ] = False,
     quiet: QuietOption = False,
-    offline: OfflineOption = False,
-    no_cache: NoCacheOption = False,
-    sources: SourcesOption = None,
-    mailto: MailtoOption = None,
-    config: ConfigOption = None,
-    timeout: TimeoutOption = None,
+    flags: SettingsFlags = NO_FLAGS,
 ) -> None:
     """Record today's findings so `check --baseline` fails only on new ones.
 
@@ -374,9 +340,7 @@ def baseline_command(
     from refaudit.safewrite import refuse_overwriting_inputs
 
     refuse_overwriting_inputs(output, files)
-    settings = settings_from_flags(
-        config, offline=offline, no_cache=no_cache, sources=sources, mailto=mailto, timeout=timeout
-    )
+    settings = flags.settings()
     report = _audit(files, settings, all_entries=all_entries, quiet=quiet)
     refuse_overwriting_inputs(output, map(Path, report.files))
     known = build_baseline(report)

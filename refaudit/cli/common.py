@@ -7,8 +7,10 @@ Only the CLI maps outcomes to exit codes; library code returns data or raises.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import enum
 import functools
+import inspect
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -387,3 +389,76 @@ def settings_from_flags(config: Path | None, **flags: Any) -> Any:
         if problem:
             raise ConfigError(f"--sources: {problem[0]}", hint=problem[1])
     return settings
+
+
+@dataclasses.dataclass(frozen=True)
+class SettingsFlags:
+    """The options Settings are read from, as given on the command line.
+
+    A command asks for its Settings when it is ready to (after checking its own
+    options), so a usage mistake is reported before a configuration one.
+    """
+
+    config: Path | None = None
+    offline: bool = False
+    no_cache: bool = False
+    sources: str | None = None
+    mailto: str | None = None
+    timeout: float | None = None
+    mirror: str | None = None
+
+    def settings(self, **overrides: Any) -> Any:
+        """Settings from file + env, these flags and `overrides` (None: not given) on top."""
+        given = dataclasses.asdict(self)
+        return settings_from_flags(given.pop("config"), **given, **overrides)
+
+
+#: No option given: Settings from the configuration file and the environment alone.
+NO_FLAGS = SettingsFlags()
+
+_SETTINGS_OPTIONS: dict[str, tuple[Any, Any]] = {
+    "offline": (OfflineOption, False),
+    "no_cache": (NoCacheOption, False),
+    "sources": (SourcesOption, None),
+    "mailto": (MailtoOption, None),
+    "config": (ConfigOption, None),
+    "timeout": (TimeoutOption, None),
+    "mirror": (MirrorOption, None),
+}
+
+
+def settings_options(*leave_out: str) -> Callable[[F], F]:
+    """Give a command the options of `SettingsFlags` (all but `leave_out`), handed to it as
+    its `flags` parameter; the options stand where `flags` stands in its signature."""
+    unknown = set(leave_out) - set(_SETTINGS_OPTIONS)
+    if unknown:
+        raise ValueError(f"no settings option {', '.join(sorted(unknown))}")
+    names = [name for name in _SETTINGS_OPTIONS if name not in leave_out]
+
+    def decorate(command: F) -> F:
+        signature = inspect.signature(command, eval_str=True)
+        if "flags" not in signature.parameters:
+            raise TypeError(f"{command.__name__} takes no `flags` parameter")
+        parameters: list[inspect.Parameter] = []
+        for parameter in signature.parameters.values():
+            if parameter.name != "flags":
+                parameters.append(parameter.replace(kind=inspect.Parameter.KEYWORD_ONLY))
+                continue
+            for name in names:
+                annotation, default = _SETTINGS_OPTIONS[name]
+                kind = inspect.Parameter.KEYWORD_ONLY
+                parameters.append(
+                    inspect.Parameter(name, kind, default=default, annotation=annotation)
+                )
+
+        @functools.wraps(command)
+        def wrapper(**given: Any) -> Any:
+            flags = SettingsFlags(**{name: given.pop(name) for name in names})
+            return command(**given, flags=flags)
+
+        wrapper.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
+        wrapper.__annotations__ = {p.name: p.annotation for p in parameters}
+        wrapper.__annotations__["return"] = signature.return_annotation
+        return wrapper  # type: ignore[return-value]
+
+    return decorate

@@ -6,16 +6,7 @@ from typing import Annotated
 
 import typer
 
-from refaudit.cli.common import (
-    ConfigOption,
-    MailtoOption,
-    MirrorOption,
-    OfflineOption,
-    SourcesOption,
-    TimeoutOption,
-    handle_errors,
-    settings_from_flags,
-)
+from refaudit.cli.common import NO_FLAGS, SettingsFlags, handle_errors, settings_options
 
 
 def register(app: typer.Typer) -> None:
@@ -24,6 +15,7 @@ def register(app: typer.Typer) -> None:
 
 
 @handle_errors
+@settings_options("no_cache")
 def lsp(
     stdio: Annotated[
         bool, typer.Option("--stdio", help="Talk over stdin/stdout (the only transport).")
@@ -32,12 +24,7 @@ def lsp(
         list[str] | None,
         typer.Option("--fail-on", help="What a hover calls failing (as for `check`)."),
     ] = None,
-    offline: OfflineOption = False,
-    sources: SourcesOption = None,
-    mailto: MailtoOption = None,
-    config: ConfigOption = None,
-    timeout: TimeoutOption = None,
-    mirror: MirrorOption = None,
+    flags: SettingsFlags = NO_FLAGS,
 ) -> None:
     """Run the language server (stdio) that shows findings in .bib, .tex and .bbl files.
 
@@ -46,14 +33,5 @@ def lsp(
     from refaudit.findings import parse_fail_on
     from refaudit.integrations.lsp import build_server
 
-    settings = settings_from_flags(
-        config,
-        offline=offline,
-        no_cache=False,
-        sources=sources,
-        mailto=mailto,
-        timeout=timeout,
-        fail_on=parse_fail_on(fail_on) if fail_on else None,
-        mirror=mirror,
-    )
+    settings = flags.settings(fail_on=parse_fail_on(fail_on) if fail_on else None)
     build_server(settings).start_io()
