@@ -154,19 +154,13 @@ def main() -> None:
     if args.json:
         print(json.dumps(rows, indent=2))
         return
-    header = [
-        "input",
-        "found",
-        "spurious",
-        "detection",
-        "false_alarms",
-        "coverage",
-        "read_s",
-        "audit_s",
-    ]
-    print(" | ".join(header))
-    for row in rows:
-        print(" | ".join("" if row[h] is None else str(row[h]) for h in header))
+    header = ["input", "found", "spurious", "detection", "false_alarms", "coverage", "audit_s"]
+    for kind, extra in ((".pdf", ["read_s"]), (".bbl", [])):
+        print(f"\n{kind} files")
+        print(" | ".join(header + extra))
+        for row in rows:
+            if str(row["input"]).endswith(kind):
+                print(" | ".join("" if row[h] is None else str(row[h]) for h in header + extra))
 
 
 if __name__ == "__main__":
