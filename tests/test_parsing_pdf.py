@@ -63,6 +63,23 @@ def test_alpha_labels_become_the_keys() -> None:
     assert len(references) == 12
 
 
+def test_links_cut_at_a_line_end_or_set_with_ruled_underscores_are_whole_again() -> None:
+    from refaudit.parsing.pdflist import _joined, _Line
+
+    def lines(*texts: str) -> list[_Line]:
+        return [_Line(1, 0, 0.0, 100.0, 700.0 - 10 * n, 9.0, t) for n, t in enumerate(texts)]
+
+    assert _joined(
+        lines("Modeling. http:", "//dx.doi.org/10.1007/978-3-319-44677-6 41"), set()
+    ) == ("Modeling. http://dx.doi.org/10.1007/978-3-319-44677-6_41")
+    assert _joined(lines("1075–1079. https://doi.org/10.4103/ijo.IJO 644 22"), set()).endswith(
+        "https://doi.org/10.4103/ijo.IJO_644_22"
+    )
+    assert _joined(lines("In Proc. X. https://example.org/paper Accessed today."), set()).endswith(
+        "https://example.org/paper Accessed today."
+    )
+
+
 def test_ligatures_and_separate_tex_accents_are_plain_letters() -> None:
     assert normalise("Eﬃcient ﬁne-tuning by Fran¸cois, Ren´ e and J´er^ome") == (
         "Efficient fine-tuning by François, René and Jérôme"

@@ -99,7 +99,12 @@ _PAGE_NUMBER = re.compile(r"^(?:page\s+)?\d{1,4}(?:\s*(?:/|of)\s*\d{1,4})?$|^[iv
 _LETTERS = re.compile(r"[^\W\d_]")
 # Words that end at a hyphen in compounds far more often than TeX breaks a word there.
 _COMPOUND_HEADS = {"self-", "cross-", "semi-", "anti-", "non-", "state-of-the-", "end-to-"}
-_URL_TAIL = re.compile(r"(?:https?://|www\.|doi\.org|\b10\.\d{4,9}/)\S*$")
+_URL_TAIL = re.compile(r"(?:https?:|www\.|doi\.org|\b10\.\d{4,9}/)\S*$")
+# A link or DOI that ends the entry, followed by short pieces the font set apart: TeX's
+# Computer Modern draws "_" as a rule, not a character ("10.4103/ijo.IJO 644 22").
+_RULED_UNDERSCORES = re.compile(
+    r"(?P<link>(?:https?://|\b10\.\d{4,9}/)\S*[\w/])(?P<pieces>(?:\s[\w.\-]{1,12}){1,4})\.?$"
+)
 
 
 def reference_list(lines: Sequence[TextLine]) -> list[PrintedReference]:
@@ -514,7 +519,9 @@ def _joined(lines: list[_Line], words: set[str]) -> str:
             continue
         tail = text.rsplit(" ", 1)[-1]
         head = part.split(" ", 1)[0]
-        if _URL_TAIL.search(tail) and (tail.endswith(("/", ".", "-", "_")) or head[:1].islower()):
+        if _URL_TAIL.search(tail) and (
+            tail.endswith(("/", ".", "-", "_", ":")) or head[:1].islower()
+        ):
             text += part
         elif re.search(r"\d[–-]$", tail) and head[:1].isdigit():
             text += part  # a page range cut after its dash
@@ -529,7 +536,14 @@ def _joined(lines: list[_Line], words: set[str]) -> str:
             text = text + part if keep else text[:-1] + part
         else:
             text += " " + part
-    return text
+    return _underscores_restored(text)
+
+
+def _underscores_restored(text: str) -> str:
+    ruled = _RULED_UNDERSCORES.search(text)
+    if ruled is None or not any(char.isdigit() for char in ruled.group("pieces")):
+        return text
+    return text[: ruled.start()] + "_".join([ruled.group("link"), *ruled.group("pieces").split()])
 
 
 def _document_words(lines: list[_Line]) -> set[str]:
