@@ -21,7 +21,7 @@ import ssl
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextvars import ContextVar
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 from urllib.parse import urlencode
 
 import certifi
@@ -63,6 +63,9 @@ from refaudit.sources.response import (
 )
 from refaudit.version import installed_version
 
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
 log = logging.getLogger(__name__)
 
 Params = Mapping[str, Any] | Sequence[tuple[str, Any]] | None
@@ -79,6 +82,23 @@ class Gate(Protocol):
 
 
 Check = Callable[["Fetched"], None]
+
+
+class RequestOptions(TypedDict, total=False):
+    """How `SourceClient.get` and `post` send a request and treat its answer."""
+
+    headers: Mapping[str, str] | None
+    #: the cache's lifetime class for the answer ("lookup", "search", …)
+    ttl: str
+    #: statuses that are answers (others are failures, some retried)
+    accept: Sequence[int]
+    #: raises on a body that is not what the caller asked for (never cached)
+    check: Check | None
+    cache: bool
+    #: the rate-limit pool the request waits in
+    pool: str
+
+
 #: The stats of the run a long-lived client is working for (set by `open_sources` when it
 #: hands out shared clients), so each run still counts its own requests and cache hits.
 RUN_STATS: ContextVar[RunStats | None] = ContextVar("refaudit_run_stats", default=None)
@@ -188,37 +208,14 @@ class SourceClient:
         return f"circuit open: {self._breaker.reason}"
 
     async def get(
-        self,
-        path: str,
-        params: Params = None,
-        *,
-        headers: Mapping[str, str] | None = None,
-        ttl: str = "lookup",
-        accept: Sequence[int] = (200, 404),
-        check: Check | None = None,
-        cache: bool = True,
-        pool: str = "default",
+        self, path: str, params: Params = None, **options: Unpack[RequestOptions]
     ) -> Fetched:
-        return await self._request(
-            "GET", path, params, None, headers, ttl, accept, check, cache, pool
-        )
+        return await self._request("GET", path, params, None, **options)
 
     async def post(
-        self,
-        path: str,
-        json_body: Any,
-        params: Params = None,
-        *,
-        headers: Mapping[str, str] | None = None,
-        ttl: str = "lookup",
-        accept: Sequence[int] = (200, 404),
-        check: Check | None = None,
-        cache: bool = True,
-        pool: str = "default",
+        self, path: str, json_body: Any, params: Params = None, **options: Unpack[RequestOptions]
     ) -> Fetched:
-        return await self._request(
-            "POST", path, params, json_body, headers, ttl, accept, check, cache, pool
-        )
+        return await self._request("POST", path, params, json_body, **options)
 
     async def _request(
         self,
@@ -226,18 +223,19 @@ class SourceClient:
         path: str,
         params: Params,
         json_body: Any,
-        headers: Mapping[str, str] | None,
-        ttl: str,
-        accept: Sequence[int],
-        check: Check | None,
-        use_cache: bool,
-        pool: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        ttl: str = "lookup",
+        accept: Sequence[int] = (200, 404),
+        check: Check | None = None,
+        cache: bool = True,
+        pool: str = "default",
     ) -> Fetched:
         url = self.base_url + path
         pairs = _pairs(params)
         body = json.dumps(json_body, sort_keys=True) if json_body is not None else None
         key = _cache_key(method, url, pairs, body)
-        use_cache = use_cache and self._settings.use_cache and self._cache is not None
+        use_cache = cache and self._settings.use_cache and self._cache is not None
         while True:
             if use_cache or self._settings.offline:
                 hit = self._cached(key, url)

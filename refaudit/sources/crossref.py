@@ -45,6 +45,7 @@ from refaudit.sources.mapping import (
     unique,
 )
 from refaudit.sources.pacing import RateLimit
+from refaudit.sources.response import Fetched
 from refaudit.text import strip_markup
 
 NAME = "crossref"
@@ -154,7 +155,7 @@ class CrossrefSource(Source):
         fetched = await self._client.get(
             "/works", self._with_mailto(params), headers=self._headers, ttl="search", pool="list"
         )
-        return [to_work(item) for item in _items(fetched.json(), fetched.url)]
+        return [to_work(item) for item in _items(fetched)]
 
     async def changes_since(self, day: str, rows: int = 500) -> AsyncIterator[list[dict[str, Any]]]:
         """Every work (re)indexed since `day`, a page at a time (`mirror update`).
@@ -172,7 +173,7 @@ class CrossrefSource(Source):
             fetched = await self._client.get(
                 "/works", self._with_mailto(params), headers=self._headers, cache=False, pool="list"
             )
-            items = _items(fetched.json(), fetched.url)
+            items = _items(fetched)
             if not items:
                 return
             yield items
@@ -200,11 +201,8 @@ class CrossrefSource(Source):
         )
         if fetched.status == 404:
             return None
-        body = fetched.json()
-        message = body.get("message") if isinstance(body, dict) else None
-        if not isinstance(message, dict):
-            raise UnexpectedResponse(NAME, "work answer without a message object", url=fetched.url)
-        return to_work(message)
+        missing = "work answer without a message object"
+        return to_work(fetched.member("message", kind=dict, missing=missing))
 
     async def _fetch_batch(self, batch: list[str]) -> dict[str, Work]:
         params: list[tuple[str, Any]] = [
@@ -221,7 +219,7 @@ class CrossrefSource(Source):
         )
         wanted = set(batch)
         found: dict[str, Work] = {}
-        for item in _items(fetched.json(), fetched.url):
+        for item in _items(fetched):
             work = to_work(item)
             if work.doi in wanted:
                 found[work.doi] = work
@@ -251,11 +249,8 @@ def filter_batches(dois: list[str]) -> list[list[str]]:
     return batches
 
 
-def _items(body: Any, url: str) -> list[dict[str, Any]]:
-    message = body.get("message") if isinstance(body, dict) else None
-    items = message.get("items") if isinstance(message, dict) else None
-    if not isinstance(items, list):
-        raise UnexpectedResponse(NAME, "work list without message.items", url=url)
+def _items(fetched: Fetched) -> list[dict[str, Any]]:
+    items = fetched.member("message", "items", kind=list, missing="work list without message.items")
     return [item for item in items if isinstance(item, dict)]
 
 

@@ -91,10 +91,7 @@ class DataCiteSource(Source):
         fetched = await self._client.get(
             "/dois", [("query", words), ("page[size]", max(1, query.limit))], ttl="search"
         )
-        body = fetched.json()
-        data = body.get("data") if isinstance(body, dict) else None
-        if not isinstance(data, list):
-            raise UnexpectedResponse(NAME, "search answer without a data list", url=fetched.url)
+        data = fetched.member("data", kind=list, missing="search answer without a data list")
         return [to_work(record) for record in data if isinstance(record, dict)]
 
     async def fetch_bibtex(self, doi: str) -> str | None:
@@ -109,10 +106,7 @@ class DataCiteSource(Source):
         fetched = await self._client.get(f"/dois/{quote(doi, safe='/')}")
         if fetched.status == 404:
             return None
-        body = fetched.json()
-        record = body.get("data") if isinstance(body, dict) else None
-        if not isinstance(record, dict):
-            raise UnexpectedResponse(NAME, "DOI answer without a data object", url=fetched.url)
+        record = fetched.member("data", kind=dict, missing="DOI answer without a data object")
         work = to_work(record)
         return work if work.doi == doi else None
 

@@ -43,6 +43,7 @@ from refaudit.sources.mapping import (
     unique,
 )
 from refaudit.sources.pacing import RateLimit
+from refaudit.sources.response import Fetched
 from refaudit.text import strip_markup
 
 NAME = "openalex"
@@ -142,7 +143,7 @@ class OpenAlexSource(Source):
         if filters:
             params.append(("filter", ",".join(filters)))
         fetched = await self._client.get("/works", [*params, *self._auth], ttl="search")
-        return [to_work(item) for item in _results(fetched.json(), fetched.url)]
+        return [to_work(item) for item in _results(fetched)]
 
     def describe_search(self, query: SearchQuery) -> str:
         """A topic's key terms (ANDed over title and abstract), else the title or free text."""
@@ -165,7 +166,7 @@ class OpenAlexSource(Source):
                 ("cursor", cursor),
             ]
             fetched = await self._client.get("/works", [*params, *self._auth], cache=False)
-            results = _results(fetched.json(), fetched.url)
+            results = _results(fetched)
             if not results:
                 return
             yield results
@@ -190,7 +191,7 @@ class OpenAlexSource(Source):
             ("select", ",".join(SELECT_FIELDS)),
         ]
         fetched = await self._client.get("/works", [*params, *self._auth])
-        return [to_work(item) for item in _results(fetched.json(), fetched.url)]
+        return [to_work(item) for item in _results(fetched)]
 
     async def _filter(self, field: str, values: list[str]) -> list[Work]:
         params = [
@@ -200,7 +201,7 @@ class OpenAlexSource(Source):
         ]
         # Lookups carry `is_retracted`, which must not be trusted from a week-old answer.
         fetched = await self._client.get("/works", [*params, *self._auth], ttl="integrity")
-        return [to_work(item) for item in _results(fetched.json(), fetched.url)]
+        return [to_work(item) for item in _results(fetched)]
 
     async def _fetch_single(self, key: str) -> Work | None:
         fetched = await self._client.get(f"/works/{key}", self._auth, ttl="integrity")
@@ -234,10 +235,8 @@ def _work_id(value: str | None) -> str | None:
     return candidate if _WORK_ID.match(candidate) else None
 
 
-def _results(body: Any, url: str) -> list[dict[str, Any]]:
-    results = body.get("results") if isinstance(body, dict) else None
-    if not isinstance(results, list):
-        raise UnexpectedResponse(NAME, "work list without results", url=url)
+def _results(fetched: Fetched) -> list[dict[str, Any]]:
+    results = fetched.member("results", kind=list, missing="work list without results")
     return [item for item in results if isinstance(item, dict)]
 
 

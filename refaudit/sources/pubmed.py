@@ -118,10 +118,8 @@ class PubMedSource(Source):
             accept=(200,),
             check=check_body,
         )
-        body = fetched.json()
-        result = body.get("esearchresult") if isinstance(body, dict) else None
-        if not isinstance(result, dict):
-            raise UnexpectedResponse(NAME, "esearch answer without esearchresult", url=fetched.url)
+        missing = "esearch answer without esearchresult"
+        result = fetched.member("esearchresult", kind=dict, missing=missing)
         if result.get("ERROR"):
             raise UnexpectedResponse(NAME, f"esearch error: {result['ERROR']}", url=fetched.url)
         return [str(pmid) for pmid in result.get("idlist") or []]
@@ -136,10 +134,7 @@ class PubMedSource(Source):
             accept=(200,),
             check=check_body,
         )
-        body = fetched.json()
-        result = body.get("result") if isinstance(body, dict) else None
-        if not isinstance(result, dict):
-            raise UnexpectedResponse(NAME, "esummary answer without result", url=fetched.url)
+        result = fetched.member("result", kind=dict, missing="esummary answer without result")
         found: dict[str, Work] = {}
         for uid in result.get("uids") or []:
             docsum = result.get(str(uid))

@@ -12,12 +12,14 @@ import json
 import time
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from defusedxml import DefusedXmlException
 from defusedxml.ElementTree import fromstring as defused_fromstring
 
 from refaudit.errors import RateLimited, SourceError, SourceUnavailable, UnexpectedResponse
+
+M = TypeVar("M", dict[str, Any], list[Any])
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 KEPT_HEADERS = frozenset(
@@ -73,6 +75,19 @@ class Fetched:
                     self.source, f"invalid JSON ({exc.msg} at {exc.pos})", url=self.url
                 ) from exc
         return self._json
+
+    def member(self, *path: str, kind: type[M], missing: str) -> M:
+        """The JSON body's member at `path` (keys, outermost first), which must be a `kind`.
+
+        Without it the answer is not one the source documents: UnexpectedResponse
+        saying what is `missing`, never a KeyError deep in a parser.
+        """
+        value = self.json()
+        for key in path:
+            value = value.get(key) if isinstance(value, dict) else None
+        if not isinstance(value, kind):
+            raise UnexpectedResponse(self.source, missing, url=self.url)
+        return value
 
     def xml(self) -> ET.Element:
         """The parsed XML body (parsed once: the client checks it before sources read it).
