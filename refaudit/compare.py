@@ -105,6 +105,24 @@ def _title_findings(reference: Reference, records: list[Work]) -> list[Finding]:
     ]
     best, work = max(comparisons, key=lambda pair: pair[0].score)
     full = _full_title(work)
+    difference = _title_difference(best, reference.title, full)
+    if difference is None:
+        return []
+    code, message = difference
+    return [
+        Finding.of(
+            code,
+            message,
+            cited=reference.title,
+            found=full,
+            source=work.source,
+            record=record_id(work),
+        )
+    ]
+
+
+def _title_difference(best: match.TitleComparison, cited: str, full: str) -> tuple[str, str] | None:
+    """(code, message) for how the cited title differs from the record's `full` one, if it does."""
     if best.kind in ("different", "word_form"):
         changed = ", ".join(
             f"“{a}” → “{b}”" if a and b else f"“{a}” added" if a else f"“{b}” dropped"
@@ -112,52 +130,16 @@ def _title_findings(reference: Reference, records: list[Work]) -> list[Finding]:
             if a or b
         )
         detail = f" ({changed})" if changed else ""
-        return [
-            Finding.of(
-                "title-mismatch",
-                f"Title differs from the record{detail}",
-                cited=reference.title,
-                found=full,
-                source=work.source,
-                record=record_id(work),
-            )
-        ]
+        return "title-mismatch", f"Title differs from the record{detail}"
     if best.kind == "typo":
         changed = ", ".join(f"“{a}” → “{b}”" for a, b in best.changed_words)
-        return [
-            Finding.of(
-                "title-typo",
-                f"Title has a spelling slip ({changed})",
-                cited=reference.title,
-                found=full,
-                source=work.source,
-                record=record_id(work),
-            )
-        ]
-    if best.kind == "subtitle" and _adds_words(reference.title, full):
-        return [
-            Finding.of(
-                "title-mismatch",
-                "Title adds a subtitle no record of this work has",
-                cited=reference.title,
-                found=full,
-                source=work.source,
-                record=record_id(work),
-            )
-        ]
+        return "title-typo", f"Title has a spelling slip ({changed})"
+    if best.kind == "subtitle" and _adds_words(cited, full):
+        return "title-mismatch", "Title adds a subtitle no record of this work has"
     if best.kind in ("subtitle", "truncated"):
         form = "without its subtitle" if best.kind == "subtitle" else "shortened"
-        return [
-            Finding.of(
-                "title-form",
-                f"Title is cited {form}",
-                cited=reference.title,
-                found=full,
-                source=work.source,
-                record=record_id(work),
-            )
-        ]
-    return []
+        return "title-form", f"Title is cited {form}"
+    return None
 
 
 def _own_title(work: Work) -> str:

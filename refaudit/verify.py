@@ -304,15 +304,13 @@ def _identifier_elsewhere(evidence: Evidence, identity: Identity) -> list[Findin
     if reference.doi and book is not None and reference.doi.lower() not in group_dois:
         findings.append(_book_doi(reference.doi, book, identity.primary))
     elif reference.doi and evidence.doi_records and reference.doi.lower() not in group_dois:
-        other = evidence.doi_records[0]
         findings.append(
-            Finding.of(
+            _points_elsewhere(
                 "doi-points-elsewhere",
-                f"DOI {reference.doi} is registered for a different work: “{other.title}”",
-                cited=reference.doi,
-                found=identity.primary.doi,
-                source=other.source,
-                record=record_id(other),
+                f"DOI {reference.doi} is registered for a different work",
+                reference.doi,
+                identity.primary.doi,
+                evidence.doi_records[0],
             )
         )
     elif reference.doi and not evidence.doi_records:
@@ -330,18 +328,28 @@ def _identifier_elsewhere(evidence: Evidence, identity: Identity) -> list[Findin
         and evidence.arxiv_records
         and reference.arxiv_id.lower() not in group_arxiv
     ):
-        other = evidence.arxiv_records[0]
         findings.append(
-            Finding.of(
+            _points_elsewhere(
                 "arxiv-points-elsewhere",
-                f"arXiv:{reference.arxiv_id} is a different work: “{other.title}”",
-                cited=reference.arxiv_id,
-                found=identity.primary.arxiv_id,
-                source=other.source,
-                record=record_id(other),
+                f"arXiv:{reference.arxiv_id} is a different work",
+                reference.arxiv_id,
+                identity.primary.arxiv_id,
+                evidence.arxiv_records[0],
             )
         )
     return findings
+
+
+def _points_elsewhere(code: str, what: str, cited: str, found: str | None, other: Work) -> Finding:
+    """The cited identifier is `other`'s, a different work from the one cited."""
+    return Finding.of(
+        code,
+        f"{what}: “{other.title}”",
+        cited=cited,
+        found=found,
+        source=other.source,
+        record=record_id(other),
+    )
 
 
 def _book_doi(doi: str, book: Work, chapter: Work) -> Finding:
