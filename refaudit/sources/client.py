@@ -21,6 +21,7 @@ import ssl
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 from urllib.parse import urlencode
 
@@ -102,6 +103,17 @@ class RequestOptions(TypedDict, total=False):
 #: The stats of the run a long-lived client is working for (set by `open_sources` when it
 #: hands out shared clients), so each run still counts its own requests and cache hits.
 RUN_STATS: ContextVar[RunStats | None] = ContextVar("refaudit_run_stats", default=None)
+
+
+@dataclass(frozen=True)
+class Outgoing:
+    """A request as it goes on the wire: the same for each retry and hedge of it."""
+
+    method: str
+    url: str
+    pairs: list[tuple[str, str]]
+    json_body: Any
+    headers: Mapping[str, str] | None
 
 
 class SourceClient:
@@ -253,9 +265,8 @@ class SourceClient:
         if use_cache:
             self._sending[key] = done
         try:
-            fetched = await self._send_with_retries(
-                method, url, pairs, json_body, headers, accept, check, self._pool(pool)
-            )
+            outgoing = Outgoing(method, url, pairs, json_body, headers)
+            fetched = await self._send_with_retries(outgoing, accept, check, self._pool(pool))
             if use_cache:
                 band = "negative" if fetched.status == 404 else ttl
                 secrets = self._settings.api_keys.values()
@@ -285,16 +296,9 @@ class SourceClient:
         return hit
 
     async def _send_with_retries(
-        self,
-        method: str,
-        url: str,
-        pairs: list[tuple[str, str]],
-        json_body: Any,
-        headers: Mapping[str, str] | None,
-        accept: Sequence[int],
-        check: Check | None,
-        pool: Pool,
+        self, outgoing: Outgoing, accept: Sequence[int], check: Check | None, pool: Pool
     ) -> Fetched:
+        url = outgoing.url
         probe = self._breaker.check(url)
         # The half-open probe asks once: a source that is still down reopens the circuit.
         attempts = 1 if probe else self._settings.max_retries + 1
@@ -307,9 +311,7 @@ class SourceClient:
             try:
                 if self.gate is not None:
                     self.gate.check(url)  # refused at once: no wait for a rate-limit token
-                send = functools.partial(
-                    self._send_once, method, url, pairs, json_body, headers, pool, probe, place
-                )
+                send = functools.partial(self._send_once, outgoing, pool, probe, place)
                 fetched = await (send() if probe else self._hedging.send(send, pool, _usable))
                 if self.gate is not None:
                     self.gate.answered(fetched)
@@ -363,17 +365,15 @@ class SourceClient:
 
     async def _send_once(
         self,
-        method: str,
-        url: str,
-        pairs: list[tuple[str, str]],
-        json_body: Any,
-        headers: Mapping[str, str] | None,
+        outgoing: Outgoing,
         pool: Pool,
         probe: bool = False,
         place: int | None = None,
         left: asyncio.Event | None = None,
         unwanted: Callable[[], bool] | None = None,
     ) -> Fetched:
+        url = outgoing.url
+
         def stops() -> bool:
             return self._breaker.stops(probe) or (unwanted is not None and unwanted())
 
@@ -397,11 +397,11 @@ class SourceClient:
                 left.set()
             sent_at = self._clock()
             response = await self._http.request(
-                method,
+                outgoing.method,
                 url,
-                params=tuple(pairs) or None,
-                json=json_body,
-                headers=headers,
+                params=tuple(outgoing.pairs) or None,
+                json=outgoing.json_body,
+                headers=outgoing.headers,
                 extensions={"trace": wire},
             )
             text = response.content.decode("latin-1") if self._binary else response.text
