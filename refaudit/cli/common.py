@@ -13,7 +13,7 @@ import functools
 import inspect
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Annotated, Any, NoReturn, TypeVar
@@ -312,6 +312,35 @@ def fitted_table(
 
 def _longest(rows: list[list[str]], index: int) -> int:
     return max((len(line) for row in rows for line in row[index].splitlines()), default=0)
+
+
+#: A work as a card: first column, description lines, year, identifier, citation count.
+Card = tuple[str, list[str], int | None, str, int | None]
+
+
+def work_cards(headings: tuple[str, str], first_width: int, cards: Iterable[Card]) -> Any:
+    """Works in a table, one card each (search results, similar papers).
+
+    One wide column describes the work (its lines: title, authors, venue, a note); the
+    others are narrow so 80 columns stay readable.
+    """
+    from rich.table import Table
+
+    table = Table(show_lines=True, expand=True)
+    table.add_column(headings[0], justify="right", width=first_width)
+    table.add_column(headings[1], overflow="fold", ratio=1, min_width=30)
+    table.add_column("Year", width=4)
+    table.add_column("DOI / arXiv", overflow="fold", width=18)
+    table.add_column("Cites", justify="right", width=6)
+    for first, lines, year, identifier, cites in cards:
+        table.add_row(
+            first,
+            "\n".join(lines),
+            str(year or ""),
+            identifier,
+            "" if cites is None else str(cites),
+        )
+    return table
 
 
 # --- options whose value is optional, and settings from the options -------------------

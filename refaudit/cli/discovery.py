@@ -13,12 +13,14 @@ from typing import Annotated, Any
 import typer
 
 from refaudit.cli.common import (
+    Card,
     ExitCode,
     fail,
     handle_errors,
     source_names,
     stderr_console,
     stdout_console,
+    work_cards,
 )
 
 
@@ -260,33 +262,20 @@ def _identifier(work: Any) -> str:
 
 def _print_search_table(outcome: Any) -> None:
     from rich.markup import escape
-    from rich.table import Table
 
     console = stdout_console()
     if not outcome.works:
         console.print("no works found", highlight=False)
         return
-    # One wide column describes the work; the others are narrow so 80 columns stay readable.
-    table = Table(show_lines=True, expand=True)
-    table.add_column("#", justify="right", width=2)
-    table.add_column("Work", overflow="fold", ratio=1, min_width=30)
-    table.add_column("Year", width=4)
-    table.add_column("DOI / arXiv", overflow="fold", width=18)
-    table.add_column("Cites", justify="right", width=6)
+    cards: list[Card] = []
     for number, work in enumerate(outcome.works, start=1):
         lines = [f"[bold]{escape(work.title or '')}[/]", escape(_authors(work))]
         venue = work.venue_short or work.venue
         if venue:
             lines.append(f"[italic]{escape(venue)}[/]")
         lines.append(f"[dim]found in {escape(', '.join(work.found_in))}[/]")
-        table.add_row(
-            str(number),
-            "\n".join(lines),
-            str(work.year or ""),
-            _identifier(work),
-            "" if work.citation_count is None else str(work.citation_count),
-        )
-    console.print(table)
+        cards.append((str(number), lines, work.year, _identifier(work), work.citation_count))
+    console.print(work_cards(("#", "Work"), 2, cards))
 
 
 def _works_table(title: str, works: list[Any]) -> Any:

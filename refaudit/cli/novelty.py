@@ -13,7 +13,15 @@ from typing import Annotated, Any
 
 import typer
 
-from refaudit.cli.common import ExitCode, fail, handle_errors, stderr_console, stdout_console
+from refaudit.cli.common import (
+    Card,
+    ExitCode,
+    fail,
+    handle_errors,
+    stderr_console,
+    stdout_console,
+    work_cards,
+)
 
 
 class NoveltyFormat(enum.StrEnum):
@@ -161,7 +169,6 @@ async def _assess_file(
 
 def _print_table(report: Any) -> None:
     from rich.markup import escape
-    from rich.table import Table
 
     console = stdout_console()
     if report.novelty_score is None:
@@ -179,23 +186,15 @@ def _print_table(report: Any) -> None:
         if report.novelty_score is not None:
             console.print("no paper reaches the similarity threshold", highlight=False)
         return
-    table = Table(show_lines=True, expand=True)
-    table.add_column("Sim", justify="right", width=4)
-    table.add_column("Paper", overflow="fold", ratio=1, min_width=30)
-    table.add_column("Year", width=4)
-    table.add_column("DOI / arXiv", overflow="fold", width=18)
-    table.add_column("Cites", justify="right", width=6)
+    cards: list[Card] = []
     for paper in report.similar_papers:
         authors = paper.authors[0] + (" et al." if len(paper.authors) > 1 else "")
         lines = [f"[bold]{escape(paper.title or '')}[/]", escape(authors if paper.authors else "")]
         if paper.venue:
             lines.append(f"[italic]{escape(paper.venue)}[/]")
         lines.append(f"[dim]covers: {escape('; '.join(paper.covers) or '-')}[/]")
-        table.add_row(
-            f"{paper.similarity:.2f}",
-            "\n".join(lines),
-            str(paper.year or ""),
-            paper.doi or (f"arXiv:{paper.arxiv_id}" if paper.arxiv_id else ""),
-            "" if paper.citation_count is None else str(paper.citation_count),
+        identifier = paper.doi or (f"arXiv:{paper.arxiv_id}" if paper.arxiv_id else "")
+        cards.append(
+            (f"{paper.similarity:.2f}", lines, paper.year, identifier, paper.citation_count)
         )
-    console.print(table)
+    console.print(work_cards(("Sim", "Paper"), 4, cards))
