@@ -230,13 +230,15 @@ def _scored(name: str, location: str, settings: object | None = None) -> dict[st
 def typo_search(location: str, count: int = 200) -> dict[str, object]:
     """Titles with a slip in every long word, searched through the mirror's fuzzy pass."""
     from refaudit.mirror import open_store
+    from refaudit.mirror.store import CandidateSearch
     from refaudit.sources.base import SearchQuery
     from refaudit.sources.mirror import MirrorSource
 
     rng = random.Random(15)
     store = open_store(location)
     crossref = MirrorSource(store).as_sources().get("crossref")
-    bodies = store.candidates("crossref", ["learning", "neural", "model", "analysis"], limit=2000)
+    words = ["learning", "neural", "model", "analysis"]
+    bodies = store.candidates("crossref", CandidateSearch(words, limit=2000))
     titles = [c.title for c in bodies if len(c.title.split()) >= 4][:count]
     found = 0
     for title in titles:

@@ -15,6 +15,7 @@ from refaudit.config import load_settings
 from refaudit.errors import MirrorError
 from refaudit.mirror import open_store
 from refaudit.mirror.build import build_mirror
+from refaudit.mirror.store import Candidate, CandidateSearch
 from refaudit.models import NoticeKind, Verdict
 from tests.fakes import FakeUpstreams, crossref_list, crossref_work
 from tests.mirror_dumps import (
@@ -128,9 +129,9 @@ def test_the_typo_pass_runs_only_for_a_word_that_is_in_no_title(mirror: Path) ->
     modes: list[str] = []
     candidates = store.candidates
 
-    def counted(upstream: str, words: object, **options: object) -> object:
-        modes.append(str(options["mode"]))
-        return candidates(upstream, words, **options)  # type: ignore[arg-type]
+    def counted(upstream: str, search: CandidateSearch) -> list[Candidate]:
+        modes.append(search.mode)
+        return candidates(upstream, search)
 
     store.candidates = counted  # type: ignore[method-assign]
     crossref = MirrorSource(store).as_sources().get("crossref")

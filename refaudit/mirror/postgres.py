@@ -28,11 +28,11 @@ from refaudit.mirror.records import UPSTREAMS, MirrorRecord
 from refaudit.mirror.store import (
     LOOKUP_FIELDS,
     Candidate,
+    CandidateSearch,
     MirrorBuilder,
     MirrorInfo,
     MirrorStore,
     RetractionRows,
-    SearchMode,
     display_location,
 )
 from refaudit.retractions.store import Snapshot
@@ -140,33 +140,22 @@ class PostgresStore(MirrorStore):
         ).fetchall()
         return [bytes(row["body"]) for row in rows]
 
-    def candidates(
-        self,
-        upstream: str,
-        words: Sequence[str],
-        *,
-        mode: SearchMode = "any",
-        authors: Sequence[str] = (),
-        text: str = "",
-        year_from: int | None = None,
-        year_to: int | None = None,
-        limit: int = 50,
-    ) -> list[Candidate]:
-        if upstream not in self._held or not words:
+    def candidates(self, upstream: str, search: CandidateSearch) -> list[Candidate]:
+        if upstream not in self._held or not search.words:
             return []
         clauses: list[str] = []
         args: list[Any] = []
-        if mode == "similar":
+        if search.mode == "similar":
             match, order = "title %% %s", "similarity(title, %s) DESC"
-            args = [text]
-            order_args = [text]
+            args = [search.text]
+            order_args = [search.text]
         else:
-            terms = [f"{_lexeme(w)}:A" for w in words if _lexeme(w)]
-            if mode == "any":
-                terms += [f"{_lexeme(a)}:B" for a in authors if _lexeme(a)]
+            terms = [f"{_lexeme(w)}:A" for w in search.words if _lexeme(w)]
+            if search.mode == "any":
+                terms += [f"{_lexeme(a)}:B" for a in search.authors if _lexeme(a)]
             if not terms:
                 return []
-            query = (" & " if mode == "all" else " | ").join(terms)
+            query = (" & " if search.mode == "all" else " | ").join(terms)
             match, order = (
                 "tsv @@ to_tsquery('simple', %s)",
                 "ts_rank(tsv, to_tsquery('simple', %s)) DESC",
@@ -174,17 +163,17 @@ class PostgresStore(MirrorStore):
             args = [query]
             order_args = [query]
         clauses.append(match)
-        if year_from:
+        if search.year_from:
             clauses.append("year >= %s")
-            args.append(year_from)
-        if year_to:
+            args.append(search.year_from)
+        if search.year_to:
             clauses.append("year <= %s")
-            args.append(year_to)
+            args.append(search.year_to)
         sql = (
             f"SELECT title, body FROM {SCHEMA}.{upstream} WHERE {' AND '.join(clauses)}"
             f" ORDER BY {order} LIMIT %s"
         )
-        rows = self._db.execute(sql, (*args, *order_args, limit)).fetchall()
+        rows = self._db.execute(sql, (*args, *order_args, search.limit)).fetchall()
         return [Candidate(row["title"] or "", bytes(row["body"])) for row in rows]
 
     def unknown_title_words(self, upstream: str, words: Sequence[str]) -> list[str]:

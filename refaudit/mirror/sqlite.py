@@ -22,11 +22,11 @@ from refaudit.mirror.records import UPSTREAMS, MirrorRecord
 from refaudit.mirror.store import (
     LOOKUP_FIELDS,
     Candidate,
+    CandidateSearch,
     MirrorBuilder,
     MirrorInfo,
     MirrorStore,
     RetractionRows,
-    SearchMode,
 )
 
 if TYPE_CHECKING:
@@ -113,51 +113,41 @@ class SqliteStore(MirrorStore):
             found += [row[0] for row in self._db.execute(sql, chunk)]
         return found
 
-    def candidates(
-        self,
-        upstream: str,
-        words: Sequence[str],
-        *,
-        mode: SearchMode = "any",
-        authors: Sequence[str] = (),
-        text: str = "",
-        year_from: int | None = None,
-        year_to: int | None = None,
-        limit: int = 50,
-    ) -> list[Candidate]:
+    def candidates(self, upstream: str, search: CandidateSearch) -> list[Candidate]:
         if upstream not in self._held:
             return []
-        if mode == "similar":
+        if search.mode == "similar":
             # Word prefixes survive a slip late in a word ("Atention", "recognitoin").
-            terms = [f'"{w[:4]}"*' for w in words if len(w) >= 5]
-        elif mode == "any":
-            terms = [f'"{w}"' for w in self._rarest(upstream, words)]
+            terms = [f'"{w[:4]}"*' for w in search.words if len(w) >= 5]
+        elif search.mode == "any":
+            terms = [f'"{w}"' for w in self._rarest(upstream, search.words)]
         else:
-            terms = [f'"{w}"' for w in words]
+            terms = [f'"{w}"' for w in search.words]
         if not terms:
             return []
-        if mode == "all":
+        if search.mode == "all":
             expression = "title : (" + " AND ".join(terms) + ")"
-        elif mode == "similar":
+        elif search.mode == "similar":
             expression = "title : (" + " OR ".join(terms) + ")"
         else:
             expression = "{title abstract} : (" + " OR ".join(terms) + ")"
-        if authors and mode == "any":
-            expression += " OR authors : (" + " OR ".join(f'"{a}"' for a in authors) + ")"
+        if search.authors and search.mode == "any":
+            expression += " OR authors : (" + " OR ".join(f'"{a}"' for a in search.authors) + ")"
         clauses = [f"{upstream}_fts MATCH ?"]
         args: list[object] = [expression]
-        if year_from:
+        if search.year_from:
             clauses.append("t.year >= ?")
-            args.append(year_from)
-        if year_to:
+            args.append(search.year_from)
+        if search.year_to:
             clauses.append("t.year <= ?")
-            args.append(year_to)
+            args.append(search.year_to)
         sql = (
             f"SELECT t.title, t.body FROM {upstream}_fts JOIN {upstream} t ON t.id = "
             f"{upstream}_fts.rowid WHERE {' AND '.join(clauses)} ORDER BY rank LIMIT ?"
         )
         return [
-            Candidate(title or "", body) for title, body in self._db.execute(sql, (*args, limit))
+            Candidate(title or "", body)
+            for title, body in self._db.execute(sql, (*args, search.limit))
         ]
 
     def _rarest(self, upstream: str, words: Sequence[str]) -> list[str]:

@@ -40,6 +40,24 @@ class Candidate:
     body: bytes
 
 
+@dataclass(frozen=True)
+class CandidateSearch:
+    """What `MirrorStore.candidates` looks for, by `mode`.
+
+    "all": every word is in the title (cheap, and enough for a correctly cited
+    title); "any": titles or abstracts sharing words, or `authors` by family
+    name; "similar": titles like `text` despite misspelt words.
+    """
+
+    words: Sequence[str]
+    mode: SearchMode = "any"
+    authors: Sequence[str] = ()
+    text: str = ""
+    year_from: int | None = None
+    year_to: int | None = None
+    limit: int = 50
+
+
 #: The mirror's backends, as reports name them.
 Backend = Literal["sqlite", "postgresql"]
 
@@ -119,24 +137,8 @@ class MirrorStore(abc.ABC):
         """Stored bodies whose `field` (one of LOOKUP_FIELDS) is among `values`."""
 
     @abc.abstractmethod
-    def candidates(
-        self,
-        upstream: str,
-        words: Sequence[str],
-        *,
-        mode: SearchMode = "any",
-        authors: Sequence[str] = (),
-        text: str = "",
-        year_from: int | None = None,
-        year_to: int | None = None,
-        limit: int = 50,
-    ) -> list[Candidate]:
-        """Candidate records, best first, by `mode`.
-
-        "all": every word is in the title (cheap, and enough for a correctly cited
-        title); "any": titles or abstracts sharing words, or `authors` by family
-        name; "similar": titles like `text` despite misspelt words.
-        """
+    def candidates(self, upstream: str, search: CandidateSearch) -> list[Candidate]:
+        """Candidate records, best first, for `search`."""
 
     @abc.abstractmethod
     def unknown_title_words(self, upstream: str, words: Sequence[str]) -> list[str]:

@@ -30,7 +30,7 @@ from refaudit.mirror.search import (
     likeness,
     mirror_query,
 )
-from refaudit.mirror.store import Candidate, MirrorStore, SearchMode
+from refaudit.mirror.store import Candidate, CandidateSearch, MirrorStore, SearchMode
 from refaudit.models import Work
 from refaudit.sources import Sources, registry
 from refaudit.sources.base import SearchQuery, Source
@@ -144,8 +144,7 @@ class MirrorView(Source):
                 self._upstream, wanted.words
             ):
                 break
-            found += self._store.candidates(
-                self._upstream,
+            search = CandidateSearch(
                 wanted.words,
                 mode=mode,
                 authors=wanted.authors,
@@ -154,6 +153,7 @@ class MirrorView(Source):
                 year_to=query.year_to,
                 limit=CANDIDATES,
             )
+            found += self._store.candidates(self._upstream, search)
             if max((likeness(wanted, c.title) for c in found), default=0.0) >= CLOSE_TITLE:
                 break
         kept = best_candidates(wanted, found, query.limit)
