@@ -295,3 +295,27 @@ def test_a_streamed_latin1_file_reports_the_line_read_text_reports(tmp_path: Pat
     stream, problems = open_stream(path)
     assert problems == read_text(path)[1] and problems[0].line == 2
     assert [r.title for r in stream.references()] == ["Plain", "Café"]
+
+
+def test_duplicate_keys_are_found_after_the_keys_move_to_disk(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A million-entry .bib keeps its keys in a temporary file, not in memory: duplicates
+    are still told, with the line each key was first defined on."""
+    from refaudit.parsing import keylines
+
+    monkeypatch.setattr(keylines, "SPILL_KEYS", 3)
+    text = "".join(f"@misc{{k{n}, title={{Entry {n}}}}}\n" for n in range(10))
+    text += "@misc{k1, title={Again}}\n@misc{k8, title={Again}}\n"
+    bibliography = parse_bibtex(text)
+    duplicates = [(p.key, p.line) for p in bibliography.problems if p.code == "duplicate-key"]
+    assert duplicates == [("k1", 11), ("k8", 12)]
+    messages = [p.message for p in bibliography.problems if p.code == "duplicate-key"]
+    assert "line 2" in messages[0] and "line 9" in messages[1]
+    assert len(bibliography.references) == 12
+
+    lines = keylines.KeyLines()
+    assert [lines.first_seen(f"k{n}", n) for n in range(5)] == [None] * 5
+    assert lines._db is not None, "past SPILL_KEYS the keys move to disk"
+    assert (lines.first_seen("k0", 20), lines.first_seen("k4", 21)) == (0, 4)
+    lines.close()

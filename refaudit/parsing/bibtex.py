@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from refaudit.braces import bibtex_split
 from refaudit.models import Bibliography, InputProblem, Reference
+from refaudit.parsing.keylines import KeyLines
 from refaudit.parsing.lines import LineIndex
 from refaudit.parsing.records import build_reference
 
@@ -153,7 +154,7 @@ class BibtexStream:
         self._candidates: dict[str, list[_PendingEntry]] = {}
         self._parents: dict[str, _RawEntry | None] = {}
         self._resolved: set[int] = set()
-        self._first_line: dict[str, int] = {}
+        self._first_line = KeyLines()
 
     def prepare(self) -> None:
         """The first pass: macros, block problems, the entry count and crossref parents."""
@@ -207,6 +208,7 @@ class BibtexStream:
                 if reference.ignore_reason is None:
                     reference.ignore_reason = _ignore_comment(window, raw.line - first)
                 yield reference
+        self._first_line.close()
 
     def problems(self) -> list[InputProblem]:
         """Every problem found so far, by line (and in the order one pass met them)."""
@@ -293,10 +295,8 @@ class BibtexStream:
         return self._parents[key]
 
     def _check_duplicate(self, entry: _RawEntry, problems: list[InputProblem]) -> None:
-        first = self._first_line.get(entry.key)
-        if first is None:
-            self._first_line[entry.key] = entry.line
-        else:
+        first = self._first_line.first_seen(entry.key, entry.line)
+        if first is not None:
             problems.append(
                 InputProblem(
                     file=self._source,
