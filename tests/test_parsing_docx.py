@@ -350,3 +350,24 @@ def test_fix_writes_a_word_files_references_to_a_new_bib_only(tmp_path: Path) ->
         result = runner.invoke(app, ["fix", str(path), flag])
         assert result.exit_code == 2 and "cannot write into this input" in result.output
     assert path.read_bytes() == before
+
+
+def test_tex_math_in_a_record_title_stays_math_and_the_rest_is_text(tmp_path: Path) -> None:
+    item = csl_item(
+        5,
+        title="A 3.9 ppm/$^\\circ$C bandgap reference & 5% supply rejection",
+        authors=[("Andreou", "Charalambos")],
+        year=2012,
+        container="IEEE Journal of Solid-State Circuits",
+    )
+    doc = Manuscript()
+    doc.zotero([item], "[1]")
+
+    (reference,) = parse_file(doc.save(tmp_path / "paper.docx")).references
+
+    assert reference.fields["title"] == (
+        "A 3.9 ppm/$^\\circ$C bandgap reference \\& 5\\% supply rejection"
+    )
+    # read as LaTeX, as a .bib title is: the math converted, the escapes undone
+    assert "$" not in reference.title and "\\" not in reference.title
+    assert reference.title.endswith("C bandgap reference & 5% supply rejection")

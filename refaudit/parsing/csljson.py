@@ -35,6 +35,7 @@ _ENTRY_TYPES = {
 }
 _CONTAINER_FIELD = {"article": "journal", "inproceedings": "booktitle", "incollection": "booktitle"}
 _CITATION_KEY_LINE = re.compile(r"^\s*Citation Key:\s*(\S+)\s*$", re.MULTILINE | re.IGNORECASE)
+_MATH = re.compile(r"(\$[^$\n]+\$)")
 _EXTRA_ID_LINE = re.compile(r"^\s*(PMID|PMCID|arXiv):\s*(\S+)\s*$", re.MULTILINE | re.IGNORECASE)
 # Plain fields: CSL variable → BibTeX field.
 _PLAIN = {
@@ -75,7 +76,7 @@ def csl_fields(item: Mapping[str, Any], entry_type: str) -> dict[str, str]:
             fields[name] = names
     title = _text(item.get("title"))
     if title:
-        fields["title"] = escape_latex(title)
+        fields["title"] = _escaped_keeping_math(title)
     container = _text(item.get("container-title"))
     if container:
         fields[_CONTAINER_FIELD.get(entry_type, "howpublished")] = escape_latex(container)
@@ -109,6 +110,13 @@ def csl_citation_key(item: Mapping[str, Any]) -> str | None:
         if match:
             return match.group(1)
     return None
+
+
+def _escaped_keeping_math(text: str) -> str:
+    """Text escaped for LaTeX, except `$…$` spans: records (Crossref's, and the libraries
+    filled from them) write formulas in titles as TeX math, and they are compared as such."""
+    parts = _MATH.split(text)
+    return "".join(part if _MATH.fullmatch(part) else escape_latex(part) for part in parts)
 
 
 def _number(item: Mapping[str, Any], entry_type: str, fields: dict[str, str]) -> None:
