@@ -95,7 +95,8 @@ def entry_spans(text: str, path: Path) -> dict[str, Span]:
         return spans
     items = list(_BIBITEM.finditer(text))
     for item, following in zip(items, [*items[1:], None], strict=True):
-        stop = following.start() if following else len(text)
+        end = text.find("\\end{thebibliography}", item.end())
+        stop = following.start() if following else (end if end >= 0 else len(text))
         body = text[item.start() : stop].rstrip()
         spans.setdefault(
             item.group(1).strip(),
