@@ -693,13 +693,19 @@ def _leave_unasked(item: Evidence, sources: Sources, detail: str) -> None:
 
 
 def search_queries(reference: Reference) -> list[SearchQuery]:
-    """The main query, then looser variants that survive a misspelt or invented word."""
+    """The main query, then looser variants that survive a misspelt or invented word.
+
+    A title in two languages ("原题 [English title]") is searched by each language
+    first, then whole.
+    """
     authors = [p.family for p in reference.authors if p.family][:3]
     if reference.title:
+        # A title cited in two languages is searched in each: an index holds one of them.
+        languages = match.title_languages(reference.title)
+        titles = [*languages, reference.title] if len(languages) > 1 else [reference.title]
         queries = [
-            SearchQuery(
-                title=reference.title, authors=authors, year=reference.year, limit=SEARCH_LIMIT
-            )
+            SearchQuery(title=title, authors=authors, year=reference.year, limit=SEARCH_LIMIT)
+            for title in titles
         ]
         if reference.free_text:
             queries.append(SearchQuery(free_text=reference.free_text, limit=SEARCH_LIMIT))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from refaudit.evidence import search_queries
 from refaudit.models import Person, Reference, Work
 from refaudit.recognise import is_convincing
 
@@ -112,3 +113,22 @@ def test_a_generic_short_title_needs_authors_or_year_to_identify_a_chapter(
     record = Work(source="openalex", title="Introduction", authors=record_authors, year=record_year)
 
     assert is_convincing(reference, record) is expected
+
+
+def test_a_title_cited_in_two_languages_is_searched_in_each_then_whole() -> None:
+    title = (
+        "长短期记忆网络在工业设备健康状态估计中的应用 "
+        "[Application of long short-term memory networks to state-of-health estimation]"
+    )
+    reference = Reference(key="chen2023", title=title, authors=[Person("Chen", "Xinyi")])
+    searched = [query.title for query in search_queries(reference)]
+    assert searched == [
+        "长短期记忆网络在工业设备健康状态估计中的应用",
+        "Application of long short-term memory networks to state-of-health estimation",
+        title,
+    ]
+
+
+def test_a_title_in_one_language_is_searched_once() -> None:
+    reference = Reference(key="x", title="Deep learning (a survey)", authors=[Person("Le", "Q")])
+    assert [query.title for query in search_queries(reference)] == ["Deep learning (a survey)"]

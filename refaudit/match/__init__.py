@@ -28,6 +28,7 @@ from refaudit.match.titles import (
     TitleKind,
     compare_titles,
     strip_notice_prefix,
+    title_languages,
 )
 from refaudit.match.venues import (
     VenueComparison,
@@ -59,5 +60,6 @@ __all__ = [
     "is_same_work",
     "normalize_text",
     "strip_notice_prefix",
+    "title_languages",
     "title_tokens",
 ]
