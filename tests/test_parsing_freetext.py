@@ -650,6 +650,14 @@ def test_initials_in_scripts_without_capitals_and_ocr_glued_ones(
             2015,
             "International Conference on Learning Representations",
         ),
+        (  # abbrv: an abbreviated venue keeps its words
+            "K. He, X. Zhang, S. Ren, and J. Sun. Deep residual learning for image "
+            "recognition. In Proc. CVPR, pages 770–778, 2016.",
+            ["He", "Zhang", "Ren", "Sun"],
+            "Deep residual learning for image recognition",
+            2016,
+            "Proc. CVPR",
+        ),
         (  # APS, proceedings
             "T. N. Kipf and M. Welling, Semi-supervised classification with graph "
             "convolutional networks, in ICLR (2017).",

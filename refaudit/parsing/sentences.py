@@ -43,19 +43,20 @@ _APS_JOURNAL = re.compile(
 )
 _BRACKET_YEAR = re.compile(rf"\((?:[^()]*\s)?(?P<year>{_YEAR})[a-z]?\)")
 # Where a printed venue ends: at its volume, number, pages, date or year; at a full stop
-# that ends the text or leads to a publisher, a link or "[Online]" (other full stops end
-# abbreviations: "Int. J. Hydrogen Energy", "Proc. IEEE"); at a bracket.
+# after a whole word that ends the text or leads to a publisher, a link or "[Online]"
+# (other full stops end abbreviations: "Int. J. Hydrogen Energy", "Proc. CVPR"); at a
+# bracket.
 _MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.?"
 _PUBLISHER = (
     r"(?:[\w.&' -]{0,40}\b(?:Press|Publish\w*|Springer|Elsevier|Wiley|IEEE|ACM|PMLR|"
     r"OpenReview|Curran|Association|Society|Inc|Ltd|GmbH|Verlag|Technologies|University|"
-    r"Institute|Foundation|Academic|Routledge|Taylor|Sage|Oxford|Cambridge)\b"
-    r"|[A-Z]{2,6}\b|\[Online\]|Available|https?:|doi|URL|arXiv|(?i:pp?|vol|no)\.|\d)"
+    r"Institute|Foundation|Academic|Routledge|Taylor|Sage|Oxford|Cambridge)\b|[A-Z]{2,6}\b)"
 )
+_LOCATOR_OR_LINK = r"(?:(?i:pp?|vol|no)\.|\d|\[Online\]|Available|https?:|doi|URL|arXiv)"
 VENUE_END = re.compile(
     rf",\s*(?=(?i:vol\.?\s|volume\s|no\.\s|number\s|pp?\.\s|pages?\s|art\.|ch\.|chapter\s)"
     rf"|\d|{_MONTH}\s|[A-Z][a-z]+\s+\d{{4}}|In:?\s)"
-    rf"|\.\s+(?={_PUBLISHER})|\.\s*$|\s\(|\s\d+\s*[,(:]|\s\d+\.?$|;\s|,\s*$"
+    rf"|(?:(?<=[^\W\d_]{{5}})|(?<=\d{{4}}))\.\s+(?={_PUBLISHER})|\.\s+(?={_LOCATOR_OR_LINK})|\.\s*$|\s\(|\s\d+\s*[,(:]|\s\d+\.?$|;\s|,\s*$"
 )
 _BARE_YEAR = re.compile(rf"(?<![\d.–/-])({_YEAR})[a-z]?(?![\d–-])")
 _IDENTIFIER = re.compile(r"https?://\S+|doi:\s*\S+|\b10\.\d{4,9}/\S+|arXiv:\s*\S+", re.I)
