@@ -9,6 +9,7 @@ score.py, on the same entries. Also times reading each PDF (before any request).
 
     python bench/pdf.py                     # every PDF and .bbl, no rate limits
     python bench/pdf.py --only gen-acm      # one paper (PDF and .bbl)
+    python bench/pdf.py --kinds pdf         # the PDFs only
     python bench/pdf.py --predictions out/  # keep the prediction files
 """
 
@@ -99,6 +100,7 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter
     )
     parser.add_argument("--only", nargs="*", help="paper names (e.g. gen-acm)")
+    parser.add_argument("--kinds", nargs="*", default=["pdf", "bbl"], choices=["pdf", "bbl"])
     parser.add_argument("--config", default="no-limits", help="scholarsim config name")
     parser.add_argument("--predictions", type=Path, help="folder for prediction JSONL files")
     parser.add_argument("--json", action="store_true", help="print the rows as JSON")
@@ -119,7 +121,7 @@ def main() -> None:
             settings = refaudit_settings(url, work, args.config)
             for name in names:
                 labels = FOLDER / f"{name}.labels.json"
-                for kind in ("pdf", "bbl"):
+                for kind in args.kinds:
                     path = FOLDER / f"{name}.{kind}"
                     if not path.exists():
                         continue

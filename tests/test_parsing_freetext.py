@@ -650,6 +650,15 @@ def test_initials_in_scripts_without_capitals_and_ocr_glued_ones(
             2015,
             "International Conference on Learning Representations",
         ),
+        (  # plainnat, a first name with an initial
+            "Thomas W. Anthony, Tom Eccles, and Yoram Bachrach. Learning to play no-press "
+            "diplomacy with best response policy iteration. In Advances in Neural Information "
+            "Processing Systems, 2020.",
+            ["Anthony", "Eccles", "Bachrach"],
+            "Learning to play no-press diplomacy with best response policy iteration",
+            2020,
+            "Advances in Neural Information Processing Systems",
+        ),
         (  # abbrv: an abbreviated venue keeps its words
             "K. He, X. Zhang, S. Ren, and J. Sun. Deep residual learning for image "
             "recognition. In Proc. CVPR, pages 770–778, 2016.",

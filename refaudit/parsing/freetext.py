@@ -221,12 +221,24 @@ def read_style(text: str) -> _Parts:
         if parts.title:
             return parts
     vancouver = _VANCOUVER.match(text)
-    # "Diederik P. Kingma and Jimmy Ba. Title." is one name followed by more, not
-    # "Diederik P." and a title.
-    if vancouver and not re.match(r"[^\W\d_][\w'’\-]*\s+and\s", vancouver.group("rest")):
+    # "Diederik P. Kingma and Jimmy Ba. Title." and "Thomas W. Anthony, Tom Eccles, and
+    # Yoram Bachrach. Title." are names in reading order, not "Diederik P." and a title.
+    if vancouver and not _names_go_on(vancouver.group("rest")):
         return _read_vancouver(vancouver)
     plain = read_plain(bare)
     return _from_sentences(plain) if plain else _Parts()
+
+
+def _names_go_on(rest: str) -> bool:
+    """The text up to the next full stop is more names: "Kingma and Jimmy Ba", or a list
+    of capitalised words cut by commas and "and" ("Anthony, Tom Eccles, and Yoram Bachrach")."""
+    if re.match(r"[^\W\d_][\w'’\-]*\s+and\s", rest):
+        return True
+    end = re.search(r"(?<=[^\s.]{2})\.\s", rest)
+    head = rest[: end.start()] if end else rest
+    words = [w for w in re.findall(r"[^\W\d_][\w'’\-.]*", head) if w not in ("and", "et", "al.")]
+    separated = head.count(",") >= 2 or (head.count(",") >= 1 and " and " in head)
+    return separated and len(words) >= 3 and all(w[0].isupper() for w in words)
 
 
 def _from_sentences(found: Sentences) -> _Parts:
