@@ -9,7 +9,7 @@ event loop, and turn refaudit's errors into the `ToolError` the calling model re
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import anyio
 from mcp.server.mcpserver import Context
@@ -48,13 +48,21 @@ async def pipeline(state: ServerState, call: Callable[[], Awaitable[T]]) -> T:
 
 async def counted(
     state: ServerState,
-    call: Callable[[RunStats], Awaitable[T]],
+    call: Callable[..., Awaitable[T]],
+    subject: object,
+    *,
     statuses: Callable[[T], list[Mapping[str, SourceStatus]]] = lambda _: [],
+    **options: Any,
 ) -> T:
-    """Run a pipeline call that asks the sources, adding its counts and each source's
-    state (`statuses` of the answer) to the server's source health."""
+    """Run `call(subject, settings, **options)`, a library call that asks the sources, on
+    the server's settings and transport, adding its counts and each source's state
+    (`statuses` of the answer) to the server's source health."""
     stats = RunStats()
-    answer = await pipeline(state, lambda: call(stats))
+    transport = state.transport
+    answer = await pipeline(
+        state,
+        lambda: call(subject, state.settings, transport=transport, stats=stats, **options),
+    )
     state.record_statuses(statuses(answer))
     state.record_stats(stats)
     return answer

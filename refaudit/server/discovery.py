@@ -72,17 +72,13 @@ async def search_references(
     state = server_state(ctx)
     outcome = await counted(
         state,
-        lambda stats: discovery.search_works(
-            query,
-            state.settings,
-            year_from=year_from,
-            year_to=year_to,
-            sources=list(sources) if sources else None,
-            limit=limit,
-            transport=state.transport,
-            stats=stats,
-        ),
-        lambda outcome: [outcome.sources],
+        discovery.search_works,
+        query,
+        statuses=lambda outcome: [outcome.sources],
+        year_from=year_from,
+        year_to=year_to,
+        sources=list(sources) if sources else None,
+        limit=limit,
     )
     outcome.works = [_shortened(work) for work in outcome.works]
     return SearchResults.model_validate(outcome, from_attributes=True)
@@ -135,12 +131,7 @@ async def get_bibtex(
         raise ToolError("give `identifiers`, `works`, or both")
     entries: list[discovery.BibtexEntry] = []
     if identifiers:
-        entries = await counted(
-            state,
-            lambda stats: discovery.bibtex_entries(
-                identifiers, state.settings, transport=state.transport, stats=stats
-            ),
-        )
+        entries = await counted(state, discovery.bibtex_entries, identifiers)
     taken = {entry.key for entry in entries if entry.key}
     for item in works or []:
         work = _work_from_metadata(item)
@@ -190,16 +181,12 @@ async def paper_details(
     state = server_state(ctx)
     details = await counted(
         state,
-        lambda stats: discovery.paper_details(
-            identifier,
-            state.settings,
-            references=references,
-            citations=citations,
-            limit=limit,
-            transport=state.transport,
-            stats=stats,
-        ),
-        lambda details: [details.sources],
+        discovery.paper_details,
+        identifier,
+        statuses=lambda details: [details.sources],
+        references=references,
+        citations=citations,
+        limit=limit,
     )
     result = PaperDetailsResult.model_validate(details, from_attributes=True)
     result.citation_count = details.work.citation_count if details.work else None
@@ -241,15 +228,4 @@ async def assess_novelty(
     from refaudit.novelty import assess_novelty as assess
 
     state = server_state(ctx)
-    return await counted(
-        state,
-        lambda stats: assess(
-            idea,
-            state.settings,
-            context=context,
-            threshold=threshold,
-            limit=limit,
-            transport=state.transport,
-            stats=stats,
-        ),
-    )
+    return await counted(state, assess, idea, context=context, threshold=threshold, limit=limit)

@@ -33,10 +33,9 @@ async def check_retractions(
     state = server_state(ctx)
     screenings = await counted(
         state,
-        lambda stats: retractions.check_dois(
-            dois, state.settings, transport=state.transport, stats=stats
-        ),
-        lambda screenings: [screening.sources for screening in screenings],
+        retractions.check_dois,
+        dois,
+        statuses=lambda screenings: [screening.sources for screening in screenings],
     )
     return RetractionCheck(
         results=[
