@@ -163,12 +163,9 @@ class PostgresStore(MirrorStore):
             args = [query]
             order_args = [query]
         clauses.append(match)
-        if search.year_from:
-            clauses.append("year >= %s")
-            args.append(search.year_from)
-        if search.year_to:
-            clauses.append("year <= %s")
-            args.append(search.year_to)
+        for condition, year in search.year_bounds("year", "%s"):
+            clauses.append(condition)
+            args.append(year)
         sql = (
             f"SELECT title, body FROM {SCHEMA}.{upstream} WHERE {' AND '.join(clauses)}"
             f" ORDER BY {order} LIMIT %s"

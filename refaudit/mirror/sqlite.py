@@ -135,12 +135,9 @@ class SqliteStore(MirrorStore):
             expression += " OR authors : (" + " OR ".join(f'"{a}"' for a in search.authors) + ")"
         clauses = [f"{upstream}_fts MATCH ?"]
         args: list[object] = [expression]
-        if search.year_from:
-            clauses.append("t.year >= ?")
-            args.append(search.year_from)
-        if search.year_to:
-            clauses.append("t.year <= ?")
-            args.append(search.year_to)
+        for condition, year in search.year_bounds("t.year", "?"):
+            clauses.append(condition)
+            args.append(year)
         sql = (
             f"SELECT t.title, t.body FROM {upstream}_fts JOIN {upstream} t ON t.id = "
             f"{upstream}_fts.rowid WHERE {' AND '.join(clauses)} ORDER BY rank LIMIT ?"
