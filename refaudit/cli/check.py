@@ -423,24 +423,13 @@ def _audit(
 
 
 @contextlib.contextmanager
-def _rich_progress() -> Iterator[Callable[[int, int], None]]:
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+def _rich_progress() -> Iterator[Callable[[int, int | None], None]]:
+    from rich.progress import BarColumn, MofNCompleteColumn, TimeElapsedColumn
 
-    from refaudit.cli.common import stderr_console
+    from refaudit.cli.common import task_progress
 
-    with Progress(
-        "checking references",
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=stderr_console(),
-        transient=True,
-    ) as progress:
-        task = progress.add_task("check", total=None)
-
-        def update(done: int, total: int) -> None:
-            progress.update(task, completed=done, total=total)
-
+    columns = ("checking references", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with task_progress("check", *columns) as update:
         yield update
 
 

@@ -13,7 +13,7 @@ import functools
 import inspect
 import os
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Annotated, Any, NoReturn, TypeVar
@@ -80,6 +80,21 @@ def stderr_console() -> Any:
     from rich.console import Console
 
     return Console(stderr=True, no_color=bool(os.environ.get("NO_COLOR")) or None, soft_wrap=True)
+
+
+@contextlib.contextmanager
+def task_progress(task: str, *columns: Any) -> Iterator[Callable[[int, int | None], None]]:
+    """One task's progress bar (`columns`) on stderr, gone once it is done; yields the
+    `update(done, total)` that moves it (a total of None: not known yet)."""
+    from rich.progress import Progress
+
+    with Progress(*columns, console=stderr_console(), transient=True) as progress:
+        handle = progress.add_task(task, total=None)
+
+        def update(done: int, total: int | None) -> None:
+            progress.update(handle, completed=done, total=total)
+
+        yield update
 
 
 def stdout_console() -> Any:

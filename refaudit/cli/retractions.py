@@ -14,7 +14,13 @@ from typing import Annotated, Any
 
 import typer
 
-from refaudit.cli.common import ExitCode, fail, handle_errors, stderr_console, stdout_console
+from refaudit.cli.common import (
+    ExitCode,
+    fail,
+    handle_errors,
+    stdout_console,
+    task_progress,
+)
 
 retractions_app = typer.Typer(
     name="retractions",
@@ -146,18 +152,8 @@ def _download(settings: Any, url: str | None, *, bar: bool, allow_fewer_rows: bo
         return asyncio.run(download(settings, url=url))
     from rich.progress import DownloadColumn, Progress, TransferSpeedColumn
 
-    with Progress(
-        *Progress.get_default_columns(),
-        DownloadColumn(),
-        TransferSpeedColumn(),
-        console=stderr_console(),
-        transient=True,
-    ) as progress:
-        task = progress.add_task("Retraction Watch CSV", total=None)
-
-        def advance(done: int, total: int | None) -> None:
-            progress.update(task, completed=done, total=total)
-
+    columns = (*Progress.get_default_columns(), DownloadColumn(), TransferSpeedColumn())
+    with task_progress("Retraction Watch CSV", *columns) as advance:
         return asyncio.run(download(settings, url=url, progress=advance))
 
 
@@ -168,10 +164,8 @@ def _kept_snapshot(settings: Any) -> str:
     snapshot = Snapshot.open(settings)
     if snapshot is None:
         return "no snapshot is installed yet; retry later or pass --url gitlab"
-    try:
+    with snapshot:
         info = snapshot.status()
-    finally:
-        snapshot.close()
     return (
         f"the previous snapshot is unchanged: {info.rows:,} notices,"
         f" downloaded {info.downloaded_at[:10]} ({info.age_days:.0f} days ago)"
@@ -189,11 +183,8 @@ def status(output: OutputFormat = FormatOption) -> None:
     """Show when the snapshot was downloaded, from where, and how many notices it holds."""
     from refaudit.retractions.lookup import require_snapshot
 
-    snapshot = require_snapshot(_settings())
-    try:
+    with require_snapshot(_settings()) as snapshot:
         info = snapshot.status()
-    finally:
-        snapshot.close()
     if output is OutputFormat.JSON:
         _emit_credited_json(_plain(info))
         return

@@ -170,11 +170,8 @@ def retractions_by_author(
 ) -> list[RetractionRecord]:
     """Snapshot notices on papers by this author ("Wakefield", "Wakefield AJ", "A J Wakefield"),
     optionally in one journal and a range of notice years."""
-    snapshot = require_snapshot(settings)
-    try:
+    with require_snapshot(settings) as snapshot:
         return snapshot.by_author(name, limit=limit, journal=journal, years=years)
-    finally:
-        snapshot.close()
 
 
 def recent_retractions(
@@ -185,11 +182,8 @@ def recent_retractions(
     limit: int | None = None,
 ) -> list[RetractionRecord]:
     """The newest snapshot notices: of the last `days` days, or the `limit` latest (20)."""
-    snapshot = require_snapshot(settings)
-    try:
+    with require_snapshot(settings) as snapshot:
         return snapshot.recent(days=days, limit=limit, journal=journal)
-    finally:
-        snapshot.close()
 
 
 def search_retractions(
@@ -204,13 +198,10 @@ def search_retractions(
 ) -> list[RetractionRecord]:
     """Snapshot notices by title words, journal, earliest notice date (ISO), notice years
     and kind."""
-    snapshot = require_snapshot(settings)
-    try:
+    with require_snapshot(settings) as snapshot:
         return snapshot.search(
             query, journal=journal, since=since, years=years, nature=nature, limit=limit
         )
-    finally:
-        snapshot.close()
 
 
 @dataclass
@@ -241,10 +232,8 @@ async def get_notice(
         )
     snapshot = Snapshot.open(settings)
     if snapshot is not None:
-        try:
+        with snapshot:
             rows = snapshot.record(canonical)
-        finally:
-            snapshot.close()
         if rows:
             return NoticeLookup(
                 canonical,

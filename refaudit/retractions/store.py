@@ -95,6 +95,12 @@ class Snapshot:
     def close(self) -> None:
         self._db.close()
 
+    def __enter__(self) -> Snapshot:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
     @property
     def age_days(self) -> float:
         """Days since the download, so offline results can say how stale they may be."""
