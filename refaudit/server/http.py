@@ -25,6 +25,9 @@ MCP_PATH = "/mcp"
 SESSION_IDLE_TIMEOUT_S = 5 * 60
 #: After SIGTERM or SIGINT, calls in flight have this long to finish before they are cut off.
 SHUTDOWN_GRACE_S = 20
+#: An idle kept-alive connection is closed after this long: longer than clients keep theirs
+#: (httpx: 5 s), so a client never sends a call down a connection the server is closing.
+KEEP_ALIVE_S = 65
 
 
 def is_loopback(host: str) -> bool:
@@ -146,6 +149,7 @@ async def serve_http(app: ASGIApp, sock: socket.socket, announce: Callable[[str]
         lifespan="on",
         access_log=False,
         timeout_graceful_shutdown=SHUTDOWN_GRACE_S,
+        timeout_keep_alive=KEEP_ALIVE_S,
     )
     host, port = sock.getsockname()[:2]
     announce(mcp_url(host, port))
