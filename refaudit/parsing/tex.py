@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from refaudit.errors import InputError
+from refaudit.findings import Severity
 from refaudit.models import Bibliography, InputProblem, Reference
 from refaudit.parsing.bibitems import bibitem_keys, iter_bibitems
 from refaudit.parsing.lines import LineIndex
@@ -55,6 +56,14 @@ class _Document:
     #: each walked file's text (comments stripped) and lines, for its \\bibitems
     bibitem_texts: list[tuple[str, str, LineIndex]] = field(default_factory=list)
     problems: list[InputProblem] = field(default_factory=list)
+
+    def not_read(
+        self, including: Path, line: int, code: str, message: str, severity: Severity = "warning"
+    ) -> None:
+        """A file that `line` of `including` asks for (\\input, \\bibliography) is not read."""
+        self.problems.append(
+            InputProblem(str(including), message, line, severity=severity, code=code)
+        )
 
 
 def parse_latex(
@@ -301,38 +310,30 @@ def _follow_input(
     inside = [candidate for candidate in candidates if _inside(document, candidate)]
     target = next((candidate for candidate in inside if candidate.is_file()), None)
     if target is None:
-        document.problems.append(
-            InputProblem(
-                file=str(including),
-                line=line,
-                message=f"\\input file {name!r} not found"
-                if inside
-                else f"\\input file {name!r} is outside the document's folder; not read",
-                code="missing-input" if inside else "input-outside-folder",
-            )
+        document.not_read(
+            including,
+            line,
+            "missing-input" if inside else "input-outside-folder",
+            f"\\input file {name!r} not found"
+            if inside
+            else f"\\input file {name!r} is outside the document's folder; not read",
         )
         return
     resolved = target.resolve()
     if resolved in seen:
         return
     if depth + 1 > MAX_INPUT_DEPTH:
-        document.problems.append(
-            InputProblem(
-                file=str(including),
-                line=line,
-                message=f"\\input nesting deeper than {MAX_INPUT_DEPTH}; {name!r} not read",
-                code="input-too-deep",
-            )
+        document.not_read(
+            including,
+            line,
+            "input-too-deep",
+            f"\\input nesting deeper than {MAX_INPUT_DEPTH}; {name!r} not read",
         )
         return
     try:
         text, decode_problems = read_text(target)
     except InputError as error:
-        document.problems.append(
-            InputProblem(
-                file=str(including), line=line, message=error.message, code="missing-input"
-            )
-        )
+        document.not_read(including, line, "missing-input", error.message)
         return
     document.problems.extend(decode_problems)
     _walk(document, target, text, depth=depth + 1, read_text=read_text, seen=seen)
@@ -346,29 +347,25 @@ def _add_bib_file(
     candidates = [document.root / relative, including.parent / relative]
     inside = [candidate for candidate in candidates if _inside(document, candidate)]
     if not inside:
-        document.problems.append(
-            InputProblem(
-                file=str(including),
-                line=line,
-                message=f"bibliography file {relative!r} is outside the document's folder "
-                f"({document.root}); not read",
-                severity="error",
-                code="bib-outside-folder",
-            )
+        document.not_read(
+            including,
+            line,
+            "bib-outside-folder",
+            f"bibliography file {relative!r} is outside the document's folder "
+            f"({document.root}); not read",
+            severity="error",
         )
         return
     target = next((candidate for candidate in inside if candidate.is_file()), inside[0])
     if any(target.resolve() == known.resolve() for known in document.bib_files):
         return
     if not target.is_file():
-        document.problems.append(
-            InputProblem(
-                file=str(including),
-                line=line,
-                message=f"bibliography file {relative!r} not found (looked in {document.root})",
-                severity="error",
-                code="missing-bib-file",
-            )
+        document.not_read(
+            including,
+            line,
+            "missing-bib-file",
+            f"bibliography file {relative!r} not found (looked in {document.root})",
+            severity="error",
         )
         return
     document.bib_files.append(target)
