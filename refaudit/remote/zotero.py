@@ -200,29 +200,28 @@ class _Reader:
         return InputError("the Zotero web API cannot be reached", file=self.library.spec)
 
     def _refused(self, response: httpx.Response) -> InputError:
-        status = response.status_code
-        if status == 403 and self.library.local:
-            return InputError(
-                "Zotero's local API is off (403)",
-                file=self.library.spec,
-                hint="in Zotero: Settings → Advanced → enable “Allow other applications on "
-                "this computer to communicate with Zotero”",
-            )
-        if status == 403:
-            return InputError(
-                "the Zotero web API refused access to this library (403)",
-                file=self.library.spec,
-                hint="set ZOTERO_API_KEY to a key with read access to it "
-                "(zotero.org/settings/keys)",
-            )
-        if status == 404:
-            return InputError("no such Zotero library or collection (404)", file=self.library.spec)
-        if status in (429, 503):
-            return InputError(
-                f"Zotero kept asking to slow down ({status}); try again later",
-                file=self.library.spec,
-            )
-        return InputError(f"Zotero answered HTTP {status}", file=self.library.spec)
+        message, hint = _refusal(response.status_code, local=self.library.local)
+        return InputError(message, file=self.library.spec, hint=hint)
+
+
+def _refusal(status: int, *, local: bool) -> tuple[str, str | None]:
+    """What an error status from Zotero means, and what to do about it."""
+    if status == 403 and local:
+        return (
+            "Zotero's local API is off (403)",
+            "in Zotero: Settings → Advanced → enable “Allow other applications on "
+            "this computer to communicate with Zotero”",
+        )
+    if status == 403:
+        return (
+            "the Zotero web API refused access to this library (403)",
+            "set ZOTERO_API_KEY to a key with read access to it (zotero.org/settings/keys)",
+        )
+    if status == 404:
+        return "no such Zotero library or collection (404)", None
+    if status in (429, 503):
+        return f"Zotero kept asking to slow down ({status}); try again later", None
+    return f"Zotero answered HTTP {status}", None
 
 
 def _json_list(response: httpx.Response, library: Library) -> list[dict[str, Any]]:
