@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
+from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
@@ -18,7 +19,7 @@ from refaudit.models import AuditReport, Finding, Result, Verdict
 from refaudit.render.common import RenderContext
 from refaudit.report import ReferenceResult, Report
 
-_FINDING_FIELDS = [f.name for f in dataclasses.fields(Finding)]
+D = TypeVar("D")
 
 
 def read_report(path: Path) -> tuple[AuditReport, RenderContext]:
@@ -48,15 +49,7 @@ def read_report(path: Path) -> tuple[AuditReport, RenderContext]:
         for finding, reported in zip(result.findings, item.findings, strict=True)
         if reported.baselined
     }
-    report = AuditReport(
-        results=results,
-        problems=saved.problems,
-        files=saved.files,
-        stats=saved.stats,
-        offline=saved.offline,
-        retraction_snapshot=saved.retraction_snapshot,
-        mirror=saved.mirror,
-    )
+    report = _from_saved(AuditReport, saved, results=results)
     context = RenderContext(
         fail_on=list(saved.fail_on), baseline=Baseline(waived) if saved.baseline else None
     )
@@ -66,10 +59,7 @@ def read_report(path: Path) -> tuple[AuditReport, RenderContext]:
 def _result(item: ReferenceResult) -> Result:
     """One reported result as the pipeline made it (the report's verdict findings included,
     so none is synthesised twice)."""
-    findings = [
-        Finding(**{name: getattr(reported, name) for name in _FINDING_FIELDS})
-        for reported in item.findings
-    ]
+    findings = [_from_saved(Finding, reported) for reported in item.findings]
     if item.verdict == Verdict.SKIPPED:
         # A report marks a skipped entry's findings suppressed by the skip itself; the
         # renderers do that again, and the entry's worst severity is read without it.
@@ -77,14 +67,15 @@ def _result(item: ReferenceResult) -> Result:
         for finding in findings:
             if finding.suppressed == skip:
                 finding.suppressed = None
-    return Result(
-        reference=item.reference,
-        verdict=item.verdict,
-        confidence=item.confidence,
-        findings=findings,
-        matched=item.matched,
-        integrity=item.integrity,
-        sources=item.sources,
-        corrected_bibtex=item.corrected_bibtex,
-        reason=item.reason,
-    )
+    return _from_saved(Result, item, findings=findings)
+
+
+def _from_saved(cls: type[D], saved: object, **given: Any) -> D:
+    """The `cls` dataclass `saved` was reported from: each of its fields the report keeps,
+    by name, with `given` ones in place of the reported."""
+    values = {
+        field.name: getattr(saved, field.name)
+        for field in dataclasses.fields(cls)  # type: ignore[arg-type]
+        if field.init and field.name not in given and hasattr(saved, field.name)
+    }
+    return cls(**values, **given)
