@@ -4,6 +4,7 @@ summary under GitHub's size limit, and the report read back as every renderer se
 from __future__ import annotations
 
 import copy
+import json
 import re
 from pathlib import Path
 
@@ -119,3 +120,27 @@ def test_default_inputs_are_papers_with_a_bibliography_else_bib_files(tmp_path: 
         Path("main.tex"),
         Path("refs.bib"),
     ]
+
+
+def test_sarif_is_uploaded_except_from_a_fork(tmp_path: Path) -> None:
+    from refaudit.integrations.github import sarif_upload_refused
+
+    event = tmp_path / "event.json"
+
+    def pull_request(head: str) -> dict[str, str]:
+        body = {
+            "pull_request": {
+                "head": {"repo": {"full_name": head}},
+                "base": {"repo": {"full_name": "lab/paper"}},
+            }
+        }
+        event.write_text(json.dumps(body), encoding="utf-8")
+        return {"GITHUB_EVENT_NAME": "pull_request", "GITHUB_EVENT_PATH": str(event)}
+
+    assert sarif_upload_refused({"GITHUB_EVENT_NAME": "push"}) is None
+    assert sarif_upload_refused(pull_request("lab/paper")) is None
+    refused = sarif_upload_refused(pull_request("someone/paper"))
+    assert refused is not None and refused.startswith("this pull request comes from the fork")
+    # pull_request_target runs with the base repository's token: it can upload.
+    target = {**pull_request("someone/paper"), "GITHUB_EVENT_NAME": "pull_request_target"}
+    assert sarif_upload_refused(target) is None
