@@ -181,7 +181,35 @@ def test_the_printed_list_is_read_only_where_no_field_code_carries_the_reference
     printed = references[1]
     assert printed.title == "Deep residual learning for image recognition"
     assert printed.free_text is not None and printed.free_text.startswith("K. He")
+    assert (printed.label, printed.text) == ("[4]", HE_PRINTED)
     assert printed.line == 5
+
+
+def test_an_item_added_to_the_bibliography_uncited_is_read_from_its_printed_entry(
+    tmp_path: Path,
+) -> None:
+    doc = Manuscript()
+    doc.zotero([LECUN], "(LeCun et al., 2015)")
+    doc.heading("References")
+    # Zotero lists uncited items by URI only; their data is just the printed entry.
+    doc.bibliography_field(
+        ' ADDIN ZOTERO_BIBL {"uncited":[["http://zotero.org/users/4417/items/QW8E2RTY"]],'
+        '"omitted":[],"custom":[]} CSL_BIBLIOGRAPHY ',
+        [
+            "Hochreiter, S., & Schmidhuber, J. (1997). Long short-term memory. Neural "
+            "Computation, 9(8), 1735–1780.",
+            "LeCun, Y., Bengio, Y., & Hinton, G. (2015). Deep learning. Nature, 521(7553), "
+            "436–444. https://doi.org/10.1038/nature14539",
+        ],
+    )
+
+    references = parse_file(doc.save(tmp_path / "paper.docx")).references
+
+    assert [(r.origin, r.year) for r in references] == [
+        ("zotero field code", 2015),
+        ("printed text", 1997),
+    ]
+    assert references[1].title == "Long short-term memory"
 
 
 def test_a_document_without_field_codes_is_read_from_its_reference_list(tmp_path: Path) -> None:

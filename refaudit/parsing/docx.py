@@ -297,27 +297,39 @@ def _printed_references(
     *,
     file: str,
 ) -> list[Reference]:
-    """Reference-list paragraphs no field code carries, each read as free text."""
+    """Reference-list paragraphs no field code carries, each read as free text.
+
+    The manager's own bibliography prints the field-code records, and also the items
+    the author added to it without citing them (Zotero keeps only their URIs): when it
+    holds more entries than there are records, its entries that name no record's title
+    or DOI are read too.
+    """
     from docx.text.paragraph import Paragraph
 
     claimed = [normalize_text(r.title) for r in records if r.title and len(r.title) >= 12]
     dois = [r.doi.lower() for r in records if r.doi]
+    texts = [Paragraph(element, document._body).text.strip() for element in paragraphs]
+    printed_by_manager = sum(
+        1 for n in reading.managed if len(texts[n - 1]) >= _MIN_REFERENCE_CHARS
+    )
+    uncited = printed_by_manager > len(records)
     references: list[Reference] = []
     used = {r.key for r in records}
     inside = False
     for number, element in enumerate(paragraphs, start=1):
         paragraph = Paragraph(element, document._body)
-        text = paragraph.text.strip()
+        text = texts[number - 1]
         heading = _is_heading(paragraph, text)
+        managed = number in reading.managed
         if _HEADING.match(text) and (heading or len(text) < 40):
             inside = True
             continue
-        if not inside:
+        if not (inside or managed):
             continue
         if heading or (len(text) < 60 and _SECTION_END.match(text)):
             inside = False
             continue
-        if number in reading.managed or len(text) < _MIN_REFERENCE_CHARS:
+        if (managed and not uncited) or len(text) < _MIN_REFERENCE_CHARS:
             continue
         folded = normalize_text(text)
         if any(title in folded for title in claimed) or any(d in text.lower() for d in dois):
@@ -328,6 +340,8 @@ def _printed_references(
         key = _unique(name or f"ref{len(references) + 1}", used)
         reference = parse_freetext(printed, key=key, file=file, line=number)
         reference.origin = "printed text"
+        reference.text = text
+        reference.label = label.group(0).strip() if label else None
         references.append(reference)
     return references
 
