@@ -194,6 +194,27 @@ def test_vancouver_title_ending_in_capitals() -> None:
     )
 
 
+def test_a_vancouver_list_whose_title_starts_with_a_word_and_another() -> None:
+    """ "Sparse and …" after a list of names is the title, not more names in reading order."""
+    ref = parse_freetext(
+        "Zhu M, Chen T, Wang Z. Sparse and Imperceptible Adversarial Attack via a Homotopy "
+        "Algorithm. Int Conf Mach Learn. 2021;139:12868-12877.",
+        key="k",
+    )
+    assert ref.title == "Sparse and Imperceptible Adversarial Attack via a Homotopy Algorithm"
+    assert [(p.family, p.given) for p in ref.authors] == [
+        ("Zhu", "M"),
+        ("Chen", "T"),
+        ("Wang", "Z"),
+    ]
+    assert (ref.venue, ref.year, ref.volume, ref.pages) == (
+        "Int Conf Mach Learn",
+        2021,
+        "139",
+        "12868-12877",
+    )
+
+
 def test_nature_style() -> None:
     ref = parse_freetext(
         r"LeCun, Y., Bengio, Y. \& Hinton, G. Deep learning. \emph{Nature} \textbf{521}, "

@@ -223,7 +223,11 @@ def read_style(text: str) -> _Parts:
     vancouver = _VANCOUVER.match(text)
     # "Diederik P. Kingma and Jimmy Ba. Title." and "Thomas W. Anthony, Tom Eccles, and
     # Yoram Bachrach. Title." are names in reading order, not "Diederik P." and a title.
-    if vancouver and not _names_go_on(vancouver.group("rest")):
+    # Only one name can be the head of names in reading order: a list of several
+    # ("Zhu M, Chen T, Wang Z.") is Vancouver whatever its title's first words are.
+    if vancouver and (
+        "," in vancouver.group("authors") or not _names_go_on(vancouver.group("rest"))
+    ):
         return _read_vancouver(vancouver)
     plain = read_plain(bare)
     return _from_sentences(plain) if plain else _Parts()
