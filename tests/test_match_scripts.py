@@ -191,14 +191,19 @@ def test_arxiv_ids_in_every_form_name_the_same_paper(
         "TechRxiv",
         "SSRN Electronic Journal",
         "Social Science Research Network",
+        "Social Sci. Res. Network",
         "Research Square",
+        "Authorea",
     ],
 )
 def test_preprint_servers_are_recognised_in_every_spelling(venue: str) -> None:
     assert is_preprint_venue(venue)
 
 
-@pytest.mark.parametrize("venue", ["Nature", "Research Policy", "Journal of Social Science"])
+@pytest.mark.parametrize(
+    "venue",
+    ["Nature", "Research Policy", "Journal of Social Science", "Soc. Sci. Res.", "A Review"],
+)
 def test_journals_are_not_preprint_servers(venue: str) -> None:
     assert not is_preprint_venue(venue)
 

@@ -62,7 +62,11 @@ class VenueComparison:
 _PREPRINT_WORDS = frozenset(
     {"arxiv", "corr", "biorxiv", "medrxiv", "chemrxiv", "ssrn", "preprint", "preprints", "eprint"}
 )
-_PREPRINT_PHRASES = (" social science research network ", " research square ", " authorea ")
+_PREPRINT_PHRASES = (
+    ("social", "science", "research", "network"),
+    ("research", "square"),
+    ("authorea",),
+)
 _PREPRINT_TYPES = frozenset({"preprint", "posted-content"})
 # Words that describe the kind of venue rather than which one it is.
 _VENUE_BOILERPLATE = frozenset(
@@ -141,7 +145,21 @@ def is_preprint_venue(text: str | None) -> bool:
     words = set(normalized.split())
     if words & _PREPRINT_WORDS or any(word.endswith("rxiv") for word in words):
         return True
-    return any(phrase in f" {normalized} " for phrase in _PREPRINT_PHRASES)
+    return any(_spells(normalized.split(), phrase) for phrase in _PREPRINT_PHRASES)
+
+
+def _spells(words: list[str], phrase: tuple[str, ...]) -> bool:
+    """Whether `words` hold the phrase in a row, each word whole or contracted as ISO 4
+    does ("Social Sci. Res. Network"); a contraction keeps three letters at least, so an
+    article or an initial is not read as a word of the phrase."""
+    size = len(phrase)
+    return any(
+        all(
+            word == full or (len(word) >= 3 and contracts(word, full))
+            for word, full in zip(words[i : i + size], phrase, strict=True)
+        )
+        for i in range(len(words) - size + 1)
+    )
 
 
 def _venue_identities(text: str) -> set[str]:
