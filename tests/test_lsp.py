@@ -1,35 +1,43 @@
-"""`refaudit lsp` end to end: a real language client (pygls's) drives the server over stdio.
+"""`refaudit lsp` end to end: pytest-lsp's client drives the server over stdio.
 
-The server is a subprocess, so the fake Crossref and OpenAlex of `tests.fakes` are
-served over HTTP and the server is pointed at them with `REFAUDIT_<SOURCE>_URL`.
+Each server is a subprocess started the way an editor starts it, in the test's folder
+with the test's environment (its own cache and data folders, from conftest). The fake
+Crossref and OpenAlex of `tests.fakes` are served over HTTP and named to the server by
+`REFAUDIT_<SOURCE>_URL`. The client announces Neovim 0.11's capabilities, and pytest-lsp
+checks what the server sends against them. Every wait ends on the notification it waits
+for; BOUND_S only bounds a server that never sends it.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import sys
 import threading
-import time
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+import pytest_lsp
 from lsprotocol import types
 from pygls import uris
-from pygls.lsp.client import LanguageClient
+from pygls.protocol import default_converter
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 
+from tests.fakes import FakeUpstreams, crossref_work
+from tests.mirror_dumps import BIBLIOGRAPHY as MIRRORED
+from tests.mirror_dumps import build_test_mirror
 from tests.test_serve_transports import served_over_http, server_environment
 from tests.test_server import WIDGETS, upstreams
 
-pytestmark = pytest.mark.anyio
+pytestmark = pytest.mark.asyncio
 
 ROOT = Path(__file__).resolve().parent.parent
-WAIT_S = 15  # a loaded CI machine needs seconds to start Python and import the pipeline
+BOUND_S = 180  # a loaded machine needs seconds to start Python; no wait sleeps this long
+SERVER = [sys.executable, "-m", "refaudit", "lsp"]
 
 REFS = """% The paper's references.
 @article{lovelace2017,
@@ -47,6 +55,24 @@ REFS = """% The paper's references.
   year    = {2021},
 }
 """
+RESNET = crossref_work(
+    "10.1109/cvpr.2016.90",
+    "Deep Residual Learning for Image Recognition",
+    authors=[("Kaiming", "He"), ("Xiangyu", "Zhang"), ("Shaoqing", "Ren"), ("Jian", "Sun")],
+    year=2016,
+    venue="2016 IEEE Conference on Computer Vision and Pattern Recognition (CVPR)",
+    type="proceedings-article",
+    page="770-778",
+)
+HE2013 = """
+@inproceedings{he2016deep,
+  title     = {Deep Residual Learning for Image Recognition},
+  author    = {He, Kaiming and Zhang, Xiangyu and Ren, Shaoqing and Sun, Jian},
+  booktitle = {Proceedings of the IEEE Conference on Computer Vision and Pattern Recognition},
+  year      = {2013},
+  doi       = {10.1109/CVPR.2016.90},
+}
+"""
 PAPER = r"""\documentclass{article}
 \begin{document}
 Widgets~\cite{lovelace2017}, gravity~\citep[p.~3]{nobody2020, smith2021quantum}.
@@ -55,54 +81,90 @@ Widgets~\cite{lovelace2017}, gravity~\citep[p.~3]{nobody2020, smith2021quantum}.
 """
 
 
-class Session:
-    """What the client received from the server, with a way to wait for it."""
+def uri(path: Path) -> str:
+    return uris.from_fs_path(str(path.resolve())) or ""
 
-    def __init__(self, client: LanguageClient) -> None:
-        self.client = client
-        self.diagnostics: dict[str, list[types.Diagnostic]] = {}
-        self.history: list[tuple[str, list[types.Diagnostic]]] = []
-        self.messages: list[types.ShowMessageParams] = []
-        self.logs: list[str] = []
-        self.progress: list[Any] = []
-        self.changed = asyncio.Event()
 
-        @client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
-        def published(params: types.PublishDiagnosticsParams) -> None:
-            self.diagnostics[params.uri] = params.diagnostics
-            self.history.append((params.uri, params.diagnostics))
-            self.changed.set()
+@pytest.fixture(autouse=True)
+def upstream(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeUpstreams]:
+    """Crossref knows the widget paper and ResNet; the servers a test starts ask it over
+    HTTP (autouse: it is in the environment before any server starts)."""
+    fake = upstreams(WIDGETS, RESNET)
+    with served_over_http(fake) as url:
+        for name, value in server_environment(tmp_path, url).items():
+            monkeypatch.setenv(name, value)
+        monkeypatch.setenv(
+            "PYTHONPATH", os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
+        )
+        yield fake
 
-        @client.feature(types.WINDOW_SHOW_MESSAGE)
-        def shown(params: types.ShowMessageParams) -> None:
-            self.messages.append(params)
-            self.changed.set()
 
-        @client.feature(types.WINDOW_LOG_MESSAGE)
-        def logged(params: types.LogMessageParams) -> None:
-            self.logs.append(params.message)
+@pytest.fixture
+def paper(tmp_path: Path) -> Path:
+    (tmp_path / "refs.bib").write_text(REFS, encoding="utf-8")
+    (tmp_path / "paper.tex").write_text(PAPER, encoding="utf-8")
+    return tmp_path
 
-        @client.feature(types.WINDOW_WORK_DONE_PROGRESS_CREATE)
-        def create(_params: types.WorkDoneProgressCreateParams) -> None:
-            return None
 
-        @client.feature(types.PROGRESS)
-        def progress(params: types.ProgressParams) -> None:
-            self.progress.append(params.value)
+async def initialize(client: LanguageClient, request: pytest.FixtureRequest) -> None:
+    """Neovim's capabilities; initialization options from an indirect parameter."""
+    await client.initialize_session(
+        types.InitializeParams(
+            capabilities=client_capabilities("neovim"),
+            root_uri=uri(Path.cwd()),
+            initialization_options=getattr(request, "param", None),
+        )
+    )
 
-    async def until(self, done: Any, what: str) -> None:
-        """Wait until `done()` holds, failing with `what` after WAIT_S."""
-        deadline = time.monotonic() + WAIT_S
-        while not done():
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise AssertionError(f"timed out waiting for {what}: {self.history, self.messages}")
-            self.changed.clear()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.changed.wait(), min(left, 1.0))
+
+class Client(LanguageClient):
+    """pytest-lsp's client, which also keeps every publication of diagnostics in order
+    (its own `diagnostics` holds the newest of each file)."""
+
+    def __init__(self) -> None:
+        super().__init__(converter_factory=default_converter)
+        self.published: list[tuple[str, list[types.Diagnostic]]] = []
+        keep_newest = DEFAULT_CLIENT_FEATURES[types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS]
+
+        def published(ls: Client, params: types.PublishDiagnosticsParams) -> None:
+            keep_newest(ls, params)
+            ls.published.append((params.uri, list(params.diagnostics)))
+
+        register_lsp_features(
+            self, {**DEFAULT_CLIENT_FEATURES, types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS: published}
+        )
+
+    def history(self, path: Path) -> list[set[str]]:
+        """The codes of each publication for `path`, oldest first."""
+        return [codes(items) for at, items in self.published if at == uri(path)]
+
+    async def until(self, method: str, done: Callable[[], Any], what: str) -> None:
+        """Wait for notifications of `method` until `done()` holds. The check comes before
+        each wait, and the loop handles one message at a time: none slips in between."""
+        try:
+            async with asyncio.timeout(BOUND_S):
+                while not done():
+                    await self.wait_for_notification(method)
+        except TimeoutError:
+            raise AssertionError(
+                f"no {what} in {BOUND_S}s: {self.published}, {self.messages}"
+            ) from None
+
+    async def diagnostics_of(self, path: Path, count: int = 1) -> list[types.Diagnostic]:
+        """`path`'s diagnostics once `count` publications for it have arrived."""
+        await self.until(
+            types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS,
+            lambda: len(self.history(path)) >= count,
+            f"publication {count} for {path.name}",
+        )
+        return list(self.diagnostics[uri(path)])
+
+    async def message(self, count: int = 1) -> types.ShowMessageParams:
+        await self.until(types.WINDOW_SHOW_MESSAGE, lambda: len(self.messages) >= count, "message")
+        return self.messages[count - 1]
 
     def open(self, path: Path) -> None:
-        self.client.text_document_did_open(
+        self.text_document_did_open(
             types.DidOpenTextDocumentParams(
                 types.TextDocumentItem(
                     uri=uri(path),
@@ -114,117 +176,68 @@ class Session:
         )
 
     def save(self, path: Path) -> None:
-        self.client.text_document_did_save(
+        self.text_document_did_save(
             types.DidSaveTextDocumentParams(types.TextDocumentIdentifier(uri(path)))
         )
 
-
-def uri(path: Path) -> str:
-    return uris.from_fs_path(str(path.resolve())) or ""
-
-
-@asynccontextmanager
-async def session(
-    tmp_path: Path, environment: dict[str, str], *args: str, options: Any = None
-) -> AsyncIterator[Session]:
-    client = LanguageClient("refaudit-tests", "0")
-    listening = Session(client)
-    env = {
-        **{k: v for k, v in os.environ.items() if not k.startswith("REFAUDIT_")},
-        **environment,
-        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
-    }
-    await client.start_io(sys.executable, "-m", "refaudit", "lsp", *args, env=env, cwd=tmp_path)
-    try:
-        capabilities = types.ClientCapabilities(
-            window=types.WindowClientCapabilities(work_done_progress=True)
+    async def hover(self, path: Path, line: int, character: int) -> str | None:
+        found = await self.text_document_hover_async(
+            types.HoverParams(
+                types.TextDocumentIdentifier(uri(path)), types.Position(line, character)
+            )
         )
-        await asyncio.wait_for(
-            client.initialize_async(
-                types.InitializeParams(
-                    capabilities=capabilities,
-                    root_uri=uri(tmp_path),
-                    initialization_options=options,
-                )
-            ),
-            WAIT_S,
+        if found is None:
+            return None
+        assert isinstance(found.contents, types.MarkupContent)
+        assert found.contents.kind == types.MarkupKind.Markdown
+        return found.contents.value
+
+    async def code_actions(self, path: Path, line: int) -> list[types.CodeAction]:
+        """The actions offered on `line`, asked as an editor asks: with the diagnostics
+        shown there."""
+        shown = [
+            d
+            for d in self.diagnostics.get(uri(path), [])
+            if d.range.start.line <= line <= d.range.end.line
+        ]
+        found = await self.text_document_code_action_async(
+            types.CodeActionParams(
+                types.TextDocumentIdentifier(uri(path)),
+                types.Range(types.Position(line, 0), types.Position(line, 0)),
+                types.CodeActionContext(diagnostics=shown),
+            )
         )
-        client.initialized(types.InitializedParams())
-        yield listening
-        await asyncio.wait_for(client.shutdown_async(None), WAIT_S)
-        client.exit(None)
-    finally:
-        server = client._server  # the subprocess: a failed test must not leave it running
-        if server is not None and server.returncode is None:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(server.wait(), 5)
-            if server.returncode is None:
-                server.kill()
-        await client.stop()
-
-
-@pytest.fixture
-def paper(tmp_path: Path) -> Path:
-    (tmp_path / "refs.bib").write_text(REFS, encoding="utf-8")
-    (tmp_path / "paper.tex").write_text(PAPER, encoding="utf-8")
-    return tmp_path
-
-
-@pytest.fixture
-def upstream() -> Iterator[str]:
-    with served_over_http(upstreams(WIDGETS)) as url:
-        yield url
+        assert found is not None and all(isinstance(a, types.CodeAction) for a in found)
+        return [a for a in found if isinstance(a, types.CodeAction)]
 
 
 def codes(diagnostics: list[types.Diagnostic]) -> set[str]:
     return {str(d.code) for d in diagnostics}
 
 
-async def test_diagnostics_hover_and_fixes_on_a_bib_file(paper: Path, upstream: str) -> None:
-    refs = paper / "refs.bib"
-    async with session(paper, server_environment(paper, upstream)) as lsp:
-        lsp.open(refs)
-        await lsp.until(lambda: lsp.diagnostics.get(uri(refs)), "diagnostics on refs.bib")
-        found = {d.code: d for d in lsp.diagnostics[uri(refs)]}
-        assert set(found) == {"year-mismatch", "not-found"}
-        year = found["year-mismatch"]
-        # The entry's lines (0-based): from `@article{lovelace2017,` to its closing brace.
-        assert (year.range.start.line, year.range.end.line) == (1, 7)
-        assert year.severity == types.DiagnosticSeverity.Error
-        assert year.source == "refaudit"
-        assert year.code_description.href.endswith("verdicts.md#year-mismatch")
-        assert "(cited: 2017; correct: 2019)" in year.message
-        assert year.data["record"] == "crossref doi:10.1234/widgets.2019"
-        fabricated = found["not-found"]
-        assert (fabricated.range.start.line, fabricated.range.end.line) == (9, 14)
-        assert fabricated.data["fails"] is True
-        # Progress was shown: begun, reported, ended.
-        kinds = [value["kind"] for value in lsp.progress]
-        assert kinds[0] == "begin" and kinds[-1] == "end"
+def server(*args: str) -> ClientServerConfig:
+    return ClientServerConfig(server_command=[*SERVER, *args], client_factory=Client)
 
-        hover = await lsp.client.text_document_hover_async(
-            types.HoverParams(types.TextDocumentIdentifier(uri(refs)), types.Position(4, 5))
-        )
-        assert hover is not None
-        text = hover.contents.value
-        assert text.startswith("**refaudit: mismatch** `lovelace2017`")
-        assert "cited *2017*, correct *2019* (crossref doi:10.1234/widgets.2019)" in text
 
-        actions = await lsp.client.text_document_code_action_async(
-            types.CodeActionParams(
-                types.TextDocumentIdentifier(uri(refs)),
-                types.Range(types.Position(3, 0), types.Position(3, 0)),
-                types.CodeActionContext(diagnostics=[year]),
-            )
-        )
-        titles = [action.title for action in actions]
-        assert titles == [
-            "refaudit: correct lovelace2017 (year)",
-            "refaudit: correct all 1 mismatched entries in refs.bib",
-        ]
-        edits = actions[0].edit.changes[uri(refs)]
-        fixed = apply(REFS, edits)
-        assert fixed == REFS.replace("year    = {2017}", "year    = {2019}")
+@pytest_lsp.fixture(config=server())
+async def client(lsp_client: Client, request: pytest.FixtureRequest) -> Any:
+    await initialize(lsp_client, request)
+    yield
+    await lsp_client.shutdown_session()
+
+
+@pytest_lsp.fixture(config=server("--offline"))
+async def offline_client(lsp_client: Client, request: pytest.FixtureRequest) -> Any:
+    await initialize(lsp_client, request)
+    yield
+    await lsp_client.shutdown_session()
+
+
+@pytest_lsp.fixture(config=server("--sources", "mirror"))
+async def mirror_client(lsp_client: Client, request: pytest.FixtureRequest) -> Any:
+    await initialize(lsp_client, request)
+    yield
+    await lsp_client.shutdown_session()
 
 
 def apply(text: str, edits: list[types.TextEdit]) -> str:
@@ -239,88 +252,214 @@ def apply(text: str, edits: list[types.TextEdit]) -> str:
     return text
 
 
+async def test_a_bib_file_shows_findings_on_its_entries_with_hover_and_corrections(
+    client: Client, paper: Path, upstream: FakeUpstreams
+) -> None:
+    refs = paper / "refs.bib"
+    original = REFS + HE2013
+    refs.write_text(original, encoding="utf-8")
+    client.open(refs)
+    found = {str(d.data["key"]): d for d in await client.diagnostics_of(refs)}
+    assert {key: str(d.code) for key, d in found.items()} == {
+        "lovelace2017": "year-mismatch",
+        "smith2021quantum": "not-found",
+        "he2016deep": "year-mismatch",
+    }
+    # Each on its entry's lines (0-based), from `@article{` to the closing brace.
+    lines = {key: (d.range.start.line, d.range.end.line) for key, d in found.items()}
+    assert lines == {"lovelace2017": (1, 7), "smith2021quantum": (9, 14), "he2016deep": (16, 22)}
+    year = found["lovelace2017"]
+    assert year.severity == types.DiagnosticSeverity.Error
+    assert year.source == "refaudit"
+    assert year.code_description is not None
+    assert year.code_description.href.endswith("verdicts.md#year-mismatch")
+    assert year.message.startswith("lovelace2017: Year should be 2019 (cited: 2017; correct: 2019)")
+    assert "crossref: https://doi.org/10.1234/widgets.2019" in year.message  # the record
+    assert "https://" not in found["smith2021quantum"].message  # no record to link
+    # `$/progress`: one token the client was asked to create, begun, counted, ended.
+    assert len(client.progress_reports) == 1
+    (progress,) = client.progress_reports.values()
+    assert [p.kind for p in progress[:1] + progress[-1:]] == ["begin", "end"]
+    last = progress[-2]
+    assert isinstance(last, types.WorkDoneProgressReport)
+    assert (last.message, last.percentage) == ("refs.bib: 3/3 references", 100)
+
+    hover = await client.hover(refs, 4, 5)
+    assert hover is not None
+    assert hover.startswith("**refaudit: mismatch** `lovelace2017`")
+    assert "record (crossref): Deep learning for widget inspection, 2019" in hover
+    assert "cited *2017*, correct *2019* (crossref doi:10.1234/widgets.2019)" in hover
+    assert await client.hover(refs, 8, 0) is None  # between entries
+
+    one, every = await client.code_actions(refs, 3)
+    assert (one.title, one.kind) == ("refaudit: correct lovelace2017 (year)", "quickfix")
+    assert [str(d.code) for d in one.diagnostics or []] == ["year-mismatch"]
+    assert every.title == "refaudit: correct all 2 mismatched entries in refs.bib"
+    assert every.kind == types.CodeActionKind.SourceFixAll
+    assert one.edit is not None and one.edit.changes is not None
+    assert every.edit is not None and every.edit.changes is not None
+    assert apply(original, list(one.edit.changes[uri(refs)])) == original.replace(
+        "year    = {2017}", "year    = {2019}"
+    )
+    corrected = apply(original, list(every.edit.changes[uri(refs)]))
+    assert corrected == original.replace("year    = {2017}", "year    = {2019}").replace(
+        "year      = {2013}", "year      = {2016}"
+    )
+
+    # The author saves the corrected file: only the fabricated entry is left, and the
+    # corrected entries are answered from the cache.
+    asked = len(upstream.requests)
+    refs.write_text(corrected, encoding="utf-8")
+    client.save(refs)
+    assert codes(await client.diagnostics_of(refs, 2)) == {"not-found"}
+    assert len(upstream.requests) == asked
+
+
+@pytest.mark.parametrize("client", [{"texlab": True}], indirect=True)
 async def test_a_paper_puts_findings_on_its_bib_file_and_hovers_on_citations(
-    paper: Path, upstream: str
+    client: Client, paper: Path
 ) -> None:
     tex, refs = paper / "paper.tex", paper / "refs.bib"
-    options = {"texlab": True}  # texlab already reports the undefined `nobody2020`
-    async with session(paper, server_environment(paper, upstream), options=options) as lsp:
-        lsp.open(tex)
-        await lsp.until(lambda: uri(tex) in lsp.diagnostics, "the paper's diagnostics")
-        assert codes(lsp.diagnostics[uri(refs)]) == {"year-mismatch", "not-found"}
-        assert not lsp.diagnostics[uri(tex)]
+    client.open(tex)
+    # texlab already reports the undefined `nobody2020`: the option leaves it out.
+    assert await client.diagnostics_of(tex) == []
+    assert codes(client.diagnostics[uri(refs)]) == {"year-mismatch", "not-found"}
 
-        def hover_at(line: int, character: int) -> Any:
-            return lsp.client.text_document_hover_async(
-                types.HoverParams(
-                    types.TextDocumentIdentifier(uri(tex)), types.Position(line, character)
-                )
+    column = PAPER.splitlines()[2].index("smith2021quantum") + 3
+    hover = await client.hover(tex, 2, column)
+    assert hover is not None
+    assert hover.startswith("**refaudit: not found** `smith2021quantum` — fails the run")
+    assert await client.hover(tex, 2, 1) is None  # not on a citation key
+
+    # With the texlab rules back on, the undefined citation shows in the paper.
+    client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"refaudit": {"ignore": []}})
+    )
+    (undefined,) = await client.diagnostics_of(tex, 2)
+    assert (undefined.code, undefined.range.start.line) == ("undefined-citation", 2)
+    assert "nobody2020" in undefined.message
+
+
+async def test_audits_run_on_open_and_save_never_on_a_keystroke(
+    client: Client, paper: Path
+) -> None:
+    refs = paper / "refs.bib"
+    client.open(refs)
+    assert codes(await client.diagnostics_of(refs)) == {"year-mismatch", "not-found"}
+    edited = REFS.split("@article{smith2021quantum")[0]
+    for version, text in enumerate((REFS + "\n@article{", edited), start=2):
+        client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                types.VersionedTextDocumentIdentifier(version, uri(refs)),
+                [types.TextDocumentContentChangeWholeDocument(text)],
             )
-
-        column = PAPER.splitlines()[2].index("smith2021quantum") + 3
-        hover = await hover_at(2, column)
-        assert hover.contents.value.startswith("**refaudit: not found** `smith2021quantum` — fails")
-        assert await hover_at(2, 1) is None  # not on a citation key
-
-        # Turning the texlab rules back on shows the undefined citation in the paper.
-        lsp.client.workspace_did_change_configuration(
-            types.DidChangeConfigurationParams(settings={"refaudit": {"ignore": []}})
         )
-        await lsp.until(lambda: lsp.diagnostics.get(uri(tex)), "diagnostics on paper.tex")
-        undefined = lsp.diagnostics[uri(tex)]
-        assert codes(undefined) == {"undefined-citation"}
-        assert undefined[0].range.start.line == 2
+    refs.write_text(edited, encoding="utf-8")
+    client.save(refs)
+    assert codes(await client.diagnostics_of(refs, 2)) == {"year-mismatch"}
+    # Two audits (two progress tokens, two publications): the open and the save.
+    assert len(client.progress_reports) == 2
+    assert client.history(refs) == [{"year-mismatch", "not-found"}, {"year-mismatch"}]
 
 
-async def test_a_newer_audit_cancels_the_stale_one(paper: Path) -> None:
-    """The first audit is slow; a save with the fabricated entry removed replaces it, and
-    the fabricated entry is never shown."""
-    fake = upstreams(WIDGETS)
+async def test_a_newer_audit_cancels_the_stale_one(
+    client: Client, paper: Path, upstream: FakeUpstreams
+) -> None:
+    """The first audit waits on Crossref; a save with the fabricated entry removed replaces
+    it, and what the stale audit would have said is never shown."""
     asked, release = threading.Event(), threading.Event()
-    plain = fake.handler
+    answer = upstream.handler
 
     def slow(request: httpx.Request) -> httpx.Response:
         asked.set()
-        release.wait(WAIT_S)
-        return plain(request)
+        release.wait(BOUND_S)
+        return answer(request)
 
-    fake.handler = slow  # type: ignore[method-assign]
+    upstream.handler = slow  # type: ignore[method-assign]
     refs = paper / "refs.bib"
-    with served_over_http(fake) as url:
-        async with session(paper, server_environment(paper, url)) as lsp:
-            lsp.open(refs)
-            await lsp.until(asked.is_set, "the first audit to ask Crossref")
-            refs.write_text(REFS.split("@article{smith2021quantum")[0], encoding="utf-8")
-            lsp.save(refs)
-            await lsp.until(lambda: lsp.logs, "the stale audit to be replaced")
-            release.set()
-            await lsp.until(lambda: lsp.diagnostics.get(uri(refs)), "diagnostics")
-            await asyncio.sleep(0.5)  # anything the stale audit could still send
-    assert "a newer audit of refs.bib replaces one" in lsp.logs[0]
-    published = [codes(items) for target, items in lsp.history if target == uri(refs)]
-    assert published == [{"year-mismatch"}]
+    try:
+        client.open(refs)
+        assert await asyncio.to_thread(asked.wait, BOUND_S), "the first audit asked nothing"
+        refs.write_text(REFS.split("@article{smith2021quantum")[0], encoding="utf-8")
+        client.save(refs)
+        await client.until(types.WINDOW_LOG_MESSAGE, lambda: client.log_messages, "a log line")
+    finally:
+        release.set()
+    assert "a newer audit of refs.bib replaces one" in client.log_messages[0].message
+    assert codes(await client.diagnostics_of(refs)) == {"year-mismatch"}
+    # Both audits' progress has ended (the stale one's too, so no spinner is left
+    # turning), and a round trip after them shows nothing more came.
+    await client.until(
+        types.PROGRESS,
+        lambda: (
+            len(client.progress_reports) == 2
+            and all(p and p[-1].kind == "end" for p in client.progress_reports.values())
+        ),
+        "both audits' progress to end",
+    )
+    await client.hover(refs, 4, 5)
+    assert client.history(refs) == [{"year-mismatch"}]
 
 
-async def test_unreachable_sources_are_said_plainly_and_the_cache_answers_offline(
-    paper: Path, upstream: str
+async def test_offline_says_plainly_what_is_unverified_and_answers_from_the_cache(
+    offline_client: Client, client: Client, paper: Path, upstream: FakeUpstreams
 ) -> None:
     refs = paper / "refs.bib"
-    environment = server_environment(paper, upstream)
-    async with session(paper, environment, "--offline") as lsp:
-        lsp.open(refs)
-        await lsp.until(lambda: lsp.messages, "a message")
-        assert lsp.messages[0].type == types.MessageType.Warning
-        assert "no source answered: offline, and none of the 2 reference(s) is in the cache" in (
-            lsp.messages[0].message
-        )
-        await lsp.until(lambda: lsp.diagnostics.get(uri(refs)), "diagnostics")
-        assert codes(lsp.diagnostics[uri(refs)]) == {"unverified"}
-    # Online once fills the cache; offline again, the cache answers and nothing is unverified.
-    async with session(paper, environment) as lsp:
-        lsp.open(refs)
-        await lsp.until(lambda: lsp.diagnostics.get(uri(refs)), "diagnostics")
-    async with session(paper, environment, "--offline") as lsp:
-        lsp.open(refs)
-        await lsp.until(lambda: lsp.diagnostics.get(uri(refs)), "diagnostics")
-        assert codes(lsp.diagnostics[uri(refs)]) == {"year-mismatch", "not-found"}
-        assert lsp.messages == []
+    offline_client.open(refs)
+    said = await offline_client.message()
+    assert said.type == types.MessageType.Warning
+    assert "refs.bib: no source answered: offline, and none of the 2 reference(s) is in " in (
+        said.message
+    )
+    unverified = await offline_client.diagnostics_of(refs)
+    assert codes(unverified) == {"unverified"}
+    assert {d.severity for d in unverified} == {types.DiagnosticSeverity.Warning}
+    assert upstream.requests == []
+
+    # Online once fills the cache; offline, the cache answers and nothing is unverified.
+    client.open(refs)
+    assert codes(await client.diagnostics_of(refs)) == {"year-mismatch", "not-found"}
+    asked = len(upstream.requests)
+    offline_client.save(refs)
+    assert codes(await offline_client.diagnostics_of(refs, 2)) == {"year-mismatch", "not-found"}
+    assert len(offline_client.messages) == 1
+    # Reopening the file sends no request either.
+    client.text_document_did_close(
+        types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri(refs)))
+    )
+    client.open(refs)
+    assert codes(await client.diagnostics_of(refs, 2)) == {"year-mismatch", "not-found"}
+    assert len(upstream.requests) == asked
+
+
+async def test_a_mirror_answers_without_network_and_a_missing_one_is_named(
+    mirror_client: Client, tmp_path: Path, upstream: FakeUpstreams
+) -> None:
+    refs = tmp_path / "refs.bib"
+    refs.write_text(MIRRORED, encoding="utf-8")
+    mirror_client.open(refs)
+    said = await mirror_client.message()
+    assert said.type == types.MessageType.Error
+    assert "no mirror at" in said.message and "refaudit mirror build" in said.message
+
+    build_test_mirror(tmp_path / "dumps", str(tmp_path / "data" / "mirror.sqlite3"))
+    mirror_client.save(refs)
+    severity: dict[tuple[str, str], types.DiagnosticSeverity | None] = {}
+    for d in await mirror_client.diagnostics_of(refs):
+        severity[str(d.data["key"]), str(d.code)] = d.severity
+    error, warning, information = (
+        types.DiagnosticSeverity.Error,
+        types.DiagnosticSeverity.Warning,
+        types.DiagnosticSeverity.Information,
+    )
+    assert severity == {
+        ("he2016typo", "author-mismatch"): error,
+        ("he2016typo", "title-typo"): warning,
+        ("he2016typo", "doi-available"): information,
+        ("wakefield1998", "retracted"): error,
+        ("wakefield1998", "corrected"): information,
+        ("vaswani2017", "doi-available"): information,
+        ("invented2021", "not-found"): error,
+    }
+    assert upstream.requests == []  # the mirror answered everything
+    assert len(mirror_client.messages) == 1  # and nothing was left unverified

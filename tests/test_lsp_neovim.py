@@ -31,7 +31,7 @@ local client = vim.lsp.start_client({
   init_options = { texlab = true },
 })
 vim.lsp.buf_attach_client(0, client)
-local done = vim.wait(60000, function() return #vim.diagnostic.get(0) > 0 end, 200)
+local done = vim.wait(150000, function() return #vim.diagnostic.get(0) > 0 end, 200)
 local found = {}
 for _, d in ipairs(vim.diagnostic.get(0)) do
   table.insert(found, { lnum = d.lnum, end_lnum = d.end_lnum, severity = d.severity,
@@ -66,7 +66,7 @@ def test_neovim_shows_the_fabricated_entry(tmp_path: Path) -> None:
             stdin=subprocess.DEVNULL,
             capture_output=True,
             text=True,
-            timeout=120,
+            timeout=240,
             check=False,
         )
     assert out.is_file(), done.stdout + done.stderr

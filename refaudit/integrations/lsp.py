@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -138,7 +138,8 @@ class RefauditServer(LanguageServer):
                 report = await audit_paths([path], self.settings, progress=progress)
             except RefauditError as exc:
                 if self.tasks.get(uri) is asyncio.current_task():
-                    self._say(types.MessageType.Error, f"refaudit: {exc}")
+                    hint = f" — {exc.hint}" if exc.hint else ""  # the next step, as `check` shows
+                    self._say(types.MessageType.Error, f"refaudit: {exc}{hint}")
                 return
         if self.tasks.get(uri) is not asyncio.current_task():
             return  # a newer audit of this document has started; it publishes
@@ -284,8 +285,11 @@ class RefauditServer(LanguageServer):
                     found.setdefault(result.reference.key, result)
         return found
 
-    def code_actions(self, uri: str, span: Span) -> list[types.CodeAction]:
-        """Per entry in `span`, its correction; and one action correcting the whole file."""
+    def code_actions(
+        self, uri: str, span: Span, shown: Sequence[types.Diagnostic] = ()
+    ) -> list[types.CodeAction]:
+        """Per entry in `span`, its correction (naming the diagnostics of `shown` it
+        resolves); and one action correcting the whole file."""
         path = Path(uris.to_fs_path(uri) or uri)
         if path.suffix.lower() != ".bib":
             return []
@@ -301,12 +305,19 @@ class RefauditServer(LanguageServer):
             if edit is not None:
                 what = "add the DOI to" if edit.action == "added-ids" else "correct"
                 fields = f" ({', '.join(edit.fields)})" if edit.fields else ""
-                actions.append(_action(f"refaudit: {what} {key}{fields}", uri, [edit]))
+                action = _action(f"refaudit: {what} {key}{fields}", uri, [edit])
+                action.diagnostics = [d for d in shown if _key_of(d) == key] or None
+                actions.append(action)
         every = fix_all_edits(text, list(results.values()))
         if every:
             title = f"refaudit: correct all {len(every)} mismatched entries in {path.name}"
             actions.append(_action(title, uri, every, kind=types.CodeActionKind.SourceFixAll))
         return actions
+
+
+def _key_of(diagnostic: types.Diagnostic) -> str | None:
+    data = diagnostic.data if diagnostic.source == "refaudit" else None
+    return str(data.get("key")) if isinstance(data, dict) else None
 
 
 def _overlaps(entry: Span, span: Span) -> bool:
@@ -329,6 +340,9 @@ def _diagnostic(row: Row, where: Span) -> types.Diagnostic:
         f"{result.reference.key}: {finding_message(result, finding)}", finding, sourced=""
     )
     link = record_url(result.matched) if result.matched else None
+    if link and result.matched is not None:
+        # Editors show the message, not `data`: the record the verdict rests on, linked.
+        message += f" — {result.matched.source}: {link}"
     return types.Diagnostic(
         range=_range(where),
         message=message,
@@ -433,6 +447,6 @@ def build_server(settings: Settings) -> RefauditServer:
     def code_action(ls: RefauditServer, params: types.CodeActionParams) -> list[types.CodeAction]:
         start, end = params.range.start, params.range.end
         span = Span(Position(start.line, start.character), Position(end.line, end.character))
-        return ls.code_actions(params.text_document.uri, span)
+        return ls.code_actions(params.text_document.uri, span, params.context.diagnostics)
 
     return server
