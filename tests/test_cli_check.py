@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 
 from refaudit import audit
 from refaudit.cli import app
-from refaudit.cli.common import fill_optional_value
+from refaudit.cli.options import fill_optional_value
 from refaudit.config import DEFAULT_BASE_URLS
 from refaudit.render.json import load_schema
 

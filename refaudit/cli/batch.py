@@ -9,17 +9,13 @@ from typing import Annotated, Any
 
 import typer
 
-from refaudit.cli.common import (
+from refaudit.cli.common import ExitCode, fail, handle_errors, progress_bars, stderr_console
+from refaudit.cli.options import (
     NO_FLAGS,
-    ExitCode,
     OptionalValueCommand,
     QuietOption,
     SettingsFlags,
-    fail,
-    handle_errors,
-    progress_bars,
     settings_options,
-    stderr_console,
 )
 
 

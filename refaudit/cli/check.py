@@ -14,16 +14,14 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from refaudit.cli.common import (
+from refaudit.cli.common import ExitCode, fail, handle_errors, progress_bars
+from refaudit.cli.options import (
     NO_FLAGS,
+    AllEntriesOption,
     ConfigOption,
-    ExitCode,
     OptionalValueCommand,
     QuietOption,
     SettingsFlags,
-    fail,
-    handle_errors,
-    progress_bars,
     settings_options,
 )
 
@@ -82,10 +80,7 @@ def check_command(
         bool, typer.Option("--verbose", "-v", help="List verified references too.")
     ] = False,
     flags: SettingsFlags = NO_FLAGS,
-    all_entries: Annotated[
-        bool,
-        typer.Option("--all-entries", help="For .tex input, audit uncited .bib entries too."),
-    ] = False,
+    all_entries: AllEntriesOption = False,
     baseline: Annotated[
         Path | None,
         typer.Option("--baseline", help="Fail only on findings not in this baseline file."),
@@ -325,10 +320,7 @@ def baseline_command(
     output: Annotated[
         Path, typer.Option("--output", "-o", help="Where to write the baseline.")
     ] = Path(".refaudit-baseline.json"),
-    all_entries: Annotated[
-        bool,
-        typer.Option("--all-entries", help="For .tex input, audit uncited .bib entries too."),
-    ] = False,
+    all_entries: AllEntriesOption = False,
     quiet: QuietOption = False,
     flags: SettingsFlags = NO_FLAGS,
 ) -> None:

@@ -6,7 +6,6 @@ inside the commands so `refaudit --help` stays fast.
 
 from __future__ import annotations
 
-import enum
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -17,16 +16,11 @@ from refaudit.cli.common import (
     ExitCode,
     fail,
     handle_errors,
-    source_names,
     stderr_console,
     stdout_console,
     work_cards,
 )
-
-
-class OutputFormat(enum.StrEnum):
-    TABLE = "table"
-    JSON = "json"
+from refaudit.cli.options import OutputFormat, source_names
 
 
 def register(app: typer.Typer) -> None:

@@ -6,7 +6,8 @@ from typing import Annotated
 
 import typer
 
-from refaudit.cli.common import NO_FLAGS, SettingsFlags, handle_errors, settings_options
+from refaudit.cli.common import handle_errors
+from refaudit.cli.options import NO_FLAGS, SettingsFlags, settings_options
 
 
 def register(app: typer.Typer) -> None:

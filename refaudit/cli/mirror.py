@@ -7,14 +7,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from refaudit.cli.common import (
-    ConfigOption,
-    ExitCode,
-    fail,
-    handle_errors,
-    load_config,
-    progress_bars,
-)
+from refaudit.cli.common import ExitCode, fail, handle_errors, progress_bars
+from refaudit.cli.options import ConfigOption, load_config
 
 if TYPE_CHECKING:
     from refaudit.config import Settings

@@ -6,7 +6,6 @@ which identifiers, and which input problems (bad entries, undefined citations).
 
 from __future__ import annotations
 
-import enum
 import json
 from pathlib import Path
 from typing import Annotated, Any
@@ -14,11 +13,7 @@ from typing import Annotated, Any
 import typer
 
 from refaudit.cli.common import handle_errors, stderr_console, stdout_console
-
-
-class ParseFormat(enum.StrEnum):
-    TABLE = "table"
-    JSON = "json"
+from refaudit.cli.options import OutputFormat
 
 
 def register(app: typer.Typer) -> None:
@@ -30,8 +25,8 @@ def register(app: typer.Typer) -> None:
 def parse_command(
     files: Annotated[list[Path], typer.Argument(help=".bib, .tex, .bbl or .docx files to read.")],
     output_format: Annotated[
-        ParseFormat, typer.Option("--format", "-f", help="table or json (on stdout).")
-    ] = ParseFormat.TABLE,
+        OutputFormat, typer.Option("--format", "-f", help="table or json (on stdout).")
+    ] = OutputFormat.TABLE,
     all_entries: Annotated[
         bool, typer.Option("--all-entries", help="For .tex input, keep uncited entries too.")
     ] = False,
@@ -52,7 +47,7 @@ def parse_command(
         if bibliography.cited_keys is not None:
             merged.cited_keys = (merged.cited_keys or []) + bibliography.cited_keys
     _print_problems(merged)
-    if output_format == ParseFormat.JSON:
+    if output_format == OutputFormat.JSON:
         typer.echo(json.dumps(to_dict(merged), ensure_ascii=False, indent=2))
     else:
         _print_table(merged)

@@ -6,7 +6,6 @@ removed, 2 bad input, 3 some DOI could not be checked (sources failed).
 
 from __future__ import annotations
 
-import enum
 import json
 import sys
 from pathlib import Path
@@ -21,20 +20,13 @@ from refaudit.cli.common import (
     stdout_console,
     task_progress,
 )
+from refaudit.cli.options import FormatOption, OutputFormat
 
 retractions_app = typer.Typer(
     name="retractions",
     help="Retraction Watch snapshot and integrity look-ups (retractions, concerns, corrections).",
     no_args_is_help=True,
 )
-
-
-class OutputFormat(enum.StrEnum):
-    TABLE = "table"
-    JSON = "json"
-
-
-FormatOption = typer.Option(OutputFormat.TABLE, "--format", "-f", help="table or json.")
 
 
 def register(app: typer.Typer) -> None:
@@ -84,7 +76,7 @@ def update(
         help="labs, gitlab, the CSV's URL, a retraction-watch-data repository URL or a local"
         " file (default: Crossref Labs, or REFAUDIT_RETRACTIONWATCH_URL).",
     ),
-    output: OutputFormat = FormatOption,
+    output: FormatOption = OutputFormat.TABLE,
     allow_fewer_rows: bool = typer.Option(
         False,
         "--allow-fewer-rows",
@@ -179,7 +171,7 @@ def _listing(items: list[str], total: int) -> str:
 
 @retractions_app.command()
 @handle_errors
-def status(output: OutputFormat = FormatOption) -> None:
+def status(output: FormatOption = OutputFormat.TABLE) -> None:
     """Show when the snapshot was downloaded, from where, and how many notices it holds."""
     from refaudit.retractions.lookup import require_snapshot
 
@@ -224,7 +216,7 @@ def check(
     offline: bool = typer.Option(
         False, "--offline", help="Use the snapshot and the cache only; send no requests."
     ),
-    output: OutputFormat = FormatOption,
+    output: FormatOption = OutputFormat.TABLE,
 ) -> None:
     """Check DOIs for retractions, withdrawals, expressions of concern and corrections.
 
@@ -375,7 +367,7 @@ def _records_output(records: list[Any], output: OutputFormat, title: str) -> Non
 def author(
     name: str = typer.Argument(..., help='"Wakefield", "Wakefield AJ" or "Andrew J Wakefield".'),
     limit: int = typer.Option(50, "--limit", min=1),
-    output: OutputFormat = FormatOption,
+    output: FormatOption = OutputFormat.TABLE,
 ) -> None:
     """List snapshot notices on papers by an author.
 
@@ -397,7 +389,7 @@ def search(
         None, "--type", help="retraction, withdrawal, expression-of-concern, correction, …"
     ),
     limit: int = typer.Option(50, "--limit", min=1),
-    output: OutputFormat = FormatOption,
+    output: FormatOption = OutputFormat.TABLE,
 ) -> None:
     """Search the snapshot by title words, journal, date and notice type.
 
@@ -431,7 +423,7 @@ def search(
 def recent(
     days: int = typer.Option(None, "--days", min=1, help="Notices of the last N days."),
     limit: int = typer.Option(None, "--limit", min=1, help="The N newest notices (default 20)."),
-    output: OutputFormat = FormatOption,
+    output: FormatOption = OutputFormat.TABLE,
 ) -> None:
     """List the newest notices in the snapshot.
 
@@ -449,7 +441,7 @@ def recent(
 @handle_errors
 def record(
     notice_doi: str = typer.Argument(..., help="DOI of a retraction or other notice."),
-    output: OutputFormat = FormatOption,
+    output: FormatOption = OutputFormat.TABLE,
 ) -> None:
     """Show one notice: the snapshot's rows, or its Crossref record when not in the snapshot.
 

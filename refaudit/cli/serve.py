@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from enum import StrEnum
 from pathlib import Path
@@ -9,7 +10,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from refaudit.cli.common import ConfigOption, ExitCode, fail, handle_errors, load_config
+from refaudit.cli.common import ExitCode, fail, handle_errors
+from refaudit.cli.options import ConfigOption, load_config, option_group
 
 if TYPE_CHECKING:
     from refaudit.config import Settings
@@ -25,7 +27,41 @@ def register(app: typer.Typer) -> None:
     app.command("serve")(serve)
 
 
+@dataclasses.dataclass(frozen=True)
+class ServeFlags:
+    """The options for `refaudit serve` as a shared service: the `[serve]` settings."""
+
+    oauth_issuer: Annotated[
+        str | None,
+        typer.Option(help="Accept only JWTs from this OAuth authorization server (http)."),
+    ] = None
+    oauth_resource: Annotated[
+        str | None,
+        typer.Option(help="This server's public URL, the tokens' audience (default: the bind)."),
+    ] = None
+    oauth_scopes: Annotated[
+        list[str] | None,
+        typer.Option("--oauth-scope", help="Scope every token must carry (repeatable)."),
+    ] = None
+    oauth_jwks_url: Annotated[
+        str | None,
+        typer.Option(help="The issuer's keys (default: read from the issuer's metadata)."),
+    ] = None
+    client_concurrent_audits: Annotated[
+        int | None,
+        typer.Option(help="Calls asking the sources one client may run at once (default 4)."),
+    ] = None
+    client_references_per_minute: Annotated[
+        int | None,
+        typer.Option(help="References one client may check per minute (default 600)."),
+    ] = None
+
+
+NO_SERVE_FLAGS = ServeFlags()
+
+
 @handle_errors
+@option_group(ServeFlags)
 def serve(
     transport: Annotated[
         Transport,
@@ -41,30 +77,7 @@ def serve(
             help="Bearer token clients must send (http); required beyond loopback without OAuth.",
         ),
     ] = None,
-    oauth_issuer: Annotated[
-        str | None,
-        typer.Option(help="Accept only JWTs from this OAuth authorization server (http)."),
-    ] = None,
-    oauth_resource: Annotated[
-        str | None,
-        typer.Option(help="This server's public URL, the tokens' audience (default: the bind)."),
-    ] = None,
-    oauth_scope: Annotated[
-        list[str] | None,
-        typer.Option("--oauth-scope", help="Scope every token must carry (repeatable)."),
-    ] = None,
-    oauth_jwks_url: Annotated[
-        str | None,
-        typer.Option(help="The issuer's keys (default: read from the issuer's metadata)."),
-    ] = None,
-    client_concurrent_audits: Annotated[
-        int | None,
-        typer.Option(help="Calls asking the sources one client may run at once (default 4)."),
-    ] = None,
-    client_references_per_minute: Annotated[
-        int | None,
-        typer.Option(help="References one client may check per minute (default 600)."),
-    ] = None,
+    flags: ServeFlags = NO_SERVE_FLAGS,
     allow_host: Annotated[
         list[str] | None,
         typer.Option(
@@ -97,13 +110,7 @@ def serve(
     from refaudit.config import with_serve_flags
 
     settings = with_serve_flags(
-        load_config(config, {"offline": offline or None}),
-        oauth_issuer=oauth_issuer,
-        oauth_resource=oauth_resource,
-        oauth_scopes=oauth_scope,
-        oauth_jwks_url=oauth_jwks_url,
-        client_concurrent_audits=client_concurrent_audits,
-        client_references_per_minute=client_references_per_minute,
+        load_config(config, {"offline": offline or None}), **dataclasses.asdict(flags)
     )
     if transport is Transport.HTTP:
         from refaudit.server import is_loopback

@@ -10,7 +10,8 @@ from typing import Annotated, Any
 
 import typer
 
-from refaudit.cli.common import ConfigOption, handle_errors, load_config, stdout_console
+from refaudit.cli.common import handle_errors, stdout_console
+from refaudit.cli.options import ConfigOption, load_config
 
 
 @handle_errors
