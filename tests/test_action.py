@@ -97,22 +97,43 @@ def test_action_metadata_is_consistent() -> None:
     assert sarif["with"]["category"] == "refaudit"
 
 
+COMPARISON = re.compile(r"([\w.-]+) (==|!=) '([^']*)'")
+
+
 def _evaluate(text: str, context: dict[str, str]) -> str:
+    """`${{ … }}` as the runner evaluates the action's own expressions: a context value,
+    or comparisons with a quoted string joined by `&&`."""
+
     def value(found: re.Match[str]) -> str:
         expression = found.group(1)
-        comparison = re.fullmatch(r"(.+?) != ''", expression)
-        if comparison:
-            return str(context.get(comparison.group(1), "") != "").lower()
-        return context.get(expression, "")
+        if not COMPARISON.search(expression):
+            return context.get(expression, "")
+        holds = True
+        for part in expression.split(" && "):
+            compared = COMPARISON.fullmatch(part.strip())
+            assert compared, f"the test does not evaluate {part!r}"
+            name, operator, literal = compared.groups()
+            holds &= (context.get(name, "") == literal) == (operator == "==")
+        return str(holds).lower()
 
     return EXPRESSION.sub(value, text)
 
 
 def run_action(
-    workspace: Path, runner_temp: Path, environment: dict[str, str], inputs: dict[str, str]
+    workspace: Path,
+    runner_temp: Path,
+    environment: dict[str, str],
+    inputs: dict[str, str],
+    *,
+    cached: bool = False,
+    refused: frozenset[str] = frozenset(),
 ) -> tuple[dict[str, str], str, list[dict[str, Any]]]:
     """Run the action's shell steps as a runner would; return the audit step's outputs, the
-    log (stdout, where annotations go) and the `uses` steps that would run, evaluated."""
+    log (stdout, where annotations go) and the `uses` steps that ran, evaluated.
+
+    `cached`: the restore step found the exact key. `refused`: the actions (by name) whose
+    step fails; as on GitHub, a failed step stops the rest unless it may fail
+    (`continue-on-error`)."""
     data = action()
     context = {f"inputs.{name}": spec.get("default", "") for name, spec in data["inputs"].items()}
     context |= {f"inputs.{name}": value for name, value in inputs.items()}
@@ -123,7 +144,7 @@ def run_action(
         "steps.install.outputs.python": sys.executable,
     }
     log, uploads = [], []
-    exit_code = None
+    exit_code: int | str | None = None
     for step in data["runs"]["steps"]:
         if step.get("id") == "install":
             continue
@@ -131,12 +152,15 @@ def run_action(
         if condition is not None and _evaluate(condition, context) != "true":
             continue
         if "uses" in step:
-            uploads.append(
-                {
-                    "uses": step["uses"],
-                    **{k: _evaluate(v, context) for k, v in step["with"].items()},
-                }
-            )
+            used = {"uses": step["uses"]}
+            used |= {k: _evaluate(str(v), context) for k, v in step.get("with", {}).items()}
+            uploads.append(used)
+            if step["uses"].split("@")[0] == "actions/cache/restore":
+                context[f"steps.{step['id']}.outputs.cache-hit"] = str(cached).lower()
+                context[f"steps.{step['id']}.outputs.cache-primary-key"] = used["key"]
+            if step["uses"].split("@")[0] in refused and not step.get("continue-on-error"):
+                exit_code = f"stopped at {step['uses'].split('@')[0]}"
+                break
             continue
         output = runner_temp / f"output-{step.get('id', 'step')}"
         output.write_text("", encoding="utf-8")
@@ -213,7 +237,9 @@ def test_action_steps_write_summary_outputs_annotations_and_exit_code(
         outputs, log, uploads = run_action(workspace, runner_temp, environment, inputs)
         # The next push, with the cache actions/cache restored: no request at all.
         summary.rename(tmp_path / "first-summary.md")
-        again, _log, _uploads = run_action(workspace, runner_temp, environment, inputs)
+        again, _log, again_uploads = run_action(
+            workspace, runner_temp, environment, inputs, cached=True
+        )
     second = json.loads(Path(again["report-path"]).read_text(encoding="utf-8"))
     assert sum(second["stats"]["requests"].values()) == 0
     assert sum(second["stats"]["cache_hits"].values()) > 0
@@ -252,17 +278,51 @@ def test_action_steps_write_summary_outputs_annotations_and_exit_code(
 
     # The cache holds what the audit step wrote; the artifact the JSON report and the
     # HTML page; no SARIF upload from a fork.
-    cache, artifact = uploads
-    assert [cache["uses"].split("@")[0], artifact["uses"].split("@")[0]] == [
-        "actions/cache",
+    restore, save, artifact = uploads
+    assert [step["uses"].split("@")[0] for step in uploads] == [
+        "actions/cache/restore",
+        "actions/cache/save",
         "actions/upload-artifact",
     ]
-    assert Path(cache["path"]) == runner_temp / "refaudit" / "cache"
-    assert any(Path(cache["path"]).iterdir())
+    # The cache is saved although the run fails (actions/cache alone saves only after a
+    # job that succeeded), under the key restore computed; a cache hit is not saved again.
+    assert Path(save["path"]) == Path(restore["path"]) == runner_temp / "refaudit" / "cache"
+    assert save["key"] == restore["key"]
+    assert any(Path(save["path"]).iterdir())
+    assert "actions/cache/save" not in [step["uses"].split("@")[0] for step in again_uploads]
     uploaded = artifact["path"].split()
     assert [Path(path).name for path in uploaded] == ["refaudit.json", "refaudit.html"]
     assert all(Path(path).is_file() for path in uploaded)
     assert artifact["name"] == "refaudit-report"
+
+
+def test_a_repository_without_code_scanning_still_gets_the_report_and_the_exit_code(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """A private repository without code scanning refuses the SARIF upload: the report is
+    still uploaded, and the step still ends with refaudit's own code."""
+    runner_temp = tmp_path / "runner-temp"
+    runner_temp.mkdir()
+    with served_over_http(upstreams(WIDGETS)) as upstream:
+        environment = {
+            **{k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "REFAUDIT_"))},
+            **server_environment(tmp_path, upstream),
+            "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+            "GITHUB_WORKSPACE": str(workspace),
+            "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
+            "GITHUB_EVENT_NAME": "push",
+            "GITHUB_REPOSITORY": "lab/paper",
+        }
+        outputs, _log, uploads = run_action(
+            workspace,
+            runner_temp,
+            environment,
+            {"sources": "crossref,openalex"},
+            refused=frozenset({"github/codeql-action/upload-sarif"}),
+        )
+    ran = [step["uses"].split("@")[0] for step in uploads]
+    assert ran[-2:] == ["github/codeql-action/upload-sarif", "actions/upload-artifact"]
+    assert outputs["step exit"] == outputs["exit-code"] == "1"  # the fabricated reference
 
 
 def test_action_without_inputs_to_check_exits_2_and_says_why(tmp_path: Path) -> None:
@@ -282,7 +342,7 @@ def test_action_without_inputs_to_check_exits_2_and_says_why(tmp_path: Path) -> 
     assert outputs["step exit"] == outputs["exit-code"] == "2"
     assert "::error::refaudit: no .tex file with a bibliography and no .bib file" in log
     assert "no .tex file with a bibliography" in summary.read_text(encoding="utf-8")
-    assert [step["uses"].split("@")[0] for step in uploads] == ["actions/cache"]
+    assert [step["uses"].split("@")[0] for step in uploads] == ["actions/cache/restore"]
 
 
 EXAMPLES = ROOT / "examples" / "workflows"
@@ -318,16 +378,60 @@ def test_the_example_workflow_pins_a_commit_that_has_the_action() -> None:
     assert shown.returncode == 0 and "using: composite" in shown.stdout, shown.stderr
 
 
-def test_actionlint_accepts_the_example_workflow() -> None:
+WORKFLOWS = [*sorted((ROOT / ".github" / "workflows").glob("*.yml")), EXAMPLES / "refaudit.yml"]
+
+
+def _actionlint(*paths: Path, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
     import shutil
 
     actionlint = shutil.which("actionlint")
     if actionlint is None:
         pytest.skip("actionlint is not installed (the test extra installs it)")
-    done = subprocess.run(
-        [actionlint, "-no-color", str(EXAMPLES / "refaudit.yml")],
+    return subprocess.run(
+        [actionlint, "-no-color", *map(str, paths)],
+        cwd=cwd,
         capture_output=True,
         text=True,
         check=False,
     )
+
+
+def test_actionlint_accepts_the_workflows_and_the_action_they_use() -> None:
+    done = _actionlint(*WORKFLOWS)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_actionlint_checks_the_action_through_the_workflow_that_runs_it(tmp_path: Path) -> None:
+    """The repository's own workflow uses the action as `./`, so actionlint reads
+    action.yml: an output the workflow reads that the action no longer declares fails."""
+    workflow = tmp_path / ".github" / "workflows" / "action.yml"
+    workflow.parent.mkdir(parents=True)
+    (tmp_path / ".git").mkdir()  # actionlint resolves `./` from the repository's root
+    workflow.write_text((ROOT / ".github" / "workflows" / "action.yml").read_text())
+    broken = action()
+    del broken["outputs"]["unverified"]
+    (tmp_path / "action.yml").write_text(yaml.safe_dump(broken, sort_keys=False))
+    done = _actionlint(workflow, cwd=tmp_path)
+    assert done.returncode == 1
+    assert 'property "unverified" is not defined' in done.stdout
+
+
+def test_the_action_shell_steps_pass_shellcheck(tmp_path: Path) -> None:
+    """actionlint runs shellcheck on a workflow's scripts but not on an action's."""
+    import shutil
+
+    shellcheck = shutil.which("shellcheck")
+    if shellcheck is None:
+        pytest.skip("shellcheck is not installed (.ci/run installs Debian's `shellcheck`)")
+    for index, step in enumerate(action()["runs"]["steps"]):
+        if "run" not in step:
+            continue
+        script = tmp_path / f"step-{index}.sh"
+        script.write_text(step["run"], encoding="utf-8")
+        done = subprocess.run(
+            [shellcheck, "--shell=bash", "--format=gcc", str(script)],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert done.returncode == 0, (step["name"], done.stdout)
