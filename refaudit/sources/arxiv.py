@@ -19,13 +19,11 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
-from refaudit.config import Settings
 from refaudit.errors import UnexpectedResponse
 from refaudit.identifiers import normalize_doi, parse_arxiv_id
 from refaudit.models import Work
 from refaudit.names import display_name_to_person
 from refaudit.sources.base import SearchQuery, Source
-from refaudit.sources.client import SourceClient
 from refaudit.sources.mapping import query_words, year_from
 from refaudit.sources.pacing import RateLimit
 from refaudit.sources.response import Fetched
@@ -48,9 +46,6 @@ class ArxivSource(Source):
 
     name = NAME
     id_batch_size = BATCH_SIZE
-
-    def __init__(self, client: SourceClient, settings: Settings) -> None:
-        self.client = client
 
     async def lookup_arxiv(self, arxiv_ids: list[str]) -> dict[str, Work]:
         """Ids without version → latest version; malformed ids are never sent."""

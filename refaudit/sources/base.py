@@ -12,10 +12,14 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Iterable
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from refaudit.models import Reference, Work
 from refaudit.sources import registry
+
+if TYPE_CHECKING:
+    from refaudit.config import Settings
+    from refaudit.sources.client import SourceClient
 
 T = TypeVar("T")
 
@@ -56,6 +60,11 @@ class Source:
     doi_batch_size: int | None = None
     #: identifiers one resolving look-up request answers (None: all of them in one)
     id_batch_size: int | None = None
+
+    def __init__(self, client: SourceClient, settings: Settings) -> None:
+        """Every registry source is built so; one that reads settings (keys, a contact
+        address) extends this."""
+        self.client = client
 
     @property
     def capabilities(self) -> frozenset[str]:

@@ -111,7 +111,7 @@ class CrossrefSource(Source):
     name = NAME
 
     def __init__(self, client: SourceClient, settings: Settings) -> None:
-        self._client = client
+        super().__init__(client, settings)
         self._mailto = settings.mailto
         token = settings.api_key(NAME)
         self._headers = {"Crossref-Plus-API-Token": f"Bearer {token}"} if token else None
@@ -152,7 +152,7 @@ class CrossrefSource(Source):
             filters.append(f"until-pub-date:{query.year_to}")
         if filters:
             params.append(("filter", ",".join(filters)))
-        fetched = await self._client.get(
+        fetched = await self.client.get(
             "/works", self._with_mailto(params), headers=self._headers, ttl="search", pool="list"
         )
         return [to_work(item) for item in _items(fetched)]
@@ -170,7 +170,7 @@ class CrossrefSource(Source):
                 ("rows", rows),
                 ("cursor", cursor),
             ]
-            fetched = await self._client.get(
+            fetched = await self.client.get(
                 "/works", self._with_mailto(params), headers=self._headers, cache=False, pool="list"
             )
             items = _items(fetched)
@@ -185,7 +185,7 @@ class CrossrefSource(Source):
         canonical = normalize_doi(doi)
         if not canonical:
             return None
-        fetched = await self._client.get(
+        fetched = await self.client.get(
             f"/works/{quote(canonical, safe='/')}/transform/application/x-bibtex",
             self._with_mailto([]),
             headers=self._headers,
@@ -193,7 +193,7 @@ class CrossrefSource(Source):
         return fetched.text if fetched.status == 200 else None
 
     async def _fetch_single(self, doi: str) -> Work | None:
-        fetched = await self._client.get(
+        fetched = await self.client.get(
             f"/works/{quote(doi, safe='/')}",
             self._with_mailto([]),
             headers=self._headers,
@@ -210,7 +210,7 @@ class CrossrefSource(Source):
             ("rows", len(batch)),
             ("select", ",".join(SELECT_FIELDS)),
         ]
-        fetched = await self._client.get(
+        fetched = await self.client.get(
             "/works",
             self._with_mailto(params),
             headers=self._headers,

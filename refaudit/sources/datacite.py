@@ -30,7 +30,6 @@ from refaudit.identifiers import arxiv_id_from_doi, normalize_doi, parse_arxiv_i
 from refaudit.models import Person, Work
 from refaudit.names import person_from_name
 from refaudit.sources.base import SearchQuery, Source
-from refaudit.sources.client import SourceClient
 from refaudit.sources.mapping import (
     as_dict,
     as_dicts,
@@ -76,9 +75,6 @@ class DataCiteSource(Source):
     name = NAME
     id_batch_size = BATCH_SIZE
 
-    def __init__(self, client: SourceClient, settings: Settings) -> None:
-        self._client = client
-
     async def lookup_dois(self, dois: list[str]) -> dict[str, Work]:
         wanted = unique([normalize_doi(doi) for doi in dois])
         works = await asyncio.gather(*(self._fetch(doi) for doi in wanted))
@@ -88,7 +84,7 @@ class DataCiteSource(Source):
         words = " ".join(_QUERY_SYNTAX.sub(" ", query.text()).split())
         if not words:
             return []
-        fetched = await self._client.get(
+        fetched = await self.client.get(
             "/dois", [("query", words), ("page[size]", max(1, query.limit))], ttl="search"
         )
         data = fetched.member("data", kind=list, missing="search answer without a data list")
@@ -99,11 +95,11 @@ class DataCiteSource(Source):
         canonical = normalize_doi(doi)
         if not canonical:
             return None
-        fetched = await self._client.get(f"/dois/application/x-bibtex/{quote(canonical, safe='/')}")
+        fetched = await self.client.get(f"/dois/application/x-bibtex/{quote(canonical, safe='/')}")
         return fetched.text if fetched.status == 200 else None
 
     async def _fetch(self, doi: str) -> Work | None:
-        fetched = await self._client.get(f"/dois/{quote(doi, safe='/')}")
+        fetched = await self.client.get(f"/dois/{quote(doi, safe='/')}")
         if fetched.status == 404:
             return None
         record = fetched.member("data", kind=dict, missing="DOI answer without a data object")

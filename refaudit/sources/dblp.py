@@ -18,13 +18,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from refaudit.config import Settings
 from refaudit.errors import UnexpectedResponse
 from refaudit.identifiers import arxiv_id_from_doi, normalize_doi, parse_arxiv_id
 from refaudit.models import Work
 from refaudit.names import display_name_to_person
 from refaudit.sources.base import SearchQuery, Source
-from refaudit.sources.client import SourceClient
 from refaudit.sources.mapping import query_words, year_from
 from refaudit.sources.pacing import RateLimit
 from refaudit.text import strip_markup
@@ -52,9 +50,6 @@ class DblpSource(Source):
     """Bibliographic search only."""
 
     name = NAME
-
-    def __init__(self, client: SourceClient, settings: Settings) -> None:
-        self.client = client
 
     async def search(self, query: SearchQuery) -> list[Work]:
         for text in search_texts(query):

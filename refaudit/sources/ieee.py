@@ -51,9 +51,7 @@ MAX_OR_WORDS = 10
 _IEEE_VENUE = re.compile(r"\b(?:IEEE|IET|IEE)\b")
 _TYPES = {
     "Conferences": "proceedings-article",
-    "Journals": "journal-article",
-    "Magazines": "journal-article",
-    "Early Access Articles": "journal-article",
+    **dict.fromkeys(("Journals", "Magazines", "Early Access Articles"), "journal-article"),
     "Books": "book-chapter",
     "Standards": "standard",
     "Courses": "other",
@@ -67,7 +65,7 @@ class IeeeXploreSource(Source):
     doi_batch_size = 1
 
     def __init__(self, client: SourceClient, settings: Settings) -> None:
-        self._client = client
+        super().__init__(client, settings)
         self._key = settings.api_key(NAME) or ""
         # The free indexes' ranked searches already find misspelt titles; IEEE's OR of
         # title words is worth one of its 200 daily calls only when no free index searches.
@@ -109,7 +107,7 @@ class IeeeXploreSource(Source):
         return bool(_IEEE_VENUE.search(named))
 
     async def _ask(self, params: dict[str, Any], *, ttl: str) -> list[Work]:
-        fetched = await self._client.get(
+        fetched = await self.client.get(
             PATH, {**params, "format": "json", "apikey": self._key}, ttl=ttl, accept=(200,)
         )
         body = fetched.json()

@@ -80,7 +80,7 @@ class OpenAlexSource(Source):
     name = NAME
 
     def __init__(self, client: SourceClient, settings: Settings) -> None:
-        self._client = client
+        super().__init__(client, settings)
         self._auth: list[tuple[str, Any]] = []
         if settings.mailto:
             self._auth.append(("mailto", settings.mailto))
@@ -142,7 +142,7 @@ class OpenAlexSource(Source):
             filters.append(f"publication_year:{years}")
         if filters:
             params.append(("filter", ",".join(filters)))
-        fetched = await self._client.get("/works", [*params, *self._auth], ttl="search")
+        fetched = await self.client.get("/works", [*params, *self._auth], ttl="search")
         return [to_work(item) for item in _results(fetched)]
 
     def describe_search(self, query: SearchQuery) -> str:
@@ -165,7 +165,7 @@ class OpenAlexSource(Source):
                 ("per_page", per_page),
                 ("cursor", cursor),
             ]
-            fetched = await self._client.get("/works", [*params, *self._auth], cache=False)
+            fetched = await self.client.get("/works", [*params, *self._auth], cache=False)
             results = _results(fetched)
             if not results:
                 return
@@ -190,7 +190,7 @@ class OpenAlexSource(Source):
             ("per_page", min(200, max(1, limit))),
             ("select", ",".join(SELECT_FIELDS)),
         ]
-        fetched = await self._client.get("/works", [*params, *self._auth])
+        fetched = await self.client.get("/works", [*params, *self._auth])
         return [to_work(item) for item in _results(fetched)]
 
     async def _filter(self, field: str, values: list[str]) -> list[Work]:
@@ -200,11 +200,11 @@ class OpenAlexSource(Source):
             ("select", ",".join(SELECT_FIELDS)),
         ]
         # Lookups carry `is_retracted`, which must not be trusted from a week-old answer.
-        fetched = await self._client.get("/works", [*params, *self._auth], ttl="integrity")
+        fetched = await self.client.get("/works", [*params, *self._auth], ttl="integrity")
         return [to_work(item) for item in _results(fetched)]
 
     async def _fetch_single(self, key: str) -> Work | None:
-        fetched = await self._client.get(f"/works/{key}", self._auth, ttl="integrity")
+        fetched = await self.client.get(f"/works/{key}", self._auth, ttl="integrity")
         if fetched.status == 404:
             return None
         body = fetched.json()

@@ -74,7 +74,7 @@ class PubMedSource(Source):
     name = NAME
 
     def __init__(self, client: SourceClient, settings: Settings) -> None:
-        self.client = client
+        super().__init__(client, settings)
         self._etiquette = {
             "tool": "refaudit",
             "email": settings.mailto,

@@ -63,13 +63,10 @@ _KEY_CODES = frozenset({"AUTHENTICATION_ERROR", "APIKEY_INVALID", "INVALID_API_K
 # "LeCun Y.", "Van Der Maaten L.J.P.", "Zhang H.-Y.": family name, then initials.
 _CREATOR = re.compile(r"^(?P<family>.+?)\s+(?P<initials>(?:[A-Z][a-z]?\.-?)+)$")
 _DOI_UNQUOTABLE = re.compile(r'["\\]')
+#: Scopus document subtypes: article, review, letter, editorial, note and erratum are
+#: all journal articles to refaudit
 _TYPES = {
-    "ar": "journal-article",
-    "re": "journal-article",
-    "le": "journal-article",
-    "ed": "journal-article",
-    "no": "journal-article",
-    "er": "journal-article",
+    **dict.fromkeys(("ar", "re", "le", "ed", "no", "er"), "journal-article"),
     "cp": "proceedings-article",
     "ch": "book-chapter",
     "bk": "book",
@@ -77,8 +74,7 @@ _TYPES = {
 _AGGREGATION_TYPES = {
     "Journal": "journal-article",
     "Conference Proceeding": "proceedings-article",
-    "Book": "book-chapter",
-    "Book Series": "book-chapter",
+    **dict.fromkeys(("Book", "Book Series"), "book-chapter"),
 }
 
 
@@ -93,7 +89,7 @@ class ScopusSource(Source):
     doi_batch_size = BATCH_SIZE
 
     def __init__(self, client: SourceClient, settings: Settings) -> None:
-        self._client = client
+        super().__init__(client, settings)
         key = settings.api_key(NAME) or ""
         # The token goes only where the key may go (an https or loopback URL, not a project file's).
         token = settings.api_key(f"{NAME}.insttoken") if key else None
@@ -144,7 +140,7 @@ class ScopusSource(Source):
 
     async def _ask(self, query: str, count: int, ttl: str) -> Fetched:
         params = {"query": query, "count": count, "view": self._view}
-        return await self._client.get(PATH, params, headers=self._headers, ttl=ttl, accept=(200,))
+        return await self.client.get(PATH, params, headers=self._headers, ttl=ttl, accept=(200,))
 
 
 def classify(fetched: Fetched) -> SourceError | None:

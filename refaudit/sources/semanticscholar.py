@@ -65,7 +65,7 @@ class SemanticScholarSource(Source):
     id_batch_size = BATCH_SIZE
 
     def __init__(self, client: SourceClient, settings: Settings) -> None:
-        self.client = client
+        super().__init__(client, settings)
         key = settings.api_key(NAME)
         self._headers = {"x-api-key": key} if key else None
 
