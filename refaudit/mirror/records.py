@@ -13,7 +13,8 @@ import functools
 import json
 import zlib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from operator import attrgetter
 from typing import Any
 
 from refaudit import match
@@ -89,6 +90,16 @@ class MirrorRecord:
     def from_bulk(cls, upstream: str, item: Any) -> MirrorRecord:
         """Read one decoded line of the upstream's bulk file (its own layout)."""
         return cls.from_json(upstream, _bulk_shape(upstream)(item))
+
+    def row(self) -> tuple[Any, ...]:
+        """The record as its upstream's table row: the values of `COLUMNS`, in order."""
+        return _ROW(self)
+
+
+#: A mirror table's columns, the same in both backends: every field of a record but its
+#: upstream, which names the table.
+COLUMNS: tuple[str, ...] = tuple(field.name for field in fields(MirrorRecord))[1:]
+_ROW = attrgetter(*COLUMNS)
 
 
 #: Abstracts beyond this length add index size without helping a title search.

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from refaudit.crashpoint import crash_point, left_behind, pid_tag
 from refaudit.errors import MirrorError
-from refaudit.mirror.records import UPSTREAMS, MirrorRecord
+from refaudit.mirror.records import COLUMNS, UPSTREAMS, MirrorRecord
 from refaudit.mirror.store import (
     LOOKUP_FIELDS,
     Candidate,
@@ -34,7 +34,8 @@ if TYPE_CHECKING:
     from refaudit.retractions.csvload import LoadReport
     from refaudit.retractions.store import SnapshotStatus
 
-_COLUMNS = "key, doi, arxiv_id, pmid, year, title, authors, abstract, body, updated"
+_COLUMNS = ", ".join(COLUMNS)
+_MARKS = ",".join("?" * len(COLUMNS))
 _TABLE = """
 CREATE TABLE IF NOT EXISTS {u} (
     id INTEGER PRIMARY KEY, key TEXT NOT NULL, doi TEXT, arxiv_id TEXT, pmid TEXT,
@@ -67,12 +68,6 @@ _META = "CREATE TABLE IF NOT EXISTS mirror_meta (key TEXT PRIMARY KEY, value TEX
 _BATCH = 5000
 #: Words an "any" search ORs together: the rarest of the title's, which decide the ranking.
 ANY_WORDS = 6
-
-
-def _rows(records: Iterable[MirrorRecord]) -> Iterable[tuple[str, tuple[Any, ...]]]:
-    for r in records:
-        row = (r.key, r.doi, r.arxiv_id, r.pmid, r.year, r.title, r.authors, r.abstract, r.body)
-        yield r.upstream, (*row, r.updated)
 
 
 class SqliteStore(MirrorStore):
@@ -197,10 +192,11 @@ class SqliteStore(MirrorStore):
     def upsert(self, records: Iterable[MirrorRecord]) -> int:
         written = 0
         with self._db:
-            for upstream, row in _rows(records):
-                self._db.execute(f"DELETE FROM {upstream} WHERE key = ?", (row[0],))
+            for record in records:
+                upstream = record.upstream
+                self._db.execute(f"DELETE FROM {upstream} WHERE key = ?", (record.key,))
                 self._db.execute(
-                    f"INSERT INTO {upstream} ({_COLUMNS}) VALUES ({','.join('?' * 10)})", row
+                    f"INSERT INTO {upstream} ({_COLUMNS}) VALUES ({_MARKS})", record.row()
                 )
                 written += 1
             self._refresh_counts()
@@ -272,9 +268,10 @@ class SqliteBuilder(MirrorBuilder):
         db = self._connection()
         written = 0
         batches: dict[str, list[tuple]] = {u: [] for u in UPSTREAMS}
-        for upstream, row in _rows(records):
+        for record in records:
+            upstream = record.upstream
             batch = batches[upstream]
-            batch.append(row)
+            batch.append(record.row())
             written += 1
             if len(batch) >= _BATCH:
                 _insert(db, upstream, batch)
@@ -340,7 +337,7 @@ class SqliteBuilder(MirrorBuilder):
 
 def _insert(db: sqlite3.Connection, upstream: str, batch: list[tuple]) -> None:
     if batch:
-        db.executemany(f"INSERT INTO {upstream} ({_COLUMNS}) VALUES ({','.join('?' * 10)})", batch)
+        db.executemany(f"INSERT INTO {upstream} ({_COLUMNS}) VALUES ({_MARKS})", batch)
         batch.clear()
 
 
