@@ -319,3 +319,42 @@ def test_duplicate_keys_are_found_after_the_keys_move_to_disk(
     assert lines._db is not None, "past SPILL_KEYS the keys move to disk"
     assert (lines.first_seen("k0", 20), lines.first_seen("k4", 21)) == (0, 4)
     lines.close()
+
+
+@pytest.mark.parametrize("name", ["broken.bib", "physics.bib", "ml.bib", "humanities.bib"])
+def test_an_opened_bib_gives_the_references_and_problems_of_a_whole_read(name: str) -> None:
+    """A file is read in one pass when its outline allows (macros first, no crossref),
+    else in two; either way as `parse_file` reads it: macros, broken entries, duplicates."""
+    from refaudit.parsing.files import open_stream
+
+    whole = parse_file(FIXTURES / name)
+    stream, problems = open_stream(FIXTURES / name)
+    assert list(stream.references()) == whole.references
+    assert problems + stream.problems() == whole.problems
+
+
+def test_a_bib_is_audited_from_its_first_entries_without_a_first_pass(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from refaudit.parsing import bibtex
+    from refaudit.parsing.files import open_stream
+
+    monkeypatch.setattr(bibtex, "CHUNK_BLOCKS", 10)
+    parsed: list[str] = []
+    parse_chunk = bibtex._parse_chunk
+    monkeypatch.setattr(
+        bibtex,
+        "_parse_chunk",
+        lambda chunk, offset: parsed.append(chunk) or parse_chunk(chunk, offset),
+    )
+    path = tmp_path / "long.bib"
+    entries = "".join(f"@article{{k{i}, title={{Title {i}}}, journal=j}}\n" for i in range(100))
+    path.write_text('@string{j = "Journal"}\n' + entries, encoding="utf-8")
+    stream, _ = open_stream(path)
+    first = next(stream.references())
+    assert (first.key, first.venue, stream.entries) == ("k0", "Journal", 100)
+    assert len(parsed) == 1, "only the first chunk was parsed"
+
+    path.write_text(entries + '@string{j = "Journal"}\n', encoding="utf-8")
+    stream, _ = open_stream(path)
+    assert next(stream.references()).venue == "Journal", "a late @string: two passes"

@@ -68,6 +68,11 @@ _BLOCK_START = re.compile(r"^[ \t]*@\w*[ \t]*[{(]", re.MULTILINE)
 # Blocks parsed at a time: bibtexparser's objects for one chunk are dropped before the next.
 CHUNK_BLOCKS = 1000
 _ENTRY_HEAD = re.compile(r"@\s*(\w+)\s*[{(]\s*([^,\s}]*)")
+# What `Outline` looks for in the raw bytes: where a block may start (anywhere, not only
+# at a line start: the outline must never miss one), and a field that names a parent.
+_ANY_BLOCK = re.compile(rb"@\s*(\w*)\s*[{(]")
+_PARENT_FIELD = re.compile(rb"\b(?:crossref|xref)\s*=")
+_NOT_ENTRIES = frozenset({b"string", b"comment", b"preamble"})
 
 
 class _ExpansionTooLarge(Exception):
@@ -103,6 +108,40 @@ class _RawEntry:
 
 Lines = Callable[[], Iterator[str]]
 """Reads the text from its start, a line at a time (each with its "\\n"): once per pass."""
+
+
+class Outline:
+    """A quick look at a .bib's raw bytes, taken while the file is checked: how many
+    entries it holds, and whether its references can be built in one pass.
+
+    They can when no @string follows the first entry and no entry names a crossref
+    parent: the macros are then all defined before any entry needs them, and no entry
+    waits for a parent further down. The look is cautious (any `@string{` or `crossref =`
+    counts, even in a comment) and may only send a file to the full first pass, which
+    reads the same references; a one-pass file is audited from its first entries.
+    """
+
+    def __init__(self) -> None:
+        self.entries = 0
+        self._late_string = self._parents = False
+
+    def feed(self, lines: bytes) -> None:
+        """Look at the next whole lines of the file."""
+        for found in _ANY_BLOCK.finditer(lines):
+            kind = found.group(1).lower()
+            if kind not in _NOT_ENTRIES:
+                self.entries += 1
+            elif kind == b"string" and self.entries:
+                self._late_string = True
+        if not self._parents:
+            lower = lines.lower()
+            self._parents = (b"crossref" in lower or b"xref" in lower) and bool(
+                _PARENT_FIELD.search(lower)
+            )
+
+    @property
+    def one_pass(self) -> bool:
+        return bool(self.entries) and not (self._late_string or self._parents)
 
 
 def parse_bibtex(text: str, *, file: str | None = None) -> Bibliography:
@@ -155,9 +194,18 @@ class BibtexStream:
         self._parents: dict[str, _RawEntry | None] = {}
         self._resolved: set[int] = set()
         self._first_line = KeyLines()
+        self._one_pass = False
 
-    def prepare(self) -> None:
-        """The first pass: macros, block problems, the entry count and crossref parents."""
+    def prepare(self, outline: Outline | None = None) -> None:
+        """The first pass: macros, block problems, the entry count and crossref parents.
+
+        With an `outline` that says one pass will do, there is none: the count is the
+        outline's, and the macros and block problems are read as the references are.
+        """
+        if outline is not None and outline.one_pass and self._counting is None:
+            self.entries = self.counted = outline.entries
+            self._one_pass = True
+            return
         blocks_found, _, _, _, _ = self._found
         crossrefs: list[tuple[str, str]] = []
         for pending in self._pending(blocks_found, define=True):
@@ -179,7 +227,9 @@ class BibtexStream:
 
     def references(self) -> Iterator[Reference]:
         """Every entry that could be read, in file order (the second pass)."""
-        _, expanding, duplicates, crossrefs, building = self._found
+        blocks_found, expanding, duplicates, crossrefs, building = self._found
+        # In one pass, @strings are defined and block problems found here.
+        blocks = blocks_found if self._one_pass else None
         window: list[str] = []
         first = 1
         for chunk, line in self._chunks():
@@ -188,7 +238,7 @@ class BibtexStream:
             window, first = tail + chunk.split("\n"), line - len(tail)
             if chunk.endswith("\n"):
                 window.pop()
-            for pending in self._entries_of(chunk, line):
+            for pending in self._entries_of(chunk, line, blocks, define=self._one_pass):
                 raw = self._expanded(pending, self._budget, expanding)
                 if raw is None:
                     continue

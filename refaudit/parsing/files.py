@@ -12,7 +12,7 @@ import contextlib
 import functools
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
@@ -36,6 +36,8 @@ MAX_INPUT_BYTES = 64 * 1024 * 1024
 # A .bib or .bbl is read line by line and never held whole, so it may be far longer:
 # a million entries take about 200 MB. The bound stops an endless or absurd stream.
 MAX_STREAMED_BYTES = 1024 * 1024 * 1024
+# Bytes read at a time when a streamed file is checked.
+_CHECK_BLOCK = 1 << 20
 
 
 def parse_file(path: Path, *, all_entries: bool = False) -> Bibliography:
@@ -83,7 +85,7 @@ def open_stream(
             between two passes.
     """
     from refaudit.parsing.bbl import BblStream
-    from refaudit.parsing.bibtex import BibtexStream
+    from refaudit.parsing.bibtex import BibtexStream, Outline
     from refaudit.parsing.tex import LatexStream
 
     path = Path(path)
@@ -98,15 +100,17 @@ def open_stream(
         )
         stream.prepare()
         return stream, problems
-    lines, problems = file_lines(path)
     if path.suffix.lower() in BBL_SUFFIXES:
+        lines, problems = file_lines(path)
         stream = BblStream(lines, file=str(path))
         stream.prepare()
         if not stream.entries:
             raise _no_bbl_references(path)
     else:
+        outline = Outline()
+        lines, problems = file_lines(path, outline.feed)
         stream = BibtexStream(lines, file=str(path))
-        stream.prepare()
+        stream.prepare(outline)
         if not stream.entries:
             refuse_empty_bibtex(stream.problems(), path)
     return stream, problems
@@ -141,50 +145,57 @@ def _parse_document(path: Path) -> Bibliography:
     return parse_docx(read_bytes(path), file=str(path))
 
 
-def file_lines(path: Path) -> tuple[Lines, list[InputProblem]]:
+def file_lines(
+    path: Path, scan: Callable[[bytes], None] | None = None
+) -> tuple[Lines, list[InputProblem]]:
     """Reads the file's lines, decoded, from its start (once per pass), and its problems.
 
     The file is read line by line for each pass rather than held: once here to check it
-    as `read_text` would (size, NUL bytes, blank, encoding), then by each pass. A UTF-16
-    file is decoded whole (its lines cannot be cut on the byte "\\n").
+    as `read_text` would (size, NUL bytes, blank, encoding), then by each pass. The check
+    reads whole lines a block at a time and hands each block to `scan` (a reader's quick
+    outline of the file; not called for a UTF-16 file, which is decoded whole because
+    its lines cannot be cut on the byte "\\n").
     """
     from refaudit.parsing.bibtex import text_lines
 
-    encoding, problems, state = _check_bytes(path)
+    encoding, problems, state = _check_bytes(path, scan)
     if encoding is None:
         text, problems = read_text(path)
         return functools.partial(text_lines, text), problems
     return functools.partial(_decoded_lines, path, encoding, state), problems
 
 
-def _check_bytes(path: Path) -> tuple[str | None, list[InputProblem], tuple[int, int]]:
+def _check_bytes(
+    path: Path, scan: Callable[[bytes], None] | None = None
+) -> tuple[str | None, list[InputProblem], tuple[int, int]]:
     """The codec for the file's lines ("utf-8" or "latin-1"; None: UTF-16), its problems,
-    and its (size, mtime) so a later pass can tell it changed."""
+    and its (size, mtime) so a later pass can tell it changed.
+
+    Read in blocks of whole lines (the bytes after a block's last newline wait for the
+    next): a line at a time, a million-entry file took seconds before its first entry
+    could be audited.
+    """
     first_bad: tuple[int, int] | None = None  # (line, byte)
     blank = True
-    size = 0
+    size = lines = 0
+    rest = b""  # the line the last block ended in
     with _open_regular(path) as stream:
         if stream.read(2) in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE):
             return None, [], (0, 0)
         stream.seek(0)
-        number = 0
-        while line := stream.readline(MAX_INPUT_BYTES + 1):
-            number += 1
-            size += len(line)
-            if len(line) > MAX_INPUT_BYTES:
+        while block := stream.read(_CHECK_BLOCK):
+            size += len(block)
+            cut = block.rfind(b"\n") + 1
+            whole, rest = (rest + block[:cut], block[cut:]) if cut else (b"", rest + block)
+            if len(rest) > MAX_INPUT_BYTES or _longest_line(whole) > MAX_INPUT_BYTES:
                 raise _too_large(path, MAX_INPUT_BYTES, "has a line larger than")
             if size > MAX_STREAMED_BYTES:
                 raise _too_large(path, MAX_STREAMED_BYTES, "larger than")
-            if b"\x00" in line:
-                raise InputError(
-                    "binary file (contains NUL bytes); expected a text file", file=str(path)
-                )
-            blank = blank and not line.strip()
-            if first_bad is None:
-                try:
-                    line.decode("utf-8-sig" if number == 1 else "utf-8")
-                except UnicodeDecodeError as error:
-                    first_bad = number, line[error.start]
+            bad = _checked_lines(path, whole, lines, scan)
+            first_bad, blank = first_bad or bad, blank and not whole.strip()
+            lines += whole.count(b"\n")
+        bad = _checked_lines(path, rest, lines, scan)
+        first_bad, blank = first_bad or bad, blank and not rest.strip()
         info = os.fstat(stream.fileno())
     if blank:
         raise InputError("file is empty", file=str(path))
@@ -197,6 +208,28 @@ def _check_bytes(path: Path) -> tuple[str | None, list[InputProblem], tuple[int,
     )
     problem = _decoding_problem(path, bad_line, detail, "latin1-decoded")
     return "latin-1", [problem], (info.st_size, info.st_mtime_ns)
+
+
+def _longest_line(whole: bytes) -> int:
+    """The length of the longest line of `whole` (lines ending in "\\n"), newline included."""
+    if len(whole) <= MAX_INPUT_BYTES:  # no line can be longer than the limit
+        return len(whole)
+    return max(map(len, whole.split(b"\n"))) + 1
+
+
+def _checked_lines(
+    path: Path, whole: bytes, before: int, scan: Callable[[bytes], None] | None
+) -> tuple[int, int] | None:
+    """Refuse binary lines; (line, byte) of the first byte that is not UTF-8, if any."""
+    if b"\x00" in whole:
+        raise InputError("binary file (contains NUL bytes); expected a text file", file=str(path))
+    if scan is not None:
+        scan(whole)
+    try:
+        whole.decode("utf-8")
+    except UnicodeDecodeError as error:
+        return before + whole.count(b"\n", 0, error.start) + 1, whole[error.start]
+    return None
 
 
 def _decoded_lines(path: Path, encoding: str, state: tuple[int, int]) -> Iterator[str]:
