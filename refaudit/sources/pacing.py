@@ -43,13 +43,15 @@ shared_pacer: ContextVar[Callable[[str, float, int], Awaitable[None]] | None] = 
     "shared_pacer", default=None
 )
 
-#: The turn of the calls made in this context in their pool's queue: lower goes first.
-#: Evidence gathering puts identifier look-ups (each unlocks many references) ahead of
-#: searches, and a reference's later searches ahead of other references' first ones.
+#: The turn of the calls made in this context among their caller's calls waiting in a
+#: pool: lower goes first. Evidence gathering puts identifier look-ups (each unlocks many
+#: references) ahead of searches, and a reference's later searches ahead of other
+#: references' first ones.
 request_priority: ContextVar[float] = ContextVar("request_priority", default=0.0)
 #: Whom the calls made in this context are for (a client of the MCP server; "" is a run of
-#: its own). At each priority a pool takes one call of each caller in turn, so one
-#: client's fifty searches do not all go before another client's one.
+#: its own). A pool serves the waiting callers in turn, one call each, whatever the
+#: priorities: one client's identifier look-ups would otherwise all go before another
+#: client's search, and a client sending a bibliography would hold everyone's calls back.
 request_caller: ContextVar[str] = ContextVar("request_caller", default="")
 
 
@@ -64,22 +66,58 @@ class RateLimit:
 
 @dataclass(order=True)
 class _Ticket:
-    """A call waiting in a pool's queue, ordered by priority, its caller's turn, arrival."""
+    """A call waiting in a pool's queue, ordered among its caller's calls by priority, arrival."""
 
     priority: float
-    #: how many calls of the same caller were waiting here before it (0 without a caller)
-    turn_of_caller: int
     arrival: int
+    caller: str = field(compare=False)
     #: resolved when the call may look again (it became the head, or a slot freed)
     turn: asyncio.Future[None] | None = field(default=None, compare=False)
     gone: bool = field(default=False, compare=False)
 
 
-class Pool:
-    """A token bucket, an in-flight cap and a priority queue, on the injected clock and sleep.
+class _FairQueue:
+    """Each caller's waiting calls in priority order, and the callers in turn.
 
-    Only the head of the queue takes slots and tokens, so the order calls are sent
-    in is their priority order; the others wait without polling until they are head.
+    The head is the best call of the caller whose turn it is; once it is served, that
+    caller goes to the back of the line. A caller with nothing waiting leaves the line
+    and comes back at its back, so no caller waits for more than one call of each other.
+    """
+
+    def __init__(self) -> None:
+        #: caller → heap of its tickets; the dict's order is the line, first = whose turn
+        self._line: dict[str, list[_Ticket]] = {}
+
+    def __bool__(self) -> bool:
+        return bool(self._line)
+
+    def push(self, ticket: _Ticket) -> None:
+        heapq.heappush(self._line.setdefault(ticket.caller, []), ticket)
+
+    def head(self) -> _Ticket | None:
+        """The call to serve next (None: nothing waits)."""
+        return self._line[next(iter(self._line))][0] if self._line else None
+
+    def remove(self, ticket: _Ticket, *, served: bool) -> None:
+        """The call leaves: served (its caller's turn ends) or given up."""
+        ticket.gone = True
+        tickets = self._line.get(ticket.caller)
+        if tickets is None:
+            return
+        while tickets and tickets[0].gone:
+            heapq.heappop(tickets)
+        if not tickets:
+            del self._line[ticket.caller]
+        elif served:
+            self._line[ticket.caller] = self._line.pop(ticket.caller)
+
+
+class Pool:
+    """A token bucket, an in-flight cap and a fair queue, on the injected clock and sleep.
+
+    Only the head of the queue takes slots and tokens, so the calls are sent in the
+    queue's order (callers in turn, each caller's calls by priority); the others wait
+    without polling until they are head.
     """
 
     def __init__(self, limit: RateLimit, clock: Callable[[], float]) -> None:
@@ -88,10 +126,8 @@ class Pool:
         self._clock = clock
         self._tokens = float(limit.burst)
         self._updated = clock()
-        self._queue: list[_Ticket] = []
+        self._queue = _FairQueue()
         self._arrivals = itertools.count()
-        #: calls waiting here, per named caller
-        self._by_caller: collections.Counter[str] = collections.Counter()
         self._in_flight = 0
         #: calls waiting for their turn: all of them, and those at priority 0 or lower
         self._waiting = 0
@@ -143,21 +179,15 @@ class Pool:
         the one before it, faster than the rate. A retry or a hedge comes with the
         `place` its call was given, so it does not queue behind the calls made since.
         """
-        caller = request_caller.get()
-        ticket = _Ticket(
-            priority,
-            self._by_caller[caller] if caller else 0,
-            self.place() if place is None else place,
-        )
-        if caller:
-            self._by_caller[caller] += 1
-        heapq.heappush(self._queue, ticket)
+        ticket = _Ticket(priority, self.place() if place is None else place, request_caller.get())
+        self._queue.push(ticket)
         first = priority <= 0
         self._waiting += 1
         self._waiting_first += first
+        served = False
         try:
             while not give_up():
-                if self._queue[0] is not ticket or self._full():
+                if self._queue.head() is not ticket or self._full():
                     ticket.turn = asyncio.get_running_loop().create_future()
                     await ticket.turn
                     continue
@@ -167,21 +197,16 @@ class Pool:
                     self._tokens -= 1
                     self._unsent += 1
                     self._in_flight += 1
+                    served = True
                     return True
                 # Short naps, so a circuit opening meanwhile releases the queue at once.
                 wait = (1 - self._tokens) / (self.limit.rps * self.pacing)
                 await sleep(min(wait, _NAP_S))
             return False
         finally:
-            ticket.gone = True
-            if caller:
-                self._by_caller[caller] -= 1
-                if not self._by_caller[caller]:
-                    del self._by_caller[caller]
+            self._queue.remove(ticket, served=served)
             self._waiting -= 1
             self._waiting_first -= first
-            while self._queue and self._queue[0].gone:
-                heapq.heappop(self._queue)
             self._wake_head()
 
     def leave(self, *, sent: bool) -> None:
@@ -267,10 +292,9 @@ class Pool:
         return bool(self.limit.concurrency) and self._in_flight >= self.limit.concurrency
 
     def _wake_head(self) -> None:
-        if self._queue:
-            turn = self._queue[0].turn
-            if turn is not None and not turn.done():
-                turn.set_result(None)
+        head = self._queue.head()
+        if head is not None and head.turn is not None and not head.turn.done():
+            head.turn.set_result(None)
 
 
 class Wire:

@@ -340,6 +340,36 @@ async def test_the_pool_takes_the_waiting_callers_in_turn() -> None:
     assert [n for _, n in upstream.arrivals] == ["a0", "a1", "b0", "c0", "a2", "a3", "a4"]
 
 
+async def test_a_callers_look_ups_do_not_all_go_before_another_callers_search() -> None:
+    """Priority orders each caller's own calls; between callers, each waits one turn at most."""
+    clock = YieldingClock()
+    upstream = Upstream(clock, [0.1])
+    limits = {"default": RateLimit(rps=1, burst=1)}
+    client = make_client(upstream, "semanticscholar", clock=clock, limits=limits)
+
+    async def call(n: str, caller: str, priority: float) -> None:
+        request_caller.set(caller)
+        request_priority.set(priority)
+        await client.get("/paper/search", {"n": n})
+
+    await asyncio.gather(
+        *(call(f"a-lookup{i}", "agent-a", 0) for i in range(4)),
+        call("a-search", "agent-a", 10),
+        call("b-search", "agent-b", 10),
+        call("b-lookup", "agent-b", 0),
+    )
+
+    assert [n for _, n in upstream.arrivals] == [
+        "a-lookup0",
+        "a-lookup1",
+        "b-lookup",
+        "a-lookup2",
+        "b-search",
+        "a-lookup3",
+        "a-search",
+    ]
+
+
 async def test_a_pool_answered_429_paces_a_step_slower_then_recovers() -> None:
     fake, clock = ok_fake(), FakeClock()
     fake.fail("crossref", "429", times=1, retry_after=0)
