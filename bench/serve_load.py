@@ -409,11 +409,17 @@ async def drive(args: argparse.Namespace) -> int:
         f"session medians: slowest {max(medians):.1f} s = {max(medians) / overall:.2f}x the "
         f"overall median (fastest {min(medians) / overall:.2f}x)"
     )
+    slowest = workload.calls[medians.index(max(medians))]
+    print("  its calls: " + ", ".join(f"{c.tool.split('_')[0]} {c.seconds:.1f}" for c in slowest))
     sent = sum(requests.values())
     print(
         f"upstream: {sent} requests ({', '.join(f'{k} {v}' for k, v in sorted(requests.items()))})"
     )
-    print(f"upstream 429s: {too_many}")
+    refused = {name: int(source.get("429", 0)) for name, source in stats.get("sources", {}).items()}
+    print(
+        f"upstream 429s: {too_many}"
+        + "".join(f", {name} {count}" for name, count in sorted(refused.items()) if count)
+    )
     print(
         f"wall {wall:.1f} s, floor {floor:.1f} s, wall/floor {wall / floor:.2f}x"
         if floor

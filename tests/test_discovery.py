@@ -409,6 +409,51 @@ async def test_search_with_every_source_down_is_unverified(settings: Settings) -
 
 
 @pytest.mark.anyio
+async def test_a_title_the_fast_indexes_found_spares_semantic_scholar(settings: Settings) -> None:
+    """A shared server asks the 1 request/s pool only when the others did not find the work."""
+    w = world()
+    outcome = await search_works(
+        "Deep learning for tests.", settings, stop_when_found=True, transport=w.transport()
+    )
+
+    assert outcome.works[0].doi == DEEP_DOI
+    assert set(outcome.works[0].found_in) == {"crossref", "openalex"}
+    assert w.fake.count("semanticscholar") == 0
+    skipped = outcome.sources["semanticscholar"]
+    assert skipped.state == "not_asked" and skipped.why == "decided"
+    assert skipped.reason in {
+        "crossref found the work the query names",
+        "openalex found the work the query names",
+    }
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("query", "named", "year_to"),
+    [
+        ("deep learning", None, None),  # words, not a title: every source ranks
+        ("Generative Adversarial Nets", None, 2013),  # the title, but outside the years
+        ("Deep Learning for Tests", ["openalex", "semanticscholar"], None),  # asked by name
+    ],
+)
+async def test_semantic_scholar_is_still_asked_when_no_fast_hit_is_the_work_asked_for(
+    settings: Settings, query: str, named: list[str] | None, year_to: int | None
+) -> None:
+    w = world()
+    outcome = await search_works(
+        query,
+        settings,
+        sources=named,
+        year_to=year_to,
+        stop_when_found=True,
+        transport=w.transport(),
+    )
+
+    assert outcome.sources["semanticscholar"].state == "answered"
+    assert w.fake.count("semanticscholar") == 1
+
+
+@pytest.mark.anyio
 async def test_search_rejects_unknown_source_names(settings: Settings) -> None:
     with pytest.raises(InputError, match="unknown source 'webofscience'"):
         await search_works("x", settings, sources=["webofscience"], transport=world().transport())

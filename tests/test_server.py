@@ -27,6 +27,7 @@ from tests.fakes import (
     crossref_list,
     crossref_update,
     crossref_work,
+    empty_searches,
     openalex_list,
     openalex_work,
 )
@@ -520,6 +521,23 @@ async def test_search_references_returns_merged_records_and_source_statuses() ->
     assert top["doi"] == WIDGETS_DOI
     assert set(top["found_in"]) == {"crossref", "openalex"}
     assert set(found["sources"]) == {"crossref", "openalex"}
+
+
+async def test_search_references_spares_the_slow_pools_once_the_titled_work_is_found() -> None:
+    fake = upstreams(WIDGETS)
+    empty_searches(fake)
+    settings = settings_for(sources=["crossref", "openalex", "semanticscholar", "arxiv"])
+    async with connected(settings, fake) as client:
+        titled = structured(
+            await client.call_tool("search_references", {"query": WIDGETS["title"][0]})
+        )
+        words = structured(await client.call_tool("search_references", {"query": "widgets"}))
+
+    assert titled["works"][0]["doi"] == WIDGETS_DOI
+    assert titled["sources"]["semanticscholar"]["state"] == "not_asked"
+    assert titled["sources"]["arxiv"]["state"] == "not_asked"
+    assert words["sources"]["semanticscholar"]["state"] == "answered"
+    assert fake.count("semanticscholar") == fake.count("arxiv") == 1
 
 
 async def test_discovery_calls_count_in_the_source_health() -> None:

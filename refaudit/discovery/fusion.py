@@ -67,6 +67,47 @@ def cluster(answers: Sequence[tuple[str, Sequence[Work]]]) -> list[Cluster]:
     return clusters
 
 
+async def search_staged(
+    searchers: Sequence[Source], query: SearchQuery, tracker: Ledger
+) -> list[tuple[str, list[Work]]]:
+    """The hits of the faster indexes, and of the slowest pools only when those are needed.
+
+    Semantic Scholar, DBLP and arXiv (`last_resort`: one request a second or slower)
+    are asked after the others, and not at all once a hit of theirs is the work the
+    query names (its title is the query, within the years asked): the slow pools
+    could only add records of a work already found, and on a server they are shared
+    by every session.
+    """
+    from refaudit.sources import registry
+
+    first = [source for source in searchers if not registry.entry(source.name).last_resort]
+    later = [source for source in searchers if source not in first]
+    answers = await search_all(first, query, tracker)
+    found = next(
+        (
+            (name, hit)
+            for name, hits in answers
+            for hit in hits
+            if names_query(hit, query) and _within_years(hit, query.year_from, query.year_to)
+        ),
+        None,
+    )
+    if found is None:
+        return answers + await search_all(later, query, tracker)
+    for source in later:
+        tracker.not_asked(source.name, "decided", f"{found[0]} found the work the query names")
+    return answers
+
+
+def names_query(work: Work, query: SearchQuery) -> bool:
+    """The work's title is the query's text (in case, punctuation and spacing apart)."""
+    from refaudit.match import normalize_text
+
+    return bool(work.title) and normalize_text(work.title or "") == normalize_text(
+        query.free_text or ""
+    )
+
+
 async def search_all(
     searchers: Sequence[Source], query: SearchQuery, tracker: Ledger
 ) -> list[tuple[str, list[Work]]]:
@@ -79,12 +120,10 @@ async def search_all(
     ]
 
 
-def _relevance(found: Cluster, query: str, merged: Work) -> float:
+def _relevance(found: Cluster, query: SearchQuery, merged: Work) -> float:
     """Reciprocal-rank fusion over sources, plus a bonus when the title is the query."""
-    from refaudit.match import normalize_text
-
     score = sum(1 / (RANK_OFFSET + rank) for rank in found.ranks.values())
-    if merged.title and normalize_text(merged.title) == normalize_text(query):
+    if names_query(merged, query):
         score += EXACT_TITLE_BONUS
     return round(score, 4)
 
@@ -106,6 +145,7 @@ async def search_works(
     sources: list[str] | None = None,
     limit: int = 10,
     topic_terms: Sequence[str] = (),
+    stop_when_found: bool = False,
     transport: httpx.AsyncBaseTransport | None = None,
     stats: RunStats | None = None,
 ) -> SearchOutcome:
@@ -115,7 +155,8 @@ async def search_works(
     rank high comes first; an exact title match gets a bonus), ties broken by
     citation count. With `topic_terms` the query is a research topic: sources search
     titles and abstracts (those that AND their words get only these terms) and hits
-    carry their abstracts.
+    carry their abstracts. With `stop_when_found` (and no `sources` named) the slowest
+    pools are spared once a faster index found the work the query names (`search_staged`).
 
     Raises:
         InputError: empty query, unknown source, or no chosen source can search.
@@ -149,12 +190,13 @@ async def search_works(
             topic_terms=list(topic_terms),
         )
         queries = {source.name: source.describe_search(search) for source in searchers}
-        answers = await search_all(searchers, search, tracker)
+        staged = stop_when_found and sources is None and not topic_terms
+        answers = await (search_staged if staged else search_all)(searchers, search, tracker)
     ranked: list[Work] = []
     for found in cluster(answers):
         merged = merge_records(found.records)
         if _within_years(merged, year_from, year_to):
-            merged.score = _relevance(found, text, merged)
+            merged.score = _relevance(found, search, merged)
             ranked.append(merged)
     ranked.sort(key=lambda work: (-(work.score or 0), -(work.citation_count or 0)))
     outcome = SearchOutcome(ranked[:limit], dict(tracker.statuses), queries=queries)

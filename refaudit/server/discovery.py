@@ -57,7 +57,11 @@ async def search_references(
     year_from: Annotated[int | None, Field(ge=1000, le=2999)] = None,
     year_to: Annotated[int | None, Field(ge=1000, le=2999)] = None,
     sources: Annotated[
-        list[SourceName] | None, Field(description="sources to ask (default: all enabled)")
+        list[SourceName] | None,
+        Field(
+            description="sources to ask (default: all enabled; the slowest only when the "
+            "others did not find the work the query names)"
+        ),
     ] = None,
     limit: Annotated[int, Field(ge=1, le=100)] = 10,
 ) -> SearchResults:
@@ -65,7 +69,10 @@ async def search_references(
 
     Use it to find the real work behind a citation refaudit could not find, or to find
     something to cite. Every hit is a database record, never a guess; each carries its
-    citation count and the start of its abstract.
+    citation count and the start of its abstract. When the query is a title and a fast
+    index finds that work, Semantic Scholar, DBLP and arXiv (one request a second or
+    slower, shared by every session) are not asked (`sources` says so); name them in
+    `sources` to ask them anyway.
     """
     from refaudit import discovery
 
@@ -79,6 +86,7 @@ async def search_references(
         year_to=year_to,
         sources=list(sources) if sources else None,
         limit=limit,
+        stop_when_found=True,
     )
     outcome.works = [_shortened(work) for work in outcome.works]
     return SearchResults.model_validate(outcome, from_attributes=True)
