@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING, Any
 from refaudit.errors import MirrorError
 from refaudit.mirror.records import COLUMNS, UPSTREAMS, MirrorRecord
 from refaudit.mirror.store import (
-    LOOKUP_FIELDS,
     Candidate,
     CandidateSearch,
     MirrorBuilder,
@@ -105,8 +104,6 @@ class PostgresStore(MirrorStore):
         tables = self._db.execute(
             "SELECT table_name FROM information_schema.tables WHERE table_schema = %s", (SCHEMA,)
         ).fetchall()
-        #: the upstreams this mirror has a table for (one built before an upstream was
-        #: added to the mirror has none for it: that upstream holds nothing here)
         self._held = {row["table_name"] for row in tables} & set(UPSTREAMS)
         self._db.execute(f"SET pg_trgm.similarity_threshold = {TRIGRAM_THRESHOLD}")
 
@@ -120,17 +117,13 @@ class PostgresStore(MirrorStore):
         total = int(size["size"]) if size else None
         return MirrorInfo.from_meta(self.location, "postgresql", self._meta, total)
 
-    def lookup(self, upstream: str, field: str, values: Sequence[str]) -> list[bytes]:
-        if upstream not in self._held or field not in LOOKUP_FIELDS or not values:
-            return []
+    def _lookup(self, upstream: str, field: str, values: Sequence[str]) -> list[bytes]:
         rows = self._db.execute(
             f"SELECT body FROM {SCHEMA}.{upstream} WHERE {field} = ANY(%s)", (list(values),)
         ).fetchall()
         return [bytes(row["body"]) for row in rows]
 
-    def candidates(self, upstream: str, search: CandidateSearch) -> list[Candidate]:
-        if upstream not in self._held or not search.words:
-            return []
+    def _candidates(self, upstream: str, search: CandidateSearch) -> list[Candidate]:
         clauses: list[str] = []
         args: list[Any] = []
         if search.mode == "similar":
@@ -161,9 +154,7 @@ class PostgresStore(MirrorStore):
         rows = self._db.execute(sql, (*args, *order_args, search.limit)).fetchall()
         return [Candidate(row["title"] or "", bytes(row["body"])) for row in rows]
 
-    def unknown_title_words(self, upstream: str, words: Sequence[str]) -> list[str]:
-        if upstream not in self._held:
-            return []
+    def _unknown_title_words(self, upstream: str, words: Sequence[str]) -> list[str]:
         # One index probe per word: is it among the title lexemes (weight A) of any record?
         queries = {f"{_lexeme(w)}:A": w for w in words if _lexeme(w)}
         if not queries:
@@ -176,9 +167,7 @@ class PostgresStore(MirrorStore):
         unknown = {queries[row["q"]] for row in rows}
         return [word for word in words if word in unknown]
 
-    def retractions(self) -> RetractionRows | None:
-        if not int(self._meta.get("records_retraction_watch") or 0):
-            return None
+    def _retraction_rows(self) -> RetractionRows:
         return _PostgresRetractions(self._db, self.location)
 
     def upsert(self, records: Iterable[MirrorRecord]) -> int:
@@ -205,9 +194,8 @@ class PostgresStore(MirrorStore):
         self._reload_meta()
         return rows
 
-    def set_meta(self, values: dict[str, str]) -> None:
+    def _write_meta(self, values: dict[str, str]) -> None:
         _set_meta(self._db, SCHEMA, values)
-        self._meta.update(values)
 
     def close(self) -> None:
         self._db.close()

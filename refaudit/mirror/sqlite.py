@@ -20,7 +20,6 @@ from refaudit.crashpoint import crash_point, left_behind, pid_tag
 from refaudit.errors import MirrorError
 from refaudit.mirror.records import COLUMNS, UPSTREAMS, MirrorRecord
 from refaudit.mirror.store import (
-    LOOKUP_FIELDS,
     Candidate,
     CandidateSearch,
     MirrorBuilder,
@@ -90,16 +89,12 @@ class SqliteStore(MirrorStore):
             tables = self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
         except sqlite3.DatabaseError as exc:
             raise MirrorError(f"{path} is not a refaudit mirror ({exc})") from exc
-        #: the upstreams this file has a table for (one built before an upstream was
-        #: added to the mirror has none for it: that upstream holds nothing here)
         self._held = {name for (name,) in tables} & set(UPSTREAMS)
 
     def info(self) -> MirrorInfo:
         return MirrorInfo.from_meta(self.location, "sqlite", self._meta, self.path.stat().st_size)
 
-    def lookup(self, upstream: str, field: str, values: Sequence[str]) -> list[bytes]:
-        if upstream not in self._held or field not in LOOKUP_FIELDS or not values:
-            return []
+    def _lookup(self, upstream: str, field: str, values: Sequence[str]) -> list[bytes]:
         found: list[bytes] = []
         for start in range(0, len(values), 500):
             chunk = list(values[start : start + 500])
@@ -108,9 +103,7 @@ class SqliteStore(MirrorStore):
             found += [row[0] for row in self._db.execute(sql, chunk)]
         return found
 
-    def candidates(self, upstream: str, search: CandidateSearch) -> list[Candidate]:
-        if upstream not in self._held:
-            return []
+    def _candidates(self, upstream: str, search: CandidateSearch) -> list[Candidate]:
         if search.mode == "similar":
             # Word prefixes survive a slip late in a word ("Atention", "recognitoin").
             terms = [f'"{w[:4]}"*' for w in search.words if len(w) >= 5]
@@ -159,9 +152,7 @@ class SqliteStore(MirrorStore):
         )
         return sorted(held, key=held.__getitem__)[:ANY_WORDS]
 
-    def unknown_title_words(self, upstream: str, words: Sequence[str]) -> list[str]:
-        if upstream not in self._held or not words:
-            return []
+    def _unknown_title_words(self, upstream: str, words: Sequence[str]) -> list[str]:
         vocabulary = self._vocabulary(upstream)
         marks = ",".join("?" * len(words))
         known = {
@@ -184,9 +175,7 @@ class SqliteStore(MirrorStore):
             self._vocabularies.add(upstream)
         return vocabulary
 
-    def retractions(self) -> RetractionRows | None:
-        if not int(self._meta.get("records_retraction_watch") or 0):
-            return None
+    def _retraction_rows(self) -> RetractionRows:
         return _SnapshotRows(self.path)
 
     def upsert(self, records: Iterable[MirrorRecord]) -> int:
@@ -213,10 +202,9 @@ class SqliteStore(MirrorStore):
         self._meta = dict(self._db.execute("SELECT key, value FROM mirror_meta"))
         return int(self._meta.get("records_retraction_watch") or 0)
 
-    def set_meta(self, values: dict[str, str]) -> None:
+    def _write_meta(self, values: dict[str, str]) -> None:
         with self._db:
             self._db.executemany("INSERT OR REPLACE INTO mirror_meta VALUES (?, ?)", values.items())
-        self._meta.update(values)
 
     def close(self) -> None:
         self._db.close()

@@ -131,28 +131,49 @@ class RetractionRows(abc.ABC):
 
 
 class MirrorStore(abc.ABC):
-    """Read access to a built mirror, plus the in-place upserts `mirror update` needs."""
+    """Read access to a built mirror, plus the in-place upserts `mirror update` needs.
+
+    The public methods answer what needs no query (an upstream the mirror has no table
+    for, nothing asked); a backend implements the queries, the `_` methods.
+    """
 
     location: str
+    #: the upstreams this mirror has a table for (one built before an upstream was added
+    #: to the mirror has none for it: that upstream holds nothing here)
+    _held: set[str]
+    #: the mirror's `mirror_meta` rows: build and update times, record counts
+    _meta: dict[str, str]
 
     @abc.abstractmethod
     def info(self) -> MirrorInfo: ...
 
-    @abc.abstractmethod
     def lookup(self, upstream: str, field: str, values: Sequence[str]) -> list[bytes]:
         """Stored bodies whose `field` (one of LOOKUP_FIELDS) is among `values`."""
+        if upstream not in self._held or field not in LOOKUP_FIELDS or not values:
+            return []
+        return self._lookup(upstream, field, values)
 
-    @abc.abstractmethod
     def candidates(self, upstream: str, search: CandidateSearch) -> list[Candidate]:
         """Candidate records, best first, for `search`."""
+        if upstream not in self._held or not search.words:
+            return []
+        return self._candidates(upstream, search)
 
-    @abc.abstractmethod
     def unknown_title_words(self, upstream: str, words: Sequence[str]) -> list[str]:
         """The `words` found in no title of `upstream`: a misspelt word is among them."""
+        if upstream not in self._held or not words:
+            return []
+        return self._unknown_title_words(upstream, words)
 
-    @abc.abstractmethod
     def retractions(self) -> RetractionRows | None:
         """The Retraction Watch rows, or None when the mirror was built without them."""
+        if not int(self._meta.get("records_retraction_watch") or 0):
+            return None
+        return self._retraction_rows()
+
+    def set_meta(self, values: dict[str, str]) -> None:
+        self._write_meta(values)
+        self._meta.update(values)
 
     @abc.abstractmethod
     def upsert(self, records: Iterable[MirrorRecord]) -> int:
@@ -163,10 +184,22 @@ class MirrorStore(abc.ABC):
         """Swap in the rows of a Retraction Watch snapshot file in one transaction."""
 
     @abc.abstractmethod
-    def set_meta(self, values: dict[str, str]) -> None: ...
+    def close(self) -> None: ...
 
     @abc.abstractmethod
-    def close(self) -> None: ...
+    def _lookup(self, upstream: str, field: str, values: Sequence[str]) -> list[bytes]: ...
+
+    @abc.abstractmethod
+    def _candidates(self, upstream: str, search: CandidateSearch) -> list[Candidate]: ...
+
+    @abc.abstractmethod
+    def _unknown_title_words(self, upstream: str, words: Sequence[str]) -> list[str]: ...
+
+    @abc.abstractmethod
+    def _retraction_rows(self) -> RetractionRows: ...
+
+    @abc.abstractmethod
+    def _write_meta(self, values: dict[str, str]) -> None: ...
 
 
 class MirrorBuilder(abc.ABC):
