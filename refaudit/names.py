@@ -23,28 +23,45 @@ PARTICLES = frozenset(
 )
 #: Generational suffixes written after a display name ("Martin Luther King Jr").
 SUFFIXES = frozenset({"jr", "jr.", "sr", "sr.", "ii", "iii", "iv"})
-#: Words that make a display name an organisation ("ATLAS Collaboration").
+#: Words that make a name an organisation ("ATLAS Collaboration", "Microsoft Research").
 ORGANISATION_WORDS = frozenset(
     {
         "agency",
+        "alliance",
         "association",
         "board",
         "collaboration",
+        "commission",
         "committee",
         "consortium",
+        "corporation",
         "council",
         "foundation",
         "group",
         "initiative",
         "institute",
         "investigators",
+        "laboratories",
+        "laboratory",
+        "labs",
+        "ministry",
         "network",
         "organisation",
         "organization",
+        "panel",
         "project",
+        "research",
         "society",
         "team",
+        "university",
     }
+)
+#: A capital inside a word after three or more letters is a company's spelling
+#: ("DeepMind", "OpenAI", "EleutherAI"); after these it is a family name's ("MacKay",
+#: "FitzGerald", "VanderPlas"), and after one or two letters too ("LeCun", "McDonald").
+_INNER_CAPITAL = re.compile(r"^([A-Z][a-z]{2,})[A-Z]")
+_CAPITALISED_PREFIXES = frozenset(
+    {"mac", "fitz", "van", "vander", "von", "del", "della", "ben", "bin", "abu", "ibn"}
 )
 _SPACE = re.compile(r"\s+")
 _INITIALS = re.compile(r"[A-Z]{1,3}|[A-Z]-[A-Z]")
@@ -53,6 +70,29 @@ _TRUNCATION = re.compile(r"^(?:others|et\.?\s*al\.?|and\s+others)$", re.IGNORECA
 _SPACES_AROUND_AND = re.compile(r"\s+and\s+", re.IGNORECASE)
 _TRAILING_ET_AL = re.compile(r",?\s+et\.?\s*al\.?$", re.IGNORECASE)
 _BIBTEX_SUFFIX = re.compile(r"^(?:jr|sr|jnr|snr|ii|iii|iv|v)\.?$", re.IGNORECASE)
+
+
+def is_organisation_name(name: str) -> bool:
+    """Whether a name written uninverted is a group's: "ATLAS Collaboration", "The CMS
+    Collaboration", "Google DeepMind", "Meta AI".
+
+    Reports and large collaborations are cited by their organisation, often without the
+    braces BibTeX needs to keep it whole; read as a person ("Mr Collaboration"), the
+    organisation would be an author the record does not list.
+    """
+    words = [word.strip(".,;:()") for word in name.split()]
+    words = [word for word in words if word]
+    if not words:
+        return False
+    if len(words) > 1 and words[0].lower() == "the":
+        return True
+    for word in words:
+        if word.lower() in ORGANISATION_WORDS or word == "AI":
+            return True
+        inner = _INNER_CAPITAL.match(word)
+        if inner and inner.group(1).lower() not in _CAPITALISED_PREFIXES:
+            return True
+    return False
 
 
 def parse_names(value: str) -> tuple[list[Person], bool]:
@@ -91,6 +131,11 @@ def parse_person(name: str) -> Person:
         return Person(family=latex_to_text(name[1:-1]), is_organisation=True)
     suffix = ""
     parts = bibtex_split(name, ",")
+    if len(parts) == 1 and is_organisation_name(latex_to_text(name)):
+        return Person(family=latex_to_text(name), is_organisation=True)
+    if len(parts) == 2 and is_organisation_name(parts[0]) and " " not in parts[1].strip():
+        # Google Scholar inverts a group's name as if it were a person's: "Team, Gemini".
+        return Person(family=latex_to_text(f"{parts[1].strip()} {parts[0]}"), is_organisation=True)
     if len(parts) == 2 and _BIBTEX_SUFFIX.match(parts[1].strip()):
         # "Martin Luther King, Jr." — BibTeX would read "Jr." as the given name.
         name, suffix = parts[0], parts[1].strip()
@@ -118,6 +163,8 @@ def display_name_to_person(name: str, *, medline_order: bool = False) -> Person:
     """
     text = " ".join(name.split()).strip(" ,")
     if any(word.lower() in ORGANISATION_WORDS for word in text.split()):
+        # Not `is_organisation_name`: the sources write people's names whole, and a
+        # family name spelt "VanDerWerf" in a record is still a person's.
         return Person(family=text, is_organisation=True)
     words = text.split()
     if (

@@ -110,6 +110,44 @@ def test_an_organisation_for_a_record_listing_only_people_is_unknown_not_wrong()
     assert compare_authors(cited("{OpenAI}"), record).kind == "unknown"
 
 
+@pytest.mark.parametrize(
+    "citation",
+    ["OpenAI", "{{OpenAI}}", "Meta", "Google DeepMind", "{Google DeepMind}", "Meta AI"],
+)
+def test_a_report_cited_by_its_organisation_is_not_an_author_mismatch(citation: str) -> None:
+    # Written without braces, "Google DeepMind" would be Mr DeepMind and "Meta" a
+    # family name: the record's individual authors would be "missing" and Meta "added".
+    record = crossref_authors(("Dubey", "Abhimanyu"), ("Jauhri", "Abhinav"), ("Pandey", "Abhinav"))
+    assert compare_authors(cited(citation), record).kind == "unknown"
+
+
+@pytest.mark.parametrize(
+    "citation",
+    ["ATLAS Collaboration", "{The ATLAS Collaboration}", "The ATLAS Collaboration"],
+)
+def test_a_collaboration_written_without_braces_is_one_author(citation: str) -> None:
+    people = cited(citation)
+    assert [p.is_organisation for p in people] == [True]
+    record = crossref_authors(("Ahmadi", "Rahul"), ("Allen", "Nadia")) + [
+        display_name_to_person("ATLAS Collaboration")
+    ]
+    assert compare_authors(people, record).kind in ("exact", "ok")
+
+
+def test_an_organisation_named_by_the_record_among_its_members_matches() -> None:
+    # arXiv and OpenAlex list "OpenAI" as the first of the report's authors.
+    record = [display_name_to_person("OpenAI")] + crossref_authors(
+        ("Wijayagunawardhana", "W. A. Hasindu N.")
+    )
+    comparison = compare_authors(cited("OpenAI"), record)
+    assert comparison.kind in ("exact", "ok") and comparison.missing == ()
+
+
+@pytest.mark.parametrize("citation", ["LeCun, Yann", "Yann LeCun", "David J. C. MacKay"])
+def test_family_names_with_an_inner_capital_stay_people(citation: str) -> None:
+    assert [p.is_organisation for p in cited(citation)] == [False]
+
+
 def test_a_sole_person_not_among_the_authors_is_still_different() -> None:
     record = crossref_authors(("Achiam", "Josh"), ("Adler", "Steven"), ("Agarwal", "Sandhini"))
     assert compare_authors(cited("Smith, John"), record).kind == "different"

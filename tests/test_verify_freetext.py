@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from refaudit.evidence import Evidence
-from refaudit.models import Person, Verdict, Work
+from refaudit.models import Person, SourceStatus, Verdict, Work
 from refaudit.parsing import parse_freetext
 from refaudit.recognise import is_convincing
 from refaudit.verify import decide
@@ -308,3 +308,70 @@ def test_a_lower_case_initial_is_a_given_name_not_a_particle() -> None:
     )
     assert _verdict(cited, work)[1] == set()
     assert "author-mismatch" in _verdict(cited.replace("q. al tashi", "q. el amin"), work)[1]
+
+
+LLAMA = Work(
+    source="arxiv",
+    arxiv_id="2407.21783",
+    title="The Llama 3 Herd of Models",
+    authors=[Person("Dubey", "Abhimanyu"), Person("Jauhri", "Abhinav"), Person("Yang", "Amy")],
+    year=2024,
+    type="preprint",
+    venue="arXiv",
+)
+ATLAS = Work(
+    source="crossref",
+    doi="10.1016/j.physletb.2024.127648",
+    title="Measurement of the W boson mass using the 2022 and 2023 datasets",
+    authors=[Person("Ahmadi", "Rahul"), Person("Allen", "Nadia"), Person("Anderson", "Nadia")],
+    year=2024,
+    venue="Physics Letters B",
+    volume="356",
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "work"),
+    [
+        ("Meta. The Llama 3 herd of models. arXiv 2024.", LLAMA),
+        ("Meta AI (2024). The Llama 3 herd of models. arXiv preprint arXiv:2407.21783.", LLAMA),
+        ("Google DeepMind. The Llama 3 herd of models. arXiv preprint, 2024.", LLAMA),
+        (
+            "ATLAS Collaboration. Measurement of the W boson mass using the 2022 and 2023 "
+            "datasets. Phys. Lett. B 356 (2024).",
+            ATLAS,
+        ),
+        (
+            "The ATLAS Collaboration. Measurement of the W boson mass using the 2022 and 2023 "
+            "datasets. Physics Letters B. 2024;356.",
+            ATLAS,
+        ),
+    ],
+    ids=["mononym", "org-ai-apa", "company-camel-case", "collaboration", "the-collaboration"],
+)
+def test_a_work_cited_by_its_organisation_is_verified_against_its_members(
+    text: str, work: Work
+) -> None:
+    reference = parse_freetext(text, key="k")
+    # The organisation is the author, not the first words of the title.
+    assert reference.title is not None and reference.title.startswith(work.title[:10])
+    assert len(reference.authors) == 1
+    assert _verdict(text, work) == (Verdict.VERIFIED, set())
+
+
+def test_a_person_cited_for_an_organisations_report_is_still_an_author_mismatch() -> None:
+    verdict, errors = _verdict("Smith J. The Llama 3 herd of models. arXiv 2024.", LLAMA)
+    assert verdict == Verdict.MISMATCH and "author-mismatch" in errors
+
+
+def test_an_invented_work_attributed_to_an_organisation_is_not_found() -> None:
+    text = "OpenAI. Scaling laws for reward overoptimization in multimodal agents. arXiv 2023."
+    answered = SourceStatus("answered")
+    evidence = Evidence(
+        reference=parse_freetext(text, key="k"),
+        candidates=[LLAMA],
+        statuses={"arxiv": answered, "openalex": answered, "semanticscholar": answered},
+        searched=True,
+        searched_by={"openalex", "semanticscholar"},
+    )
+    assert decide(evidence).verdict == Verdict.NOT_FOUND

@@ -317,6 +317,10 @@ def _compare(
         kind: AuthorKind = "different" if placeholder else "unknown"
         return AuthorComparison(kind, 0.0, placeholder=placeholder)
     cited_names, found_names = [_reduced(*p) for p in cited], [_reduced(*p) for p in found]
+    if len(cited) == 1 and not cited_truncated and _is_mononym(cited_names[0]):
+        # "Meta. The Llama 3 herd of models": one name alone, with no given name, is
+        # read as the organisation that issued the work, not as a person.
+        cited_names = [_reduced(cited[0][0], "", "", "", True)]
     pairs = _pair_authors(cited_names, found_names)
     matched_found = {j for j, _ in pairs.values()}
     extra = tuple(
@@ -382,6 +386,17 @@ def _compare(
         order_changed=order_changed,
         first_author_ok=first_author_ok,
         placeholder=placeholder,
+    )
+
+
+def _is_mononym(name: _Name) -> bool:
+    """One Latin-script word and no given name ("Meta", "Anthropic"), not initials."""
+    return (
+        not name.organisation
+        and not name.given
+        and name.script == "latin"
+        and len(name.family_words) == 1
+        and len(name.family_words[0]) > 2
     )
 
 

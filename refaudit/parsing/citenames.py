@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from refaudit.models import Person
-from refaudit.names import PARTICLES, parse_person
+from refaudit.names import PARTICLES, is_organisation_name, parse_person
 from refaudit.parsing.marks import EMPH_CLOSE, EMPH_OPEN, LETTER
 
 # Capitals an initial can be: "É." in "Bruera, É." is as much an initial as "E.".
@@ -41,7 +41,6 @@ _VANCOUVER_PERSONS = (
     re.compile(rf"{SPACED_NAME}(?=[\s,;]|$)"),
     re.compile(rf"{UPPER_NAME}(?=\s|$)"),
 )
-_GROUP_AUTHOR = re.compile(r"\b(?:collaboration|consortium)\b", re.IGNORECASE)
 # A particle keeps its lower-case initial among the others ("Almeida, R. R. d." for
 # Renata Rodrigues de Almeida).
 _INITIALS = re.compile(
@@ -51,6 +50,7 @@ _INITIALS = re.compile(
 )
 # "et aI": OCR reads the l of "al" as a capital I or a one.
 ET_AL = re.compile(r"(?:,\s*|\s+)et\.?\s*a[lI1]\.?\s*$", re.IGNORECASE)
+_ARTICLE_BEFORE = re.compile(r"(?:^|(?<=[\s,;]))the\s+$")
 _ELLIPSIS = re.compile(r"(?:,\s*)?(?:…|\.\s?\.\s?\.)\s*(?:,\s*)?")
 
 
@@ -129,13 +129,16 @@ def whole_names(text: str, whole: tuple[str, ...]) -> list[tuple[int, int, str]]
         needle = " ".join(name.split()).casefold()
         at = folded.find(needle)
         if at >= 0 and all(at >= end or at + len(needle) <= begin for begin, end, _ in spans):
-            spans.append((at, at + len(needle), name))
+            # "The ATLAS Collaboration" cited, "ATLAS Collaboration" recorded: one name.
+            article = _ARTICLE_BEFORE.search(folded, 0, at)
+            begin = article.start() if article else at
+            spans.append((begin, at + len(needle), text[begin : at + len(needle)]))
     return sorted(spans)
 
 
 def _natural_person(name: str) -> Person:
     """ "ATLAS Collaboration" is a group author, not Mr Collaboration."""
-    if _GROUP_AUTHOR.search(name):
+    if is_organisation_name(name):
         return Person(family=name, is_organisation=True)
     return parse_person(name)
 

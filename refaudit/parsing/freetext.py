@@ -29,6 +29,7 @@ from refaudit.identifiers import (
     parse_arxiv_id,
 )
 from refaudit.models import Reference
+from refaudit.names import is_organisation_name
 from refaudit.parsing.citenames import (
     CAP,
     ET_AL,
@@ -225,8 +226,11 @@ def read_style(text: str) -> _Parts:
     # Yoram Bachrach. Title." are names in reading order, not "Diederik P." and a title.
     # Only one name can be the head of names in reading order: a list of several
     # ("Zhu M, Chen T, Wang Z.") is Vancouver whatever its title's first words are.
-    if vancouver and (
-        "," in vancouver.group("authors") or not _names_go_on(vancouver.group("rest"))
+    # "The CMS Collaboration. Title." is a group, not a Mr The with initials C. M. S.
+    if (
+        vancouver
+        and ("," in vancouver.group("authors") or not _names_go_on(vancouver.group("rest")))
+        and not is_organisation_name(text.split(". ", 1)[0])
     ):
         return _read_vancouver(vancouver)
     plain = read_plain(bare)
