@@ -261,6 +261,22 @@ def test_cli_table_says_what_to_do(cli_world: FakeUpstreams) -> None:
     assert "Graph neural networks read enzyme function" in result.stdout
 
 
+def test_cli_table_lists_prior_art_that_names_no_author(cli_world: FakeUpstreams) -> None:
+    # An editorial or a dataset record may carry no author: its card is left blank there.
+    anonymous = crossref_work(
+        "10.9999/enzyme",
+        "Graph neural networks read enzyme function from contact maps",
+        authors=[],
+        abstract=PRIOR_ABSTRACT,
+    )
+    cli_world.route("crossref", r"/works", lambda _r, _m: crossref_list([anonymous]))
+
+    result = runner.invoke(app, ["novelty", PRIOR_IDEA], env={"COLUMNS": "120"})
+
+    assert result.exit_code == 0, result.output
+    assert "Graph neural networks read enzyme function" in result.stdout
+
+
 def test_cli_ideas_file_gives_one_line_per_idea_in_order(
     cli_world: FakeUpstreams, tmp_path: Path
 ) -> None:

@@ -7,6 +7,7 @@ options several commands take are in `refaudit.cli.options`.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import enum
 import functools
 import os
@@ -275,16 +276,28 @@ def _longest(rows: list[list[str]], index: int) -> int:
     return max((len(line) for row in rows for line in row[index].splitlines()), default=0)
 
 
-#: A work as a card: first column, description lines, year, identifier, citation count.
-Card = tuple[str, list[str], int | None, str, int | None]
+@dataclasses.dataclass(frozen=True)
+class Card:
+    """A work as one card of `work_cards`: its first column, the plain text that
+    describes it (the card adds the markup), its year, identifier and citation count."""
+
+    first: str
+    title: str
+    authors: str
+    venue: str | None
+    note: str
+    year: int | None
+    identifier: str
+    cites: int | None
 
 
 def work_cards(headings: tuple[str, str], first_width: int, cards: Iterable[Card]) -> Any:
     """Works in a table, one card each (search results, similar papers).
 
-    One wide column describes the work (its lines: title, authors, venue, a note); the
-    others are narrow so 80 columns stay readable.
+    One wide column describes the work (title, authors, venue, a note), the others are
+    narrow so 80 columns stay readable.
     """
+    from rich.markup import escape
     from rich.table import Table
 
     table = Table(show_lines=True, expand=True)
@@ -293,12 +306,16 @@ def work_cards(headings: tuple[str, str], first_width: int, cards: Iterable[Card
     table.add_column("Year", width=4)
     table.add_column("DOI / arXiv", overflow="fold", width=18)
     table.add_column("Cites", justify="right", width=6)
-    for first, lines, year, identifier, cites in cards:
+    for card in cards:
+        lines = [f"[bold]{escape(card.title)}[/]", escape(card.authors)]
+        if card.venue:
+            lines.append(f"[italic]{escape(card.venue)}[/]")
+        lines.append(f"[dim]{escape(card.note)}[/]")
         table.add_row(
-            first,
+            card.first,
             "\n".join(lines),
-            str(year or ""),
-            identifier,
-            "" if cites is None else str(cites),
+            str(card.year or ""),
+            card.identifier,
+            "" if card.cites is None else str(card.cites),
         )
     return table

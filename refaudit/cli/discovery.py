@@ -255,20 +255,24 @@ def _identifier(work: Any) -> str:
 
 
 def _print_search_table(outcome: Any) -> None:
-    from rich.markup import escape
 
     console = stdout_console()
     if not outcome.works:
         console.print("no works found", highlight=False)
         return
-    cards: list[Card] = []
-    for number, work in enumerate(outcome.works, start=1):
-        lines = [f"[bold]{escape(work.title or '')}[/]", escape(_authors(work))]
-        venue = work.venue_short or work.venue
-        if venue:
-            lines.append(f"[italic]{escape(venue)}[/]")
-        lines.append(f"[dim]found in {escape(', '.join(work.found_in))}[/]")
-        cards.append((str(number), lines, work.year, _identifier(work), work.citation_count))
+    cards = [
+        Card(
+            str(number),
+            work.title or "",
+            _authors(work),
+            work.venue_short or work.venue,
+            f"found in {', '.join(work.found_in)}",
+            work.year,
+            _identifier(work),
+            work.citation_count,
+        )
+        for number, work in enumerate(outcome.works, start=1)
+    ]
     console.print(work_cards(("#", "Work"), 2, cards))
 
 

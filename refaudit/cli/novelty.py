@@ -186,15 +186,23 @@ def _print_table(report: Any) -> None:
         if report.novelty_score is not None:
             console.print("no paper reaches the similarity threshold", highlight=False)
         return
-    cards: list[Card] = []
+    cards = []
     for paper in report.similar_papers:
-        authors = paper.authors[0] + (" et al." if len(paper.authors) > 1 else "")
-        lines = [f"[bold]{escape(paper.title or '')}[/]", escape(authors if paper.authors else "")]
-        if paper.venue:
-            lines.append(f"[italic]{escape(paper.venue)}[/]")
-        lines.append(f"[dim]covers: {escape('; '.join(paper.covers) or '-')}[/]")
+        authors = paper.authors[0] if paper.authors else ""
+        if len(paper.authors) > 1:
+            authors += " et al."
         identifier = paper.doi or (f"arXiv:{paper.arxiv_id}" if paper.arxiv_id else "")
+        covers = f"covers: {'; '.join(paper.covers) or '-'}"
         cards.append(
-            (f"{paper.similarity:.2f}", lines, paper.year, identifier, paper.citation_count)
+            Card(
+                f"{paper.similarity:.2f}",
+                paper.title or "",
+                authors,
+                paper.venue,
+                covers,
+                paper.year,
+                identifier,
+                paper.citation_count,
+            )
         )
     console.print(work_cards(("Sim", "Paper"), 4, cards))
