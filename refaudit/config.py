@@ -91,19 +91,15 @@ class ServeSettings:
             )
 
 
-_SERVE_KINDS: dict[str, type] = {
-    "oauth_issuer": str,
-    "oauth_resource": str,
-    "oauth_scopes": list,
-    "oauth_jwks_url": str,
-    "client_concurrent_audits": int,
-    "client_references_per_minute": int,
-}
+#: The `[serve]` keys: ServeSettings' fields, each read as the kind of its default.
+_SERVE_DEFAULTS = ServeSettings()
+_SERVE_KEYS = tuple(item.name for item in dataclasses.fields(ServeSettings))
 
 
 def _serve_value(key: str, value: Any, origin: str) -> Any:
-    """One `[serve]` value (or its environment variable, given as text) of the right kind."""
-    kind = _SERVE_KINDS[key]
+    """One `[serve]` value (or its environment variable, given as text) of the kind of
+    the setting's default: a list, a whole number, or text (None when empty)."""
+    kind = type(getattr(_SERVE_DEFAULTS, key))
     if kind is list:
         words = value.replace(",", " ").split() if isinstance(value, str) else value
         return [str(word) for word in _list(words, origin, "scope names")]
@@ -129,9 +125,9 @@ def _apply_serve(
     serve: ServeSettings, table: Mapping[str, Any], origin: Callable[[str], str]
 ) -> None:
     for key, value in table.items():
-        if key not in _SERVE_KINDS:
+        if key not in _SERVE_KEYS:
             raise ConfigError(
-                f"{origin(key)}: unknown setting", hint=f"known: {', '.join(_SERVE_KINDS)}"
+                f"{origin(key)}: unknown setting", hint=f"known: {', '.join(_SERVE_KEYS)}"
             )
         setattr(serve, key, _serve_value(key, value, origin(key)))
 
@@ -547,7 +543,7 @@ def _apply_env(
         settings.serve,
         {
             key: environ[f"REFAUDIT_{key.upper()}"]
-            for key in _SERVE_KINDS
+            for key in _SERVE_KEYS
             if environ.get(f"REFAUDIT_{key.upper()}")
         },
         lambda key: f"REFAUDIT_{key.upper()}",
