@@ -53,6 +53,17 @@ def test_bbl_items_span_to_the_next_item() -> None:
     assert key_at(BBL, Path("paper.bbl"), Position(5, 4)) == "lamport1994"
 
 
+def test_biber_entries_span_to_their_endentry_and_a_cut_one_to_the_next() -> None:
+    biber = (Path(__file__).parent / "fixtures" / "tex" / "arxiv-source" / "paper.bbl").read_text()
+    spans = entry_spans(biber, Path("paper.bbl"))
+    assert list(spans) == ["he2016", "lecun2015", "vaswani2017", "waals1873", "who2020"]
+    assert (spans["he2016"].start, spans["he2016"].end) == (Position(21, 4), Position(62, 13))
+    # Without its \endentry, an entry runs to its last line before the next one.
+    cut = biber.replace("\\endentry", "", 1)
+    assert entry_spans(cut, Path("paper.bbl"))["he2016"].end == Position(61, 14)  # its \endverb
+    assert entry_spans("\\refsection{0}\n\\endrefsection\n", Path("empty.bbl")) == {}
+
+
 def test_the_key_under_the_cursor_in_a_citation() -> None:
     tex = "See \\citep[see][p.~4]{knuth1984, lamport1994} and \\textcite*{gödel1931}.\n"
     path = Path("paper.tex")

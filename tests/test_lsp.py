@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import sys
 import threading
 from collections.abc import Callable, Iterator
@@ -463,3 +464,73 @@ async def test_a_mirror_answers_without_network_and_a_missing_one_is_named(
     }
     assert upstream.requests == []  # the mirror answered everything
     assert len(mirror_client.messages) == 1  # and nothing was left unverified
+
+
+BIBITEMS = r"""\begin{thebibliography}{2}
+
+\bibitem[Lovelace and Turing(2017)]{lovelace2017}
+A.~Lovelace and A.~Turing, ``Deep learning for widget inspection,'' \emph{Journal of
+  Widget Science}, 2017, doi:10.1234/widgets.2019.
+
+\bibitem[Smith(2021)]{smith2021quantum}
+J.~Smith, ``Quantum gravity priors for large language models,'' \emph{Journal of
+  Imaginary Results}, 2021.
+
+\end{thebibliography}
+"""
+
+
+async def test_bbl_files_biber_and_bibitem_get_findings_and_hover_on_their_entries(
+    client: Client, tmp_path: Path
+) -> None:
+    """An arXiv source's biber .bbl (this fake Crossref knows only ResNet of its five) and a
+    `thebibliography` list: each finding spans its entry."""
+    biber = tmp_path / "paper.bbl"
+    shutil.copy(ROOT / "tests" / "fixtures" / "tex" / "arxiv-source" / "paper.bbl", biber)
+    client.open(biber)
+    spans: dict[str, set[tuple[int, int]]] = {}
+    for found in await client.diagnostics_of(biber):
+        spans.setdefault(str(found.data["key"]), set()).add(
+            (found.range.start.line, found.range.end.line)
+        )
+    # From `\entry{key}` to its `\endentry` (0-based lines); he2016 is verified.
+    assert spans == {
+        "lecun2015": {(63, 94)},
+        "vaswani2017": {(95, 118)},
+        "waals1873": {(119, 135)},
+        "who2020": {(136, 149)},
+    }
+    hover = await client.hover(biber, 40, 8)
+    assert hover is not None and hover.startswith("**refaudit: verified** `he2016`")
+
+    items = tmp_path / "refs.bbl"
+    items.write_text(BIBITEMS, encoding="utf-8")
+    client.open(items)
+    found = {str(d.data["key"]): d for d in await client.diagnostics_of(items)}
+    assert {key: str(d.code) for key, d in found.items()} == {
+        "lovelace2017": "year-mismatch",
+        "smith2021quantum": "not-found",
+    }
+    assert (found["lovelace2017"].range.start.line, found["lovelace2017"].range.end.line) == (2, 4)
+    assert (
+        found["smith2021quantum"].range.start.line,
+        found["smith2021quantum"].range.end.line,
+    ) == (6, 8)
+    hover = await client.hover(items, 7, 10)
+    assert hover is not None and hover.startswith("**refaudit: not found** `smith2021quantum`")
+
+
+async def test_a_new_file_is_audited_once_saved(client: Client, tmp_path: Path) -> None:
+    """A buffer with no file behind it yet is not an error; its first save audits it."""
+    new = tmp_path / "chapter-refs.bib"
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            types.TextDocumentItem(uri=uri(new), language_id="bibtex", version=1, text="")
+        )
+    )
+    assert await client.hover(new, 0, 0) is None  # a round trip: the open was handled
+    new.write_text(REFS, encoding="utf-8")
+    client.save(new)
+    assert codes(await client.diagnostics_of(new)) == {"year-mismatch", "not-found"}
+    assert client.messages == []
+    assert len(client.progress_reports) == 1

@@ -8,6 +8,7 @@ counts it). Pure functions over text, so the language server stays a thin layer.
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +20,9 @@ from refaudit.models import AuditReport, Result, Verdict
 #: `\cite{a,b}`, `\citep[p.~4]{a}`, `\parencite*{a}`, `\nocite{a}`: the keys' braces.
 _CITATION = re.compile(r"\\[A-Za-z]*cite[A-Za-z]*\*?\s*(?:\[[^\]\n]*\]\s*){0,2}\{([^{}\n]*)\}")
 _BIBITEM = re.compile(r"\\bibitem\s*(?:\[[^\]\n]*\]\s*)?\{([^{}\n]+)\}")
+#: A biber .bbl's `\entry{key}{type}{…}`, whose block ends at `\endentry`.
+_BIBER_ENTRY = re.compile(r"\\entry\{([^{}\n]+)\}\{[^{}\n]*\}")
+_END_ENTRY = "\\endentry"
 
 
 @dataclass(frozen=True)
@@ -50,9 +54,21 @@ class Edit:
 
 def position(text: str, offset: int) -> Position:
     """The position of a character offset into `text`."""
-    line = text.count("\n", 0, offset)
-    start = text.rfind("\n", 0, offset) + 1
-    return Position(line, _utf16_length(text[start:offset]))
+    return _Lines(text).position(offset)
+
+
+class _Lines:
+    """Offsets to positions in one text, its line starts found once: a bibliography of
+    thousands of entries asks for two positions per entry."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.starts = [0, *(found.end() for found in re.finditer("\n", text))]
+
+    def position(self, offset: int) -> Position:
+        line = bisect.bisect_right(self.starts, offset) - 1
+        start = self.starts[line]
+        return Position(line, _utf16_length(self.text[start:offset]))
 
 
 def offset(text: str, at: Position) -> int:
@@ -83,24 +99,39 @@ def line_span(text: str, line: int) -> Span:
 
 
 def entry_spans(text: str, path: Path) -> dict[str, Span]:
-    """Each entry's range by key: a .bib entry from `@` to its closing brace, a `\\bibitem`
-    to the line before the next one; the first of duplicate keys."""
+    """Each entry's range by key: a .bib entry from `@` to its closing brace, a biber
+    `\\entry` to its `\\endentry`, a `\\bibitem` to the line before the next one; the
+    first of duplicate keys."""
     spans: dict[str, Span] = {}
+    position = _Lines(text).position
     if path.suffix.lower() == ".bib":
         for entry in scan_entries(text):
             end = entry.end
             while end > entry.start and text[end - 1] in " \t\r\n":
                 end -= 1
-            spans.setdefault(entry.key, Span(position(text, entry.start), position(text, end)))
+            spans.setdefault(entry.key, Span(position(entry.start), position(end)))
         return spans
-    items = list(_BIBITEM.finditer(text))
-    for item, following in zip(items, [*items[1:], None], strict=True):
-        end = text.find("\\end{thebibliography}", item.end())
-        stop = following.start() if following else (end if end >= 0 else len(text))
+    # Each search stops at the next entry, so a file of many entries is read once.
+    heads = [*_BIBER_ENTRY.finditer(text)]
+    for index, head in enumerate(heads):
+        stop = heads[index + 1].start() if index + 1 < len(heads) else len(text)
+        end = text.find(_END_ENTRY, head.end(), stop)
+        # Without its \endentry (biber always writes one), up to the next entry.
+        end = (
+            end + len(_END_ENTRY)
+            if end >= 0
+            else head.start() + len(text[head.start() : stop].rstrip())
+        )
+        spans.setdefault(head.group(1).strip(), Span(position(head.start()), position(end)))
+    items = [*_BIBITEM.finditer(text)]
+    for index, item in enumerate(items):
+        stop = items[index + 1].start() if index + 1 < len(items) else len(text)
+        end = text.find("\\end{thebibliography}", item.end(), stop)
+        stop = end if end >= 0 else stop
         body = text[item.start() : stop].rstrip()
         spans.setdefault(
             item.group(1).strip(),
-            Span(position(text, item.start()), position(text, item.start() + len(body))),
+            Span(position(item.start()), position(item.start() + len(body))),
         )
     return spans
 

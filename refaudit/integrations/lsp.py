@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import traceback
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -119,8 +120,8 @@ class RefauditServer(LanguageServer):
     def schedule(self, uri: str) -> None:
         """Audit `uri` in the background, cancelling an audit of it still under way."""
         path = Path(uris.to_fs_path(uri) or "")
-        if path.suffix.lower() not in SUFFIXES:
-            return
+        if path.suffix.lower() not in SUFFIXES or not path.is_file():
+            return  # a new buffer not saved yet: its first save audits it
         stale = self.tasks.pop(uri, None)
         if stale is not None and not stale.done():
             stale.cancel()
@@ -129,8 +130,23 @@ class RefauditServer(LanguageServer):
                     types.MessageType.Log, f"refaudit: a newer audit of {path.name} replaces one"
                 )
             )
-        task = asyncio.ensure_future(self._audit(uri, path))
+        task = asyncio.ensure_future(self._audit_or_say_why(uri, path))
         self.tasks[uri] = task
+
+    async def _audit_or_say_why(self, uri: str, path: Path) -> None:
+        """A background task's error is otherwise lost, and the editor waits for
+        diagnostics that never come: say that the audit failed; the log has the trace."""
+        try:
+            await self._audit(uri, path)
+        except Exception as exc:  # a cancellation is no Exception: it passes through
+            self.window_log_message(
+                types.LogMessageParams(types.MessageType.Error, traceback.format_exc())
+            )
+            self._say(
+                types.MessageType.Error,
+                f"refaudit: could not audit {path.name} ({type(exc).__name__}: {exc}); "
+                "the language server's log has the details",
+            )
 
     async def _audit(self, uri: str, path: Path) -> None:
         with self._progress(path) as progress:
