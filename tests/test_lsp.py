@@ -321,8 +321,11 @@ async def test_a_paper_puts_findings_on_its_bib_file_and_hovers_on_citations(
     client: Client, paper: Path
 ) -> None:
     tex, refs = paper / "paper.tex", paper / "refs.bib"
+    # An entry the paper does not cite, and one a syntax error cuts short.
+    refs.write_text(REFS + HE2013 + "\n@article{broken2020,\n  title = {Unclosed\n", "utf-8")
     client.open(tex)
-    # texlab already reports the undefined `nobody2020`: the option leaves it out.
+    # texlab already reports the undefined `nobody2020`, the uncited entry and the syntax
+    # error: the option leaves them out.
     assert await client.diagnostics_of(tex) == []
     assert codes(client.diagnostics[uri(refs)]) == {"year-mismatch", "not-found"}
 
@@ -339,6 +342,14 @@ async def test_a_paper_puts_findings_on_its_bib_file_and_hovers_on_citations(
     (undefined,) = await client.diagnostics_of(tex, 2)
     assert (undefined.code, undefined.range.start.line) == ("undefined-citation", 2)
     assert "nobody2020" in undefined.message
+    problems = {str(d.code): d for d in client.diagnostics[uri(refs)] if d.data is None}
+    assert set(problems) == {"uncited-entry", "parse-error"}
+    uncited = problems["uncited-entry"]
+    assert (uncited.range.start.line, uncited.range.end.line) == (16, 22)  # he2016deep
+    assert uncited.severity == types.DiagnosticSeverity.Information
+    assert problems["parse-error"].range.start.line == 24
+    assert problems["parse-error"].code_description is not None
+    assert problems["parse-error"].code_description.href.endswith("docs/inputs.md#problems")
 
 
 async def test_audits_run_on_open_and_save_never_on_a_keystroke(

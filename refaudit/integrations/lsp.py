@@ -59,6 +59,8 @@ TEXLAB_RULES: dict[str, frozenset[str]] = {
     "undefined-citation": frozenset({"undefined-citation"}),
     "unused-entry": frozenset({"uncited-entry"}),
 }
+#: Where the input problems' codes are explained (one table).
+PROBLEMS = DOCS.removesuffix("verdicts.md") + "inputs.md#problems"
 _SEVERITIES = {
     "error": types.DiagnosticSeverity.Error,
     "warning": types.DiagnosticSeverity.Warning,
@@ -234,14 +236,18 @@ class RefauditServer(LanguageServer):
         """The report's findings and input problems as diagnostics, by file URI."""
         found: dict[str, list[types.Diagnostic]] = {}
         spans: dict[str, dict[str, Span]] = {}
+
+        def entries(uri: str, file: str) -> dict[str, Span]:
+            if uri not in spans:
+                spans[uri] = entry_spans(self._text(uri), Path(file))
+            return spans[uri]
+
         for result in report.results:
             file = result.reference.file
             if not file:
                 continue
             uri = uris.from_fs_path(str(Path(file).resolve())) or file
-            if uri not in spans:
-                spans[uri] = entry_spans(self._text(uri), Path(file))
-            where = spans[uri].get(result.reference.key) or line_span(
+            where = entries(uri, file).get(result.reference.key) or line_span(
                 self._text(uri), result.reference.line or 1
             )
             for row in rows(result, self.context):
@@ -252,18 +258,12 @@ class RefauditServer(LanguageServer):
             if problem.code in self.options.ignore or not problem.file:
                 continue
             uri = uris.from_fs_path(str(Path(problem.file).resolve())) or problem.file
-            found.setdefault(uri, []).append(self._problem(uri, problem))
+            where = line_span(self._text(uri), problem.line or 1)
+            entry = entries(uri, problem.file).get(problem.key or "")
+            if entry is not None and entry.start.line == where.start.line:
+                where = entry  # the entry the problem is about, not another of its key
+            found.setdefault(uri, []).append(_problem(problem, where))
         return found
-
-    def _problem(self, uri: str, problem: InputProblem) -> types.Diagnostic:
-        where = line_span(self._text(uri), problem.line or 1)
-        return types.Diagnostic(
-            range=_range(where),
-            message=problem.message,
-            severity=_SEVERITIES.get(problem.severity, types.DiagnosticSeverity.Warning),
-            code=problem.code,
-            source="refaudit",
-        )
 
     def _text(self, uri: str) -> str:
         """The document as the editor holds it, else as saved."""
@@ -347,6 +347,17 @@ def _range(span: Span) -> types.Range:
     return types.Range(
         start=types.Position(span.start.line, span.start.character),
         end=types.Position(span.end.line, span.end.character),
+    )
+
+
+def _problem(problem: InputProblem, where: Span) -> types.Diagnostic:
+    return types.Diagnostic(
+        range=_range(where),
+        message=problem.message,
+        severity=_SEVERITIES.get(problem.severity, types.DiagnosticSeverity.Warning),
+        code=problem.code,
+        code_description=types.CodeDescription(href=PROBLEMS),
+        source="refaudit",
     )
 
 
