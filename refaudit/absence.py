@@ -18,14 +18,19 @@ from refaudit.findings import MISMATCH_CODES
 from refaudit.models import Finding, Work
 from refaudit.sources import registry
 
-#: A preprint or dataset this recent may not be in every index yet: arXiv
-#: and DataCite list new works within days, Semantic Scholar and OpenAlex within
-#: weeks to months.
+#: A work this recent may not be in every index yet: arXiv and DataCite list new
+#: works within days, Semantic Scholar and OpenAlex within weeks to months, and
+#: books, chapters and theses reach them later still.
 RECENT_MONTHS = 12
-#: Kinds of work that are posted rather than published, and so are indexed late
-#: and unevenly. A journal article, proceedings paper or an institution's report is
-#: registered or listed when it appears: its absence stays "not found".
-_POSTED_KINDS = frozenset({"preprint", "dataset"})
+#: Kinds that are registered or listed as they appear: a journal deposits an
+#: article's DOI at online publication, DBLP, Semantic Scholar and OpenAlex list a
+#: conference's papers as its proceedings come out (most are preprints first), and
+#: an institution's report is issued with its number, ISBN or DOI. No index holding
+#: such a work is evidence, however new it is; it is also how a fabricated "2026"
+#: paper in a journal or at a conference, or an invented agency's report, looks.
+_LISTED_ON_APPEARING = frozenset({"article", "conference", "report"})
+#: Entry types of reports, which `planner.kind_of` reads as preprints without a venue.
+_REPORT_TYPES = frozenset({"techreport", "report"})
 
 #: Field contradictions that records of other versions of the work could lift: a
 #: preprint and its published version differ in venue, online and print in year.
@@ -137,20 +142,28 @@ def contradicted_without_answers(
 
 
 def too_recent(
-    evidence: Evidence, findings: list[Finding], today: datetime.date | None = None
+    evidence: Evidence,
+    findings: list[Finding],
+    *,
+    related: bool = False,
+    today: datetime.date | None = None,
 ) -> str | None:
-    """Why finding nothing proves nothing for a work posted in the last months, or None.
+    """Why finding nothing proves nothing for a work of the last months, or None.
 
-    Not when a cited identifier was proved false (an invented arXiv id or DOI: those
-    lookups answer at once for new works too), nor for kinds published in a venue.
+    "Nothing" must be nothing at all: not when a lookup proved a cited identifier
+    false (an invented arXiv id or DOI: those lookups answer at once for new works
+    too) or found it on another work, not when a record contradicts the citation's
+    fields, not when a `related` record (a near title) exists, and not for the kinds
+    indexed as they appear (`_LISTED_ON_APPEARING`). `today` is the clock's date
+    unless a caller fixes it.
     """
     reference = evidence.reference
-    if reference.year is None or any(f.code in MISMATCH_CODES for f in findings):
+    if reference.year is None or related:
         return None
-    if planner.kind_of(reference).work not in _POSTED_KINDS or reference.entry_type in (
-        "techreport",
-        "report",
-    ):
+    if any(f.severity == "error" or f.code in MISMATCH_CODES for f in findings):
+        return None
+    kind = "report" if reference.entry_type in _REPORT_TYPES else planner.kind_of(reference).work
+    if kind in _LISTED_ON_APPEARING:
         return None
     today = today or datetime.date.today()
     # Without a month, the latest one the year allows: the rule is there to spare

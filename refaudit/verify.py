@@ -21,6 +21,7 @@ Pure functions, no I/O. The rules, in order:
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -48,8 +49,16 @@ _BOOK_TYPES = frozenset({"book", "monograph", "edited-book", "reference-book", "
 _SAME_TITLE_KINDS = frozenset({"exact", "minor", "typo", "subtitle"})
 
 
-def decide(evidence: Evidence, *, enabled_sources: Sequence[str] = ()) -> Result:
-    """The verdict on one reference, from everything the sources returned."""
+def decide(
+    evidence: Evidence,
+    *,
+    enabled_sources: Sequence[str] = (),
+    today: datetime.date | None = None,
+) -> Result:
+    """The verdict on one reference, from everything the sources returned.
+
+    `today` dates "too recent to be indexed" (the clock's date unless given).
+    """
     reference = evidence.reference
     statuses = {name: SourceStatus("not_asked") for name in enabled_sources}
     statuses.update(evidence.statuses)
@@ -67,7 +76,7 @@ def decide(evidence: Evidence, *, enabled_sources: Sequence[str] = ()) -> Result
     identity, findings = _identify(replace(evidence, reference=written))
     result.findings.extend(findings)
     if identity is None:
-        return _nothing_found(evidence, result)
+        return _nothing_found(evidence, result, today)
 
     result.matched = merge_records(identity.records)
     registration = evidence.doi_registration
@@ -454,7 +463,7 @@ def _unknown_arxiv_id(evidence: Evidence, found: str | None = None) -> list[Find
     ]
 
 
-def _nothing_found(evidence: Evidence, result: Result) -> Result:
+def _nothing_found(evidence: Evidence, result: Result, today: datetime.date | None) -> Result:
     registration = evidence.doi_registration
     if (registration is not None and registration.registered) or (DOI_ORG in evidence.doi_failed):
         # A real DOI whose agency no source reads, or one doi.org could not be asked about:
@@ -496,14 +505,14 @@ def _nothing_found(evidence: Evidence, result: Result) -> Result:
         )
         result.findings.append(Finding.of("unverified", result.reason))
         return result
-    recent = absence.too_recent(evidence, result.findings)
+    closest = _closest_title(evidence)
+    recent = absence.too_recent(evidence, result.findings, related=bool(closest), today=today)
     if recent:
         result.verdict = Verdict.UNVERIFIED
         result.reason = recent
         result.findings.append(Finding("unverified", "warning", recent))
         return result
     result.verdict = Verdict.NOT_FOUND
-    closest = _closest_title(evidence)
     hint = f"; closest: “{closest}”" if closest else ""
     result.reason = f"no matching record in {', '.join(asked)}{hint}"
     result.confidence = 0.9 if len(asked) >= 3 else 0.7

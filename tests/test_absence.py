@@ -15,6 +15,7 @@ cited DOI is shown not to exist.
 
 from __future__ import annotations
 
+import datetime
 import json
 import re
 from collections.abc import Callable
@@ -267,7 +268,12 @@ async def _open_breaker(sources: Any, name: str, fake: FakeUpstreams) -> None:
     fake.faults.clear()
 
 
-async def _verdict(claim: Claim, tmp_path: Path, failure: Failure | None = None) -> Result:
+async def _verdict(
+    claim: Claim,
+    tmp_path: Path,
+    failure: Failure | None = None,
+    today: datetime.date | None = None,
+) -> Result:
     fake = claim.world()
     if failure is not None:
         inject = failure.ieee if claim.deciding == "ieee" else failure.free
@@ -282,7 +288,7 @@ async def _verdict(claim: Claim, tmp_path: Path, failure: Failure | None = None)
         if failure is not None and failure.breaker:
             await _open_breaker(sources, claim.deciding, fake)
         (evidence,) = await gather_evidence([reference], sources)
-        return decide(evidence, enabled_sources=sources.enabled)
+        return decide(evidence, enabled_sources=sources.enabled, today=today)
 
 
 def _claim_id(claim: Claim) -> str:
@@ -363,3 +369,54 @@ async def test_a_cited_doi_shown_not_to_exist_spares_the_further_search(tmp_path
     # Semantic Scholar was asked about the DOI, never searched: the DOI settles it.
     s2 = fake.requests_to("semanticscholar")
     assert s2 and all(request.url.path.endswith("/paper/batch") for request in s2)
+
+
+TODAY = datetime.date(2026, 11, 27)
+RECENT = {
+    "book": """@book{b, author = {Quibble, Ambrose}, title = {Protein Choreography: A Primer},
+      publisher = {Tern Press}, year = {2026}, month = {sep}}""",
+    "chapter": """@incollection{c, author = {Quibble, Ambrose}, title = {Protein Choreography},
+      booktitle = {Handbook of Molecular Motion}, publisher = {Tern Press}, year = {2026}}""",
+    "thesis": """@phdthesis{t, author = {Quibble, Ambrose}, title = {Protein Choreography},
+      school = {University of Tern}, year = {2026}}""",
+    "preprint": """@misc{p, author = {Quibble, Ambrose}, title = {Protein Choreography},
+      year = {2026}}""",
+}
+
+
+@pytest.mark.parametrize("kind", list(RECENT))
+async def test_a_work_of_the_last_months_no_index_holds_is_too_recent(
+    kind: str, tmp_path: Path
+) -> None:
+    claim = Claim("", RECENT[kind], "openalex", lambda: free_world([]))
+    result = await _verdict(claim, tmp_path, today=TODAY)
+    assert result.verdict is Verdict.UNVERIFIED and not result.flagged
+    assert "too recent to be indexed everywhere" in (result.reason or "")
+    # A year later the same silence is an absence.
+    later = await _verdict(claim, tmp_path, today=TODAY.replace(year=2028))
+    assert later.verdict is Verdict.NOT_FOUND
+
+
+RECENT_BUT_DISPROVED = {
+    # Journals deposit an article's DOI as it appears; proceedings are listed as published.
+    "journal-article": FABRICATED.replace("2021", "2026"),
+    "conference-paper": IEEE_TITLE.replace("2019", "2026"),
+    # An institution's report is issued with its number, ISBN or DOI.
+    "report": """@techreport{r, author = {{Tern Institute}}, title = {Protein Choreography},
+      institution = {Tern Institute}, year = {2026}}""",
+    # A lookup proved the cited identifier false.
+    "invented-doi": """@misc{d, author = {Quibble, Ambrose}, title = {Protein Choreography},
+      year = {2026}, doi = {10.9999/does.not.exist}}""",
+    # A record with a near title exists: the citation contradicts it.
+    "near-title": """@misc{n, author = {Quibble, Ambrose}, title = {Long Short-Term Memories},
+      year = {2026}}""",
+}
+
+
+@pytest.mark.parametrize("case", list(RECENT_BUT_DISPROVED))
+async def test_a_recent_work_the_evidence_disproves_stays_not_found(
+    case: str, tmp_path: Path
+) -> None:
+    claim = Claim("", RECENT_BUT_DISPROVED[case], "openalex", lambda: free_world([LSTM]))
+    result = await _verdict(claim, tmp_path, today=TODAY)
+    assert result.verdict is Verdict.NOT_FOUND and result.flagged
