@@ -23,10 +23,13 @@ from typing import Any
 MAX_RETRY_AFTER_S = 120.0
 # Pace a little under the published rate: network jitter bunches requests up on arrival.
 # A pool that is answered 429 anyway slows down by a step (to the slowest pace at most),
-# and each answer it then gets back brings it a little nearer the usual pace again.
+# and comes back a step only once PACING_HOLD_S have passed without another 429: what
+# bunches arrivals up (a loaded host, a congested path) lasts minutes, so a pool that
+# came back within ten answers was refused again a minute later. A 1 request/s pool has
+# no burst to absorb jitter: one request that arrives late is one that arrives early.
 PACING = 0.97
 PACING_STEP = 0.95
-PACING_RECOVERY = 0.005
+PACING_HOLD_S = 300.0
 SLOWEST_PACING = 0.8
 # Longest single sleep while waiting for a rate-limit token.
 _NAP_S = 0.25
@@ -135,6 +138,8 @@ class Pool:
         #: tokens taken by requests not yet on the wire (the server has not counted them)
         self._unsent = 0
         self._latencies: collections.deque[float] = collections.deque(maxlen=HEDGE_WINDOW)
+        #: when the pace last changed after a 429 (a step back comes PACING_HOLD_S later)
+        self._paced_at = clock()
 
     def place(self) -> int:
         """A place in the queue, in arrival order: a call keeps it for its retries and hedge."""
@@ -247,10 +252,14 @@ class Pool:
     def slow_down(self) -> None:
         """Answered 429 at this pace: the requests arrive bunched up; pace a step slower."""
         self.pacing = max(SLOWEST_PACING, self.pacing * PACING_STEP)
+        self._paced_at = self._clock()
 
     def recover(self) -> None:
-        """Answered without a 429: back towards the usual pace, a little at a time."""
-        self.pacing = min(PACING, self.pacing + PACING_RECOVERY)
+        """Answered without a 429: a step back towards the usual pace, once the last
+        429 (or the last step back) is PACING_HOLD_S old."""
+        if self.pacing < PACING and self._clock() - self._paced_at >= PACING_HOLD_S:
+            self.pacing = min(PACING, self.pacing / PACING_STEP)
+            self._paced_at = self._clock()
 
     def _refill(self) -> None:
         now = self._clock()

@@ -22,7 +22,7 @@ from refaudit.sources.pacing import (
     HEDGE_MIN_S,
     HEDGE_MIN_SAMPLES,
     PACING,
-    PACING_RECOVERY,
+    PACING_HOLD_S,
     PACING_STEP,
     RateLimit,
     request_caller,
@@ -370,21 +370,29 @@ async def test_a_callers_look_ups_do_not_all_go_before_another_callers_search() 
     ]
 
 
-async def test_a_pool_answered_429_paces_a_step_slower_then_recovers() -> None:
+async def test_a_pool_answered_429_keeps_a_slower_pace_while_429s_are_recent() -> None:
+    """What bunched arrivals up (a loaded host) lasts: the pace comes back after a quiet hold."""
     fake, clock = ok_fake(), FakeClock()
     fake.fail("crossref", "429", times=1, retry_after=0)
     client = make_client(
         fake, "crossref", clock=clock, limits={"default": RateLimit(rps=1, burst=1)}
     )
-    await client.get("/works", {"n": 0})
-    gaps = []
-    for n in range(1, 30):
-        start = clock.now
-        await client.get("/works", {"n": n})
-        gaps.append(clock.now - start)
 
-    assert gaps[0] == pytest.approx(1 / (PACING * PACING_STEP + PACING_RECOVERY))
-    assert gaps[-1] == pytest.approx(1 / PACING)
+    async def gaps(calls: int) -> list[float]:
+        spent = []
+        for _ in range(calls):
+            start = clock.now
+            await client.get("/works", {"n": clock.now})
+            spent.append(clock.now - start)
+        return spent
+
+    await client.get("/works", {"n": "refused"})
+    slowed = await gaps(100)
+    clock.now += PACING_HOLD_S
+    back = await gaps(3)
+
+    assert slowed == pytest.approx([1 / (PACING * PACING_STEP)] * 100)
+    assert back[1:] == pytest.approx([1 / PACING] * 2)
 
 
 async def test_after_a_429_the_pool_waits_what_retry_after_says_and_no_longer() -> None:
@@ -401,7 +409,7 @@ async def test_after_a_429_the_pool_waits_what_retry_after_says_and_no_longer() 
     start, retry, after = (t - 1000.0 for t, _ in upstream.arrivals)
     # One token's time at the slowed pace (which is longer than Retry-After's second).
     assert retry - start == pytest.approx(1 / (PACING * PACING_STEP))
-    assert after - retry == pytest.approx(1 / (PACING * PACING_STEP + PACING_RECOVERY))
+    assert after - retry == pytest.approx(1 / (PACING * PACING_STEP))
 
 
 async def test_the_next_token_counts_from_when_a_late_request_left() -> None:
