@@ -15,7 +15,9 @@ from urllib.parse import unquote
 DATACITE_ARXIV_PREFIX = "10.48550/"
 
 # SICI-style DOIs contain <, > and ; (10.1002/(SICI)1097-4636(199603)31:3<293::AID-JBM1>3.0.CO;2-M).
-_DOI_CORE = r"10\.\d{4,9}/[^\s\"'{}]+"
+# A link run on after a comma ("…12241v1,http://arxiv.org/abs/…", as LNCS prints a DOI
+# and a URL) is not part of the DOI.
+_DOI_CORE = r"10\.\d{4,9}/(?:(?!,(?:https?:|www\.))[^\s\"'{}])+"
 _DOI_IN_TEXT = re.compile(_DOI_CORE, re.IGNORECASE)
 _DOI_PREFIXES = re.compile(
     r"^(?:https?://)?(?:dx\.)?(?:www\.)?doi\.org/|^doi:\s*|^https?://doi\.org/", re.IGNORECASE

@@ -127,6 +127,26 @@ def _word_changes(cited: Sequence[str], found: Sequence[str]) -> list[tuple[str,
     return changes
 
 
+def _compounds_joined(cited: list[str], found: list[str]) -> tuple[list[str], list[str]]:
+    """Both titles with two adjacent words joined where the other writes them as one.
+
+    A compound cut at a line end loses its hyphen in print ("Shape-" "conditioned"
+    comes out "Shapeconditioned"): that alone changes no word, and a slip elsewhere
+    in the title stays a slip.
+    """
+
+    def joined(words: list[str], other: list[str]) -> list[str]:
+        whole, out = set(other), []
+        for word in words:
+            if out and out[-1] + word in whole:
+                out[-1] += word
+            else:
+                out.append(word)
+        return out
+
+    return joined(cited, found), joined(found, cited)
+
+
 def _compare_words(cited: list[str], found: list[str]) -> tuple[TitleKind, list[tuple[str, str]]]:
     """Classify two word sequences as exact, minor, word_form, typo or different.
 
@@ -138,6 +158,7 @@ def _compare_words(cited: list[str], found: list[str]) -> tuple[TitleKind, list[
         return "exact", []
     if "".join(cited) == "".join(found):
         return "minor", []
+    cited, found = _compounds_joined(cited, found)
     cited_spelled, found_spelled = spelled_tokens(cited), spelled_tokens(found)
     if cited_spelled == found_spelled or "".join(cited_spelled) == "".join(found_spelled):
         return "minor", _word_changes(cited, found)

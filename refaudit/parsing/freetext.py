@@ -48,7 +48,7 @@ from refaudit.parsing.marks import (
     decode,
 )
 from refaudit.parsing.records import latex_url, normalize_pages
-from refaudit.parsing.sentences import VENUE_END, Sentences, read_marked, read_plain
+from refaudit.parsing.sentences import VENUE_END, Sentences, names_end, read_marked, read_plain
 from refaudit.text import latex_to_text, unwrap_href
 
 YEAR = r"(?:1[5-9]\d\d|20\d\d)"
@@ -198,8 +198,10 @@ def read_style(text: str) -> _Parts:
         return _read_italic_pair(italic_pair)
     bare = _URL.sub("", text).strip()
     titleless = _TITLELESS.match(bare) or _TITLELESS_RSC.match(bare)
-    # Volume and pages follow a titleless venue; words there mean the "venue" was a title.
-    if titleless and not re.search(r"[^\W\d_]{3}", titleless.group("tail") or ""):
+    # Volume and pages follow a titleless venue; words there, or no locator at all ("A.
+    # Author, Is it robust? (2021).") mean the "venue" was a title.
+    tail = titleless.group("tail") if titleless else None
+    if titleless and tail and not re.search(r"[^\W\d_]{3}", tail):
         return _Parts(
             authors=titleless.group("authors"),
             style="natural",
@@ -238,15 +240,17 @@ def read_style(text: str) -> _Parts:
 
 
 def _names_go_on(rest: str) -> bool:
-    """The text up to the next full stop is more names: "Kingma and Jimmy Ba", or a list
-    of capitalised words cut by commas and "and" ("Anthony, Tom Eccles, and Yoram Bachrach")."""
+    """The text up to where names end is more names: "Kingma and Jimmy Ba", a list of
+    capitalised words cut by commas and "and" ("Anthony, Tom Eccles, and Yoram Bachrach"),
+    or a family name closed by "et al." ("Dorner et al.")."""
     if re.match(r"[^\W\d_][\w'’\-]*\s+and\s", rest):
         return True
-    end = re.search(r"(?<=[^\s.]{2})\.\s", rest)
+    end = names_end(rest)
     head = rest[: end.start()] if end else rest
-    words = [w for w in re.findall(r"[^\W\d_][\w'’\-.]*", head) if w not in ("and", "et", "al.")]
+    words = [w for w in re.findall(r"[^\W\d_][\w'’\-.]*", head) if w not in ("and", "et", "al")]
     separated = head.count(",") >= 2 or (head.count(",") >= 1 and " and " in head)
-    return separated and len(words) >= 3 and all(w[0].isupper() for w in words)
+    closed = ET_AL.search(head) is not None and 1 <= len(words) <= 2
+    return (closed or (separated and len(words) >= 3)) and all(w[0].isupper() for w in words)
 
 
 def _from_sentences(found: Sentences) -> _Parts:

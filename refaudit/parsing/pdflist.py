@@ -18,7 +18,7 @@ import statistics
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from refaudit.parsing.pdftext import TextLine
 
@@ -98,8 +98,11 @@ _CID = re.compile(r"\(cid:\d+\)")
 _PAGE_NUMBER = re.compile(r"^(?:page\s+)?\d{1,4}(?:\s*(?:/|of)\s*\d{1,4})?$|^[ivxlc]{1,6}$", re.I)
 _LETTERS = re.compile(r"[^\W\d_]")
 # Words that end at a hyphen in compounds far more often than TeX breaks a word there.
-_COMPOUND_HEADS = {"self-", "cross-", "semi-", "anti-", "non-", "state-of-the-", "end-to-"}
+_COMPOUND_HEADS = {"self-", "cross-", "semi-", "anti-", "non-"}
 _URL_TAIL = re.compile(r"(?:https?:|www\.|doi\.org|\b10\.\d{4,9}/)\S*$")
+# A line that is only the rest of a link cut after a bracket ("10.1016/0006-8993(93)" and
+# "90762-c."): a digit, and pieces joined by hyphens or dots, as no word or year is.
+_LINK_PIECE = re.compile(r"(?=\S*\d)[\w()/;]+(?:[\-.][\w()/;]+)+[.,]?")
 # A link or DOI that ends the entry, followed by short pieces the font set apart: TeX's
 # Computer Modern draws "_" as a rule, not a character ("10.4103/ijo.IJO 644 22").
 _RULED_UNDERSCORES = re.compile(
@@ -200,8 +203,20 @@ def _gutter(lines: list[TextLine]) -> float | None:
 
 def _merged(lines: list[TextLine], gutter: float | None) -> list[TextLine]:
     """Pieces of one printed line that the layout analysis cut apart, joined again
-    (never across the gap between two columns)."""
-    pieces = sorted(lines, key=lambda line: (-line.y, line.x0))
+    (never across the gap between two columns).
+
+    Pieces of one line may sit a fraction of a point apart (an italic venue after the
+    title's last words, "the 3rd ACM" after a wide space): they are one row, read left
+    to right, and share its baseline so that sorting by height keeps that order."""
+    rows: list[list[TextLine]] = []
+    for line in sorted(lines, key=lambda line: -line.y):
+        if rows and rows[-1][0].y - line.y < 0.35 * line.size:
+            rows[-1].append(line)
+        else:
+            rows.append([line])
+    pieces = [
+        replace(piece, y=row[0].y) for row in rows for piece in sorted(row, key=lambda p: p.x0)
+    ]
     merged: list[TextLine] = []
     for piece in pieces:
         for index in range(len(merged) - 1, max(-1, len(merged) - 6), -1):
@@ -520,7 +535,9 @@ def _joined(lines: list[_Line], words: set[str]) -> str:
         tail = text.rsplit(" ", 1)[-1]
         head = part.split(" ", 1)[0]
         if _URL_TAIL.search(tail) and (
-            tail.endswith(("/", ".", "-", "_", ":")) or head[:1].islower()
+            tail.endswith(("/", ".", "-", "_", ":"))
+            or head[:1].islower()
+            or (part == head and _LINK_PIECE.fullmatch(head))
         ):
             text += part
         elif re.search(r"\d[–-]$", tail) and head[:1].isdigit():
@@ -528,10 +545,15 @@ def _joined(lines: list[_Line], words: set[str]) -> str:
         elif re.search(r"[^\W\d_]-$", tail) and head[:1].isalpha():
             whole = (tail + head).strip(".,;:“”\"'()").casefold()
             joined = whole.replace("-", "", 1)
+            stem = tail.strip("“\"'(")
             keep = (
                 head[:1].isupper()
                 or (whole in words and joined not in words)
-                or tail.strip("“\"'(").casefold() in _COMPOUND_HEADS
+                or stem.casefold() in _COMPOUND_HEADS
+                # TeX breaks a word no nearer its start than two letters, and a word
+                # holding a hyphen only there: "k-polytope", "goodness-of-fit".
+                or len(stem) < 3
+                or "-" in stem[:-1] + head.rstrip(".,;:”\"')")
             )
             text = text + part if keep else text[:-1] + part
         else:

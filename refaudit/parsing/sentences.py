@@ -19,12 +19,21 @@ from dataclasses import dataclass
 from refaudit.parsing.citenames import CAP
 
 _YEAR = r"(?:1[5-9]\d\d|20\d\d)"
-# A sentence ends after a word (not after an initial such as "R."), or after ? and !.
-_SENTENCE_END = re.compile(r"(?<=[^\s.]{2})\.\s+(?=\S)|[?!]\s+(?=\S)")
+# A sentence ends after a word (not after an initial such as "R." or "T.-Y."), or after
+# ? and !.
+_SENTENCE_END = re.compile(r"(?<=[^\s.]{2})(?<!-[^\W\d_])\.\s+(?=\S)|[?!]\s+(?=\S)")
 _INITIAL = rf"[{CAP}][a-z]?\."
-_LNCS_NAME = rf"[^\W\d_][^,:]{{0,60}},\s(?:{_INITIAL}(?:-?\s?{_INITIAL})*)"
+_INITIALS = rf"{_INITIAL}(?:-?\s?{_INITIAL})*"
+_NAME_SEPARATOR = re.compile(r",\s+(?:and\s+)?|\s+and\s+")
+_TWO_LETTER_INITIAL = re.compile(rf"\b[{CAP}]\.\s?[{CAP}][a-z]$")
+_NAMES_GO_ON = re.compile(rf"[{CAP}][\w'’\-]*\.?(?:\s[{CAP}][\w'’\-]*\.?)*(?:,\s|\s+and\s)")
+_LNCS_NAME = rf"[^\W\d_][^,:]{{0,60}},\s(?:{_INITIALS})"
+# Names whose parts a style could not invert ("Chiara Rossi, David Kim, M.L.C.:") still
+# end with initials and a colon: every part is capitalised words or initials.
+_LNCS_PART = rf"(?:{_INITIALS}|[{CAP}][\w'’\-]+(?:\s[{CAP}][\w'’\-]+){{0,2}})"
 _LNCS = re.compile(
-    rf"^(?P<authors>{_LNCS_NAME}(?:,\s{_LNCS_NAME})*(?:,?\s+et\s+al\.)?)"
+    rf"^(?P<authors>{_LNCS_NAME}(?:,\s{_LNCS_NAME})*(?:,?\s+et\s+al\.)?"
+    rf"|(?:{_LNCS_PART},\s)+{_INITIALS})"
     rf":\s+(?P<rest>\S.+)$"
 )
 _AUTHOR_DATE = re.compile(
@@ -41,11 +50,15 @@ _APS = re.compile(
 _APS_JOURNAL = re.compile(
     rf",\s+(?P<venue>[^,]+?)\s+(?P<tail>[A-Z]?\d+[A-Z]?,\s+\S+\s+\((?:[^()]*\s)?{_YEAR}\))\.?\s*$"
 )
+_TITLE_THEN_YEAR = re.compile(
+    rf"^(?P<title>[^()]+?)\s*(?P<year>\((?:[^()]*\s)?{_YEAR}[a-z]?\))\.?(?:\s|$)"
+)
 _BRACKET_YEAR = re.compile(rf"\((?:[^()]*\s)?(?P<year>{_YEAR})[a-z]?\)")
 # Where a printed venue ends: at its volume, number, pages, date or year; at a full stop
 # after a whole word that ends the text or leads to a publisher, a link or "[Online]"
 # (other full stops end abbreviations: "Int. J. Hydrogen Energy", "Proc. CVPR"); at a
-# bracket.
+# bracket, unless it holds letters alone, part of the name ("Biochimica et Biophysica
+# Acta (BBA) - Bioenergetics", "Sensors (Basel)").
 _MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.?"
 _PUBLISHER = (
     r"(?:[\w.&' -]{0,40}\b(?:Press|Publish\w*|Springer|Elsevier|Wiley|IEEE|ACM|PMLR|"
@@ -56,7 +69,7 @@ _LOCATOR_OR_LINK = r"(?:(?i:pp?|vol|no)\.|\d|\[Online\]|Available|https?:|doi|UR
 VENUE_END = re.compile(
     rf",\s*(?=(?i:vol\.?\s|volume\s|no\.\s|number\s|pp?\.\s|pages?\s|art\.|ch\.|chapter\s)"
     rf"|\d|{_MONTH}\s|[A-Z][a-z]+\s+\d{{4}}|In:?\s)"
-    rf"|(?:(?<=[^\W\d_]{{5}})|(?<=\d{{4}}))\.\s+(?={_PUBLISHER})|\.\s+(?={_LOCATOR_OR_LINK})|\.\s*$|\s\(|\s\d+\s*[,(:]|\s\d+\.?$|;\s|,\s*$"
+    rf"|(?:(?<=[^\W\d_]{{5}})|(?<=\d{{4}}))\.\s+(?={_PUBLISHER})|\.\s+(?={_LOCATOR_OR_LINK})|\.\s*$|\s\((?![^\W\d_]+\))|\s\d+\s*[,(:]|\s\d+\.?$|;\s|,\s*$"
 )
 _BARE_YEAR = re.compile(rf"(?<![\d.–/-])({_YEAR})[a-z]?(?![\d–-])")
 _IDENTIFIER = re.compile(r"https?://\S+|doi:\s*\S+|\b10\.\d{4,9}/\S+|arXiv:\s*\S+", re.I)
@@ -75,11 +88,31 @@ class Sentences:
     tail: str
 
 
+def names_end(text: str) -> re.Match[str] | None:
+    """Where the names at the head of `text` end: the first sentence end that is not
+    inside a name.
+
+    A full stop after a name's only word so far ("Md. Nazrul Islam", a given name
+    printed "Caoxian.") or after a two-letter initial ("A. Yu. Zyuzin") ends no
+    sentence when more names follow it: capitalised words up to a comma or "and".
+    """
+    for end in _SENTENCE_END.finditer(text):
+        name = _NAME_SEPARATOR.split(text[: end.start()])[-1].strip()
+        unfinished = " " not in name or _TWO_LETTER_INITIAL.search(name)
+        if not (unfinished and _NAMES_GO_ON.match(text, end.end())):
+            return end
+    return None
+
+
 def read_marked(text: str) -> Sentences | None:
     """LNCS (names end with a colon) and author-date (names, then the year alone)."""
     lncs = _LNCS.match(text)
     if lncs:
         title, after = _first_sentence(lncs.group("rest"))
+        alone = _TITLE_THEN_YEAR.match(lncs.group("rest"))
+        if alone and (title is None or title.endswith(")")):
+            # No venue: "Family, I.: Title (2021)", perhaps followed by a link.
+            title, after = alone.group("title"), alone.group("year")
         venue, tail = _venue(re.sub(r"^In:\s*", "", after))
         year = _BRACKET_YEAR.search(after)
         return Sentences(
@@ -91,10 +124,12 @@ def read_marked(text: str) -> Sentences | None:
             tail,
         )
     dated = _AUTHOR_DATE.match(text)
+    ends = names_end(text) if dated else None
     if (
         dated
         and not re.search(r"[“”\"]|\.\.", dated.group("authors"))
-        and not (_SENTENCE_END.search(dated.group("authors")))
+        and ends is not None
+        and ends.start() == dated.end("authors")
     ):
         title, after = _first_sentence(dated.group("rest"))
         venue, tail = _venue(re.sub(r"^In\s+", "", after))
@@ -109,7 +144,10 @@ def read_plain(text: str) -> Sentences | None:
     aps = _APS.match(text)
     if aps and not _SENTENCE_END.search(aps.group("authors")):
         return _read_aps(aps.group("authors"), aps.group("rest"))
-    names, rest = _first_sentence(text)
+    end = names_end(text)
+    if end is None:
+        return None
+    names, rest = text[: end.start()].strip(), text[end.end() :]
     if not names or not rest or len(names.split()) > 60 or re.search(r"\d", names):
         return None
     title, after = _first_sentence(rest)
@@ -137,7 +175,8 @@ def _read_aps(authors: str, rest: str) -> Sentences:
     if journal:
         title = rest[: journal.start()]
         return Sentences(authors, "natural", title, year, journal.group("venue"), journal["tail"])
-    title = rest[: year_match.start()] if year_match else rest
+    # A DOI may stand between the title and the year ("… images 10.48550/arXiv.… (2026)").
+    title = _IDENTIFIER.sub(" ", rest[: year_match.start()] if year_match else rest)
     return Sentences(authors, "natural", title.rstrip(" ,."), year, None, "")
 
 
