@@ -45,6 +45,18 @@ from refaudit.parsing.pdftext import TextLine
             ["Gonzalez"],
             "Fair ranking under uncertainty",
         ),
+        (  # APS: "et al." after the names is no title
+            "R. Okafor, J. Lund, H. Sato, et al. Gradient noise in large-batch training. In "
+            "International Conference on Learning Representations, 2023.",
+            ["Okafor", "Lund", "Sato"],
+            "Gradient noise in large-batch training",
+        ),
+        (  # APS: a family name with an elided particle
+            "F. d’Angelo, D. Morel, and C. H. Lin, Monotone explanations for tree ensembles, "
+            "in ICML (2021).",
+            ["d’Angelo", "Morel", "Lin"],
+            "Monotone explanations for tree ensembles",
+        ),
     ],
 )
 def test_full_stops_inside_the_names_do_not_end_them(
@@ -97,6 +109,17 @@ def test_a_bracket_of_letters_is_part_of_the_venue(text: str, venue: str) -> Non
             "Sparse probing of transformer circuits",
             "10.48550/arxiv.2201.01234",
         ),
+        (  # natbib, a preprint: names, title and year only
+            "Wei Chen. Audio-Visual grounding with Cross-Modal attention, 2023a.",
+            "Audio-Visual grounding with Cross-Modal attention",
+            None,
+        ),
+        (  # a title opening with an abbreviation (a book review)
+            "P. de Vries. Chr. Jansen, Willem Barentsz. Een leven. Tijdschrift voor "
+            "Geschiedenis, 120(2):301, 2007.",
+            "Chr. Jansen, Willem Barentsz",
+            None,
+        ),
         (  # LNCS, names the style could not invert
             "Anna Berg, Tom Lind, K.L.: Probing sparse circuits in vision transformers. "
             "In: ICML (2024)",
@@ -111,6 +134,17 @@ def test_a_title_without_a_venue_or_separator_is_still_the_title(
     ref = parse_freetext(text, key="k")
     assert (ref.title, ref.doi) == (title, doi)
     assert ref.year is not None and ref.authors
+
+
+def test_a_report_by_a_hundred_authors_keeps_its_names_and_title() -> None:
+    given = ["Ana", "Bo", "Carla", "Dev", "Emil", "Fatima", "Goran", "Hana", "Ivo", "Jun"]
+    family = ["Berg", "Costa", "Dahl", "Endo", "Fox", "Gill", "Hu", "Ito", "Jones"]
+    names = ", ".join(f"{g} {f}" for g in given for f in family)
+    ref = parse_freetext(
+        f"{names}, and Ada Last. International safety report. Tech. rep., 2025.", key="k"
+    )
+    assert len(ref.authors) == 91 and ref.authors[-1].family == "Last"
+    assert ref.title == "International safety report"
 
 
 def test_a_physics_citation_without_title_still_has_its_venue() -> None:

@@ -136,7 +136,7 @@ def _compounds_joined(cited: list[str], found: list[str]) -> tuple[list[str], li
     """
 
     def joined(words: list[str], other: list[str]) -> list[str]:
-        whole, out = set(other), []
+        whole, out = set(other), list[str]()
         for word in words:
             if out and out[-1] + word in whole:
                 out[-1] += word

@@ -41,11 +41,11 @@ _AUTHOR_DATE = re.compile(
 )
 _APS_NAME = (
     rf"(?:{_INITIAL}[\s-]?)+\s?(?:(?:van|von|der|de|den|da|di|le|la|du)\s)*"
-    rf"[{CAP}][\w'’\-]+(?:\s[{CAP}][\w'’\-]+)?"
+    rf"(?:[dl][’'])?[{CAP}][\w'’\-]+(?:\s[{CAP}][\w'’\-]+)?"
 )
 _APS = re.compile(
     rf"^(?P<authors>{_APS_NAME}(?:(?:,\s|,?\s+and\s){_APS_NAME})*(?:,?\s+et\s+al\.)?),\s+"
-    rf"(?!and\s|{_APS_NAME}(?:,|\s+and\s|\.\s))(?P<rest>\S.+)$"
+    rf"(?!and\s|et\s+al\b|{_APS_NAME}(?:,|\s+and\s|\.\s))(?P<rest>\S.+)$"
 )
 _APS_JOURNAL = re.compile(
     rf",\s+(?P<venue>[^,]+?)\s+(?P<tail>[A-Z]?\d+[A-Z]?,\s+\S+\s+\((?:[^()]*\s)?{_YEAR}\))\.?\s*$"
@@ -53,6 +53,9 @@ _APS_JOURNAL = re.compile(
 _TITLE_THEN_YEAR = re.compile(
     rf"^(?P<title>[^()]+?)\s*(?P<year>\((?:[^()]*\s)?{_YEAR}[a-z]?\))\.?(?:\s|$)"
 )
+# A report's author list may run to a hundred names of three words.
+_MOST_NAME_WORDS = 400
+_TITLE_COMMA_YEAR = re.compile(rf"^(?P<title>.+?),\s*(?P<year>{_YEAR})[a-z]?\.?$")
 _BRACKET_YEAR = re.compile(rf"\((?:[^()]*\s)?(?P<year>{_YEAR})[a-z]?\)")
 # Where a printed venue ends: at its volume, number, pages, date or year; at a full stop
 # after a whole word that ends the text or leads to a publisher, a link or "[Online]"
@@ -148,9 +151,13 @@ def read_plain(text: str) -> Sentences | None:
     if end is None:
         return None
     names, rest = text[: end.start()].strip(), text[end.end() :]
-    if not names or not rest or len(names.split()) > 60 or re.search(r"\d", names):
+    if not names or not rest or len(names.split()) > _MOST_NAME_WORDS or re.search(r"\d", names):
         return None
     title, after = _first_sentence(rest)
+    alone = _TITLE_COMMA_YEAR.match(rest)
+    if title is None and alone:
+        # No venue: "Given Family. Title, 2023."
+        title, after = alone.group("title"), alone.group("year")
     year = _last_year(after)
     if title is None or year is None:
         return None
@@ -181,8 +188,12 @@ def _read_aps(authors: str, rest: str) -> Sentences:
 
 
 def _first_sentence(text: str) -> tuple[str | None, str]:
-    """The text up to its first sentence end (kept when it is ? or !), and the rest."""
-    found = _SENTENCE_END.search(text)
+    """The text up to its first sentence end (kept when it is ? or !), and the rest.
+
+    A title is more than an abbreviation: "Chr. van Everbroeck, August Borms. …" does
+    not end after "Chr.".
+    """
+    found = next((end for end in _SENTENCE_END.finditer(text) if end.start() >= 4), None)
     if found is None:
         return None, text
     end = found.start() + (1 if text[found.start()] in "?!" else 0)
