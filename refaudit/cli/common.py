@@ -231,11 +231,10 @@ def fitted_table(
     title: str,
     columns: list[tuple[str, str]],
     rows: list[list[str]],
-    width: int,
     *,
     drop_order: tuple[str, ...] = (),
 ) -> Any:
-    """A table that fits `width` without splitting identifiers.
+    """A table that fits the terminal (stdout's width) without splitting identifiers.
 
     `columns` are (name, kind): "id" columns (DOIs, URLs, dates, keys) are never
     wrapped, "text" columns wrap at spaces. While the unwrapped columns and a
@@ -243,6 +242,8 @@ def fitted_table(
     JSON output keeps everything).
     """
     from rich.table import Table
+
+    width = stdout_console().width
 
     def need(names: list[str]) -> int:
         total = 0

@@ -108,7 +108,6 @@ def _print_table(bibliography: Any) -> None:
         f"{len(bibliography.references)} references",
         columns,
         rows,
-        stdout_console().width,
         drop_order=("line", "type", "first author", "year"),
     )
     stdout_console().print(table)

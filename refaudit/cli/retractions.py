@@ -356,7 +356,6 @@ def _records_output(records: list[Any], output: OutputFormat, title: str) -> Non
         f"{title} ({len(records)})",
         columns,
         rows,
-        stdout_console().width,
         drop_order=("record", "journal", "notice DOI", "kind"),
     )
     _print_table(table)
