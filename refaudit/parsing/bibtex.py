@@ -56,8 +56,9 @@ _RENAMED_ON_INHERIT = {
     "refaudit-ignore": None,
 }
 # Bounds on @string expansion: a few hundred bytes of nested macros can otherwise grow into
-# gigabytes. No real field comes near the per-value cap; the total allows every field of a
-# very large bibliography to be a long abstract.
+# gigabytes. No real field comes near the per-value cap. The total counts what the @string
+# definitions hold and what macros add to the entries, not the text an entry spells out
+# itself (the file's size bounds that): a million plain entries are all read.
 MAX_VALUE_CHARS = 100_000
 MAX_EXPANDED_CHARS = 50_000_000
 # biblatex follows crossref chains; real ones are one or two levels deep.
@@ -473,7 +474,7 @@ def _define_macro(
     name = str(getattr(block, "key", "")).lower()
     try:
         macros[name] = _expand(
-            str(getattr(block, "value", "")), macros, budget, file, line, None, problems
+            str(getattr(block, "value", "")), macros, budget, file, line, None, problems, whole=True
         )
     except _ExpansionTooLarge as error:
         macros[name] = None
@@ -502,14 +503,17 @@ def _expand(
     line: int,
     key: str | None,
     problems: list[InputProblem],
+    *,
+    whole: bool = False,
 ) -> str:
     """Resolve one raw value: `{…}`, `"…"`, numbers, macros and `#` concatenation.
 
     Raises _ExpansionTooLarge before building a value over the caps (or using a
-    macro that was itself too large).
+    macro that was itself too large). The file's budget is charged the whole value of
+    an @string (`whole`), and only the macros' part of an entry's.
     """
     pieces: list[str] = []
-    length = 0
+    length = charged = 0
     for part in bibtex_split(raw, "#", quotes=True):
         part = part.strip()
         if not part:
@@ -525,6 +529,7 @@ def _expand(
             if expanded is None:
                 raise _ExpansionTooLarge(f"it uses @string {part!r}, which was too long to expand")
             piece = expanded
+            charged += len(piece)
         else:
             piece = part
             problems.append(
@@ -540,11 +545,12 @@ def _expand(
         if length > MAX_VALUE_CHARS:
             raise _ExpansionTooLarge(f"a value expands to more than {MAX_VALUE_CHARS:,} characters")
         pieces.append(piece)
-    if length > budget.remaining:
+    charged = length if whole else charged
+    if charged > budget.remaining:
         raise _ExpansionTooLarge(
             f"@string expansion passed {MAX_EXPANDED_CHARS:,} characters for the whole file"
         )
-    budget.remaining -= length
+    budget.remaining -= charged
     return "".join(pieces)
 
 

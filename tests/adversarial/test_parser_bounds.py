@@ -61,6 +61,20 @@ def test_total_expansion_across_the_file_is_capped(monkeypatch: pytest.MonkeyPat
     assert sum(p.code == "parse-error" for p in bibliography.problems) == 21
 
 
+def test_a_long_file_of_plain_entries_is_read_to_its_end(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The file's expansion budget counts what macros add, not the text an entry spells
+    out: a million-entry .bib once lost every entry past its 460,000th to it."""
+    monkeypatch.setattr("refaudit.parsing.bibtex.MAX_EXPANDED_CHARS", 2000)
+    entries = "".join(
+        f"@article{{e{n}, title = {{A plain title of some fifty characters, number {n}}}, "
+        f"journal = jt, month = mar, year = 2020}}\n"
+        for n in range(100)
+    )
+    bibliography = parse_bibtex('@string{jt = "J. Tests"}\n' + entries)
+    assert len(bibliography.references) == 100 and not bibliography.problems
+    assert bibliography.references[-1].venue == "J. Tests"
+
+
 def test_a_file_whose_only_entry_is_a_bomb_is_unusable(tmp_path: Path) -> None:
     path = tmp_path / "bomb.bib"
     path.write_text(string_bomb(20) + "@article{bomb, title = s19}\n")
