@@ -1,4 +1,4 @@
-"""Start-up cost: `refaudit --help` must stay under 0.4 s wall on a 2-core machine.
+"""Start-up cost: `refaudit --help` under 0.4 s, and how soon `check` sends its first request.
 
 Heavy modules (httpx, mcp, rapidfuzz, bibtexparser) are imported inside the
 commands that need them; this script measures the wall time of a few help
@@ -8,16 +8,26 @@ refaudit.cli` pulls in. Without that script (package not installed into this
 environment) it says so and times `python -m refaudit` instead, which goes
 through runpy: not the command the target is about.
 
+`--first-request FILE …` times instead, on a cold cache against ../shared/scholarsim, how
+long after `refaudit check FILE` starts the simulator logs its first request (then stops the
+run): a long bibliography should be sent from its first entries, while the rest is parsed.
+`--generated N` adds a bibliography of N entries, scale-5000's citations under new keys.
+
     python bench/startup.py [--runs 10]
+    python bench/startup.py --first-request ../shared/bench/public/scale-5000.bib --generated 100000
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -57,10 +67,68 @@ def heavy_imports() -> list[str]:
     return out.stdout.split()
 
 
+def first_request(command: list[str], bib: Path, url: str, log: Path) -> float:
+    """Seconds from starting `check bib` (cold cache) to the simulator's first logged request."""
+    from simulator import simulator_env
+
+    with tempfile.TemporaryDirectory(prefix="refaudit-first-") as folder:
+        env = {**os.environ, **simulator_env(url), "REFAUDIT_CACHE_DIR": folder}
+        env |= {"REFAUDIT_DATA_DIR": folder, "REFAUDIT_MAILTO": "bench@refaudit.invalid"}
+        logged = log.stat().st_size if log.exists() else 0
+        started = time.time()
+        child = subprocess.Popen(
+            [*command, "check", str(bib), "-q", "--format", "json", "-o", f"{folder}/r.json"],
+            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+        )  # fmt: skip
+        try:
+            while child.poll() is None and (not log.exists() or log.stat().st_size == logged):
+                time.sleep(0.01)
+        finally:
+            if child.poll() is None:
+                os.killpg(child.pid, signal.SIGTERM)
+            child.wait()
+        time.sleep(0.5)  # requests still on their way when it stopped are logged late
+        with log.open(encoding="utf-8") as lines:
+            lines.seek(logged)
+            sent = [float(json.loads(line)["t"]) for line in lines]
+    # A request of an earlier run may still have been logged after `logged`.
+    return min(t for t in sent if t >= started) - started
+
+
+def first_requests(files: list[Path], generated: list[int], config: str, runs: int) -> None:
+    """`first_request` for each file, `runs` times, against one simulator."""
+    from hostile_inputs import real_bibliography
+    from simulator import start_simulator
+
+    command = launcher()
+    with tempfile.TemporaryDirectory(prefix="refaudit-first-") as work:
+        for entries in generated:
+            files.append(Path(work) / f"generated-{entries}.bib")
+            real_bibliography(files[-1], entries)
+        log = Path(work) / "requests.jsonl"
+        process, url = start_simulator(config, log)
+        try:
+            for bib in files:
+                times = [first_request(command, bib, url, log) for _ in range(runs)]
+                print(
+                    f"{bib.name:28} first request after median {statistics.median(times):.2f} s"
+                    f" (min {min(times):.2f}, max {max(times):.2f}, {runs} runs)"
+                )
+        finally:
+            process.terminate()
+            process.wait(timeout=10)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=10)
+    parser.add_argument("--first-request", type=Path, nargs="*", help="bibliographies to time")
+    parser.add_argument("--generated", type=int, nargs="*", default=[], help="entries to generate")
+    parser.add_argument("--config", default="no-limits", help="scholarsim config (first request)")
     args = parser.parse_args()
+    if args.first_request is not None or args.generated:
+        first_requests(list(args.first_request or []), args.generated, args.config, args.runs)
+        return
     command = launcher()
     name = " ".join(command)
     print(f"timing {name}")

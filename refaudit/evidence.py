@@ -13,18 +13,17 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 
 from refaudit import match, planner
 from refaudit.asking import Ledger, ask
-from refaudit.errors import SourceError
-from refaudit.identifiers import arxiv_id_from_doi, is_datacite_arxiv_doi
+from refaudit.identifiers import is_datacite_arxiv_doi
+from refaudit.lookups import IdentifierLookups
 from refaudit.models import Reference, Result, Work
 from refaudit.recognise import is_convincing, is_near, settles
 from refaudit.sources import Sources, registry
 from refaudit.sources.base import SearchQuery, Source
-from refaudit.sources.doiorg import TITLE as DOI_ORG
 from refaudit.sources.doiorg import Registration
 from refaudit.sources.pacing import request_priority
 
@@ -102,7 +101,7 @@ class Evidence(Ledger):
 
 
 async def gather_evidence(
-    references: list[Reference],
+    references: list[Reference] | AsyncIterable[list[Reference]],
     sources: Sources,
     *,
     on_done: Callable[[], None] | None = None,
@@ -110,15 +109,17 @@ async def gather_evidence(
 ) -> list[Evidence]:
     """Resolve identifiers in batches and search where identity is still open, pipelined.
 
-    References without an identifier start searching at once, while the batched
-    look-ups of the others run; each of those joins the search queue as soon as the
-    look-up requests holding its identifiers answer. So the slow search pools get
-    work from the first second of a run.
+    `references` may arrive in groups while the file is read: a group's identifiers
+    join the look-up batches, sent as each fills (`lookups.IdentifierLookups`), and its
+    references without an identifier start searching at once. So the first request
+    leaves with the first entries, and the slow search pools get work from the first
+    second of a run. Each identified reference joins the search queue as soon as the
+    look-up requests holding its identifiers answer.
     With `decide`, each reference's verdict is reached as soon as its search ends,
     while the slow pools still work for others, instead of all at the end of the
     run (`Evidence.verdict` gives it, unless the quota-bound sources added to it).
     """
-    evidence = [Evidence(reference) for reference in references]
+    evidence: list[Evidence] = []
     feed = _SlowPoolFeed(sources)
 
     async def search_one(item: Evidence) -> None:
@@ -137,17 +138,35 @@ async def gather_evidence(
         if on_done:
             on_done()
 
-    identified = [item for item in evidence if _has_identifier(item.reference)]
-    unidentified = [item for item in evidence if not _has_identifier(item.reference)]
-
-    await asyncio.gather(
-        _resolve_identifiers(identified, sources, search_one),
-        *(search_one(item) for item in unidentified),
-    )
+    lookups: IdentifierLookups[Evidence] = IdentifierLookups(sources, search_one)
+    searches: list[asyncio.Task[None]] = []
+    try:
+        async for group in _groups(references):
+            for reference in group:
+                evidence.append(item := Evidence(reference))
+                if _has_identifier(reference):
+                    lookups.add(item)
+                else:
+                    searches.append(asyncio.ensure_future(search_one(item)))
+        await asyncio.gather(lookups.finish(), *searches)
+    finally:
+        lookups.cancel()
+        for task in searches:
+            task.cancel()
     await _ask_budgeted(evidence, sources)
     for item in evidence:
         item.sort_records()
     return evidence
+
+
+async def _groups(
+    references: list[Reference] | AsyncIterable[list[Reference]],
+) -> AsyncIterator[list[Reference]]:
+    if isinstance(references, list):
+        yield references
+    else:
+        async for group in references:
+            yield group
 
 
 def _has_identifier(reference: Reference) -> bool:
@@ -333,189 +352,6 @@ def needs_search(item: Evidence) -> bool:
     cited_venue = reference.venue or ""
     only_preprints = all(w.type == "preprint" or w.source == "arxiv" for w in convincing)
     return bool(cited_venue) and only_preprints and not match.is_preprint_venue(cited_venue)
-
-
-async def _resolve_identifiers(
-    evidence: list[Evidence], sources: Sources, then: Callable[[Evidence], Awaitable[None]]
-) -> None:
-    """Look the cited identifiers up, and run `then` on each reference once they answered.
-
-    A reference goes on as soon as every request holding one of its identifiers has
-    answered: a slow batch holds back only its own references. A reference whose DOI
-    is still unknown waits for the second round, which the whole first round informs.
-    """
-    by_doi: dict[str, list[Evidence]] = {}
-    by_arxiv: dict[str, list[Evidence]] = {}
-    by_pmid: dict[str, list[Evidence]] = {}
-    for item in evidence:
-        ref = item.reference
-        if ref.doi:
-            by_doi.setdefault(ref.doi.lower(), []).append(item)
-            item.doi_asked.add(ref.doi.lower())
-            derived = arxiv_id_from_doi(ref.doi)
-            if derived and not ref.arxiv_id:
-                by_arxiv.setdefault(derived, []).append(item)
-        if ref.arxiv_id:
-            by_arxiv.setdefault(ref.arxiv_id, []).append(item)
-        if ref.pmid:
-            by_pmid.setdefault(ref.pmid, []).append(item)
-
-    registry_dois = [d for d in by_doi if not is_datacite_arxiv_doi(d)]
-    datacite_dois = [d for d in by_doi if is_datacite_arxiv_doi(d)]
-
-    async def lookup(source_name: str, method: str, keys: list[str], index: dict) -> None:
-        source = sources.get(source_name)
-        if source is None or not keys:
-            return
-        served = [item for key in keys for item in index[key]]
-        found = await ask(served, source_name, getattr(source, method)(keys))
-        if found is None:
-            failed_sets = {"lookup_dois": "doi_failed", "lookup_arxiv": "arxiv_failed"}
-            if method in failed_sets:
-                for item in served:
-                    getattr(item, failed_sets[method]).add(source_name)
-            return
-        for key in keys:
-            work = found.get(key)
-            if work is None:
-                continue
-            for item in index[key]:
-                bucket = {
-                    "lookup_dois": item.doi_records,
-                    "lookup_arxiv": item.arxiv_records,
-                    "lookup_pmids": item.pmid_records,
-                }[method]
-                bucket.append(work)
-
-    round_one = [
-        *((n, "lookup_dois", registry_dois, by_doi) for n in registry.resolvers("doi", 0)),
-        *((n, "lookup_dois", datacite_dois, by_doi) for n in registry.resolvers("arxiv-doi", 0)),
-        *((n, "lookup_arxiv", list(by_arxiv), by_arxiv) for n in registry.resolvers("arxiv", 0)),
-        *((n, "lookup_pmids", list(by_pmid), by_pmid) for n in registry.resolvers("pmid", 0)),
-    ]
-    requests = [
-        (name, method, batch, index)
-        for name, method, keys, index in round_one
-        if (source := sources.get(name)) is not None
-        for batch in source.id_batches(keys)
-    ]
-    pending = Counter(
-        id(item) for _, _, batch, index in requests for k in batch for item in index[k]
-    )
-    follow_ups: dict[int, asyncio.Task[None]] = {}
-
-    def go_on(item: Evidence) -> None:
-        if id(item) not in follow_ups:
-            follow_ups[id(item)] = asyncio.ensure_future(then(item))
-
-    def awaits_round_two(item: Evidence) -> bool:
-        doi = item.reference.doi
-        return doi is not None and not is_datacite_arxiv_doi(doi.lower()) and not item.doi_records
-
-    async def first_round(name: str, method: str, keys: list[str], index: dict) -> None:
-        try:
-            await lookup(name, method, keys, index)
-        finally:
-            for key in keys:
-                for item in index[key]:
-                    pending[id(item)] -= 1
-                    if pending[id(item)] <= 0 and not awaits_round_two(item):
-                        go_on(item)
-
-    try:
-        await asyncio.gather(*(first_round(*request) for request in requests))
-        for item in evidence:
-            if not awaits_round_two(item):
-                go_on(item)
-        await _second_round(evidence, by_doi, registry_dois, lookup)
-        await _ask_doi_org(by_doi, sources)
-        for item in evidence:
-            go_on(item)
-        await asyncio.gather(*follow_ups.values())
-    finally:
-        for task in follow_ups.values():
-            task.cancel()
-
-
-async def _second_round(
-    evidence: list[Evidence],
-    by_doi: dict[str, list[Evidence]],
-    registry_dois: list[str],
-    lookup: Callable[[str, str, list[str], dict], Awaitable[None]],
-) -> None:
-    """Ask again about the DOIs the first round did not find.
-
-    They may be DataCite's (Zenodo, figshare, …) or known to Semantic Scholar only: ask
-    before calling them unregistered.
-    """
-    unknown = [d for d in registry_dois if not any(i.doi_records for i in by_doi[d])]
-    # A prefix belongs to one registration agency: a DOI whose prefix another agency
-    # registered (seen in this run's answers) cannot be DataCite's.
-    registered = {
-        _prefix(work.doi): work.source
-        for item in evidence
-        for work in item.doi_records
-        if work.doi
-        and work.source in registry.BY_NAME
-        and registry.entry(work.source).registers_dois
-    }
-    round_two = []
-    for name in registry.resolvers("doi", 1):
-        asked = unknown
-        if name in registry.BY_NAME and registry.entry(name).registers_dois:
-            asked = [d for d in unknown if registered.get(_prefix(d), name) == name]
-            for doi in set(unknown) - set(asked):
-                agency = registry.entry(registered[_prefix(doi)]).title
-                for item in by_doi[doi]:
-                    item.not_asked(
-                        name,
-                        "cannot_index",
-                        f"DOI prefix {_prefix(doi)} is registered with {agency}",
-                    )
-        round_two.append(lookup(name, "lookup_dois", asked, by_doi))
-    await asyncio.gather(*round_two)
-
-
-async def _ask_doi_org(by_doi: dict[str, list[Evidence]], sources: Sources) -> None:
-    """Ask doi.org about every DOI that neither Crossref nor DataCite holds.
-
-    They are two of the DOI registration agencies: a DOI of CNKI, JaLC, KISTI or
-    mEDRA is unknown to both, yet real (OpenAlex may hold its work). Only doi.org can
-    say that a DOI does not exist, and which agency registered one that does.
-    """
-    resolver = sources.resolver
-    if resolver is None:
-        return
-    unknown = [
-        doi
-        for doi, items in by_doi.items()
-        if not is_datacite_arxiv_doi(doi)
-        and not any(item.doi_failed or _registered_by_a_source(item) for item in items)
-    ]
-
-    async def ask_one(doi: str) -> None:
-        try:
-            registration = await resolver.registration(doi)
-        except SourceError:
-            for item in by_doi[doi]:
-                item.doi_failed.add(DOI_ORG)
-            return
-        for item in by_doi[doi]:
-            item.doi_registration = registration
-
-    await asyncio.gather(*(ask_one(doi) for doi in unknown))
-
-
-def _registered_by_a_source(item: Evidence) -> bool:
-    """A registration agency among the sources (Crossref, DataCite) holds the cited DOI."""
-    return any(
-        work.source in registry.BY_NAME and registry.entry(work.source).registers_dois
-        for work in item.doi_records
-    )
-
-
-def _prefix(doi: str) -> str:
-    return doi.split("/", 1)[0].lower()
 
 
 @dataclass

@@ -7,9 +7,10 @@ keeping its stores and source clients open for all its slices.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import itertools
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -49,6 +50,9 @@ and the exit code: a long bibliography's results then never stay in memory.
 # (50-500 identifiers a request), so no request is split further; every
 # benchmark set fits in one batch.
 BATCH_REFERENCES = 5000
+# References read at a time, in a worker thread, while the batch before them is looked
+# up: a streamed .bib is parsed as its first identifiers are already on their way.
+READ_AHEAD = 100
 
 
 @dataclass
@@ -118,7 +122,8 @@ async def audit_with(
         report.mirror = mirror_state(mirror.info())
     async with open_sources(settings, report.stats, transport=transport) as sources:
         pending = iter(references)
-        while batch := list(itertools.islice(pending, BATCH_REFERENCES)):
+        while first := await asyncio.to_thread(_take, pending, min(READ_AHEAD, BATCH_REFERENCES)):
+            batch = _arriving(first, pending, BATCH_REFERENCES - len(first))
             results = await _audit_batch(batch, sources, mirror, settings, snapshot, tick)
             report.results += on_batch(results) if on_batch else results
         if sources.cache_problem:
@@ -127,8 +132,23 @@ async def audit_with(
     return report
 
 
+def _take(references: Iterator[Reference], count: int) -> list[Reference]:
+    return list(itertools.islice(references, count))
+
+
+async def _arriving(
+    first: list[Reference], rest: Iterator[Reference], limit: int
+) -> AsyncIterator[list[Reference]]:
+    """`first`, then up to `limit` more of `rest` as they are read (in a worker thread,
+    so the event loop sends the requests of the references read before them)."""
+    yield first
+    while limit > 0 and (group := await asyncio.to_thread(_take, rest, min(READ_AHEAD, limit))):
+        limit -= len(group)
+        yield group
+
+
 async def _audit_batch(
-    references: list[Reference],
+    references: AsyncIterator[list[Reference]],
     sources: Sources,
     mirror: MirrorStore | None,
     settings: Settings,
@@ -148,7 +168,8 @@ async def _audit_batch(
         from refaudit.sources.mirror import MirrorSource
 
         local = MirrorSource(mirror).as_sources()
-        evidence = await gather_mirror_first(references, local, sources, on_done=tick)
+        batch = [reference async for group in references for reference in group]
+        evidence = await gather_mirror_first(batch, local, sources, on_done=tick)
         verdict = functools.partial(decide, enabled_sources=[MIRROR, *sources.enabled])
     results = [item.verdict(verdict) for item in evidence]
     identified = [

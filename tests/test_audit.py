@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import re
+import threading
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -11,7 +13,7 @@ import pytest
 
 from refaudit.audit import audit_references
 from refaudit.config import Settings, load_settings
-from refaudit.models import Result, SnapshotState, Verdict
+from refaudit.models import Reference, Result, SnapshotState, Verdict
 from refaudit.parsing import parse_bibtex
 from refaudit.render import RenderContext, render
 from tests.fakes import (
@@ -195,6 +197,53 @@ async def test_dois_are_looked_up_in_batches_not_one_by_one(settings) -> None:
     assert fake.count("openalex") <= 2
 
 
+async def test_the_first_look_up_leaves_while_the_bibliography_is_still_read(settings) -> None:
+    """A batch of identifiers is sent as soon as it is full, while the rest of the file is
+    parsed; the requests are those of looking up the whole list at once."""
+    from refaudit.sources.crossref import filter_batches
+
+    count = 300
+    dois = [f"10.5555/stream.{i}" for i in range(count)]
+    fake = FakeUpstreams()
+    empty_searches(fake)
+    fake.serve_crossref(
+        [
+            crossref_work(doi, f"Streamed lookup study number {i}", year=2020)
+            for i, doi in enumerate(dois)
+        ]
+    )
+    fake.json("openalex", r"/works", openalex_list([]))
+    # The last ten cite the first ten again: their DOIs were answered long before.
+    cited = [*enumerate(dois), *enumerate(dois[:10])]
+    bib = "\n".join(
+        f"@article{{k{n}, author={{Lovelace, Ada}}, title={{Streamed lookup study number {i}}}, "
+        f"journal={{Journal of Tests}}, year={{2020}}, doi={{{doi}}}}}"
+        for n, (i, doi) in enumerate(cited)
+    )
+    references = parse_bibtex(bib, file="refs.bib").references
+    sent = threading.Event()
+
+    def noting(request: httpx.Request) -> httpx.Response:
+        sent.set()
+        return fake.handler(request)
+
+    def reading() -> Iterator[Reference]:
+        """The references as a parser hands them out: the last third only once a request
+        has left (or not at all, the test failing, if none leaves before the end)."""
+        for n, reference in enumerate(references):
+            if n == 200 and not sent.wait(timeout=30):
+                return
+            yield reference
+
+    report = await audit_references(
+        reading(), settings, total=len(cited), transport=httpx.MockTransport(noting)
+    )
+    assert len(report.results) == len(cited)
+    assert all(r.verdict == Verdict.VERIFIED for r in report.results)
+    assert [r.matched.doi for r in report.results[-10:]] == dois[:10]
+    assert fake.count("crossref") == len(filter_batches(dois))
+
+
 async def test_long_bibliographies_are_audited_in_batches_with_the_same_verdicts(
     settings, monkeypatch
 ) -> None:
@@ -206,8 +255,9 @@ async def test_long_bibliographies_are_audited_in_batches_with_the_same_verdicts
     gather = evidence.gather_evidence
 
     async def counting_gather(batch, sources, **kwargs):
-        gathered.append(len(batch))
-        return await gather(batch, sources, **kwargs)
+        found = await gather(batch, sources, **kwargs)
+        gathered.append(len(found))
+        return found
 
     monkeypatch.setattr(evidence, "gather_evidence", counting_gather)
     monkeypatch.setattr(pipeline, "BATCH_REFERENCES", 2)

@@ -16,6 +16,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from refaudit.models import AuditReport, Notice, Result, Work
 from refaudit.render.common import (
@@ -27,7 +28,9 @@ from refaudit.render.common import (
 )
 from refaudit.render.json import report_model, result_model
 from refaudit.render.table import summary_lines
-from refaudit.report import ReferenceResult, ReportedFinding
+
+if TYPE_CHECKING:
+    from refaudit.report import ReferenceResult, ReportedFinding
 
 VERDICT_ORDER = ("retracted", "not found", "mismatch", "unverified", "verified", "skipped")
 SEVERITY_ORDER = ("error", "warning", "info", "none")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from refaudit.models import AuditReport, Result
 from refaudit.render.common import (
@@ -19,21 +19,19 @@ from refaudit.render.common import (
     report_summary,
     rows,
 )
-from refaudit.report import (
-    SCHEMA_PATH,
-    ReferenceResult,
-    Report,
-    ReportedFinding,
-    Summary,
-    ToolInfo,
-)
 from refaudit.version import installed_version
+
+if TYPE_CHECKING:
+    # Building the report models takes a fifth of a second: not before the audit needs them.
+    from refaudit.report import ReferenceResult, Report
 
 
 def report_model(
     report: AuditReport, context: RenderContext, *, with_results: bool = True
 ) -> Report:
     """The whole run as the report model the JSON renderer and MCP both return."""
+    from refaudit.report import Report, Summary, ToolInfo
+
     return Report(
         tool=ToolInfo(version=installed_version()),
         files=list(report.files),
@@ -53,6 +51,8 @@ def report_model(
 
 def result_model(result: Result, context: RenderContext) -> ReferenceResult:
     """One verdict with its evidence; findings as every renderer lists them."""
+    from refaudit.report import ReferenceResult, ReportedFinding
+
     reference = result.reference
     fails = context.fails(result)
     return ReferenceResult(
@@ -147,4 +147,6 @@ def _write_report(
 
 
 def load_schema() -> dict[str, Any]:
+    from refaudit.report import SCHEMA_PATH
+
     return json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
