@@ -112,12 +112,19 @@ class Notice:
 
     kind: NoticeKind
     notice_doi: str | None = None
+    """the DOI of the notice itself (the retraction note), when it has one"""
     date: str | None = None
+    """when the notice was issued (ISO 8601, as precise as the source gives it)"""
     label: str | None = None
+    """the notice's own wording of its kind ("Retraction", "Expression of concern")"""
     source: str | None = None
+    """who issued the record of the notice ("publisher", "retraction-watch", or a source)"""
     reported_by: str | None = None
+    """the sources that reported it, comma-separated when several agree"""
     record_id: str | None = None
+    """the notice's id in the issuer's records (Crossref's record-id, Retraction Watch's)"""
     reason: str | None = None
+    """the reasons given for the notice (Retraction Watch's), where known"""
     target_doi: str | None = None
     """the DOI the notice is about (set when a notice record names its target)"""
 
@@ -128,23 +135,30 @@ class Work:
 
     source: str
     source_id: str | None = None
+    """the record's id at its source (the evidence a finding cites)"""
     url: str | None = None
+    """where a reader can see the record"""
     type: str | None = None
+    """the kind of work in the source's own words (Crossref `journal-article`, OpenAlex `article`)"""
     title: str | None = None
+    """the title, markup removed"""
     raw_title: str | None = None
+    """the title as the source gives it, markup (MathML, HTML) kept"""
     subtitle: str | None = None
-    #: the work's titles in other languages (Crossref's `original-title`)
     title_aliases: list[str] = field(default_factory=list)
+    """the work's titles in other languages (Crossref's `original-title`)"""
     authors: list[Person] = field(default_factory=list)
-    #: the source lists only some of the authors (Scopus' STANDARD view: the first), so a
-    #: cited author it does not list is unknown, not wrong
     authors_partial: bool = False
+    """the source lists only some of the authors (Scopus' STANDARD view: the first), so a
+    cited author it does not list is unknown, not wrong"""
     year: int | None = None
+    """the year of publication the source gives"""
     date: str | None = None
     venue: str | None = None
     venue_short: str | None = None
-    #: the venue's other names in this record (S2 alternate names, Crossref's other titles)
+    """the venue's abbreviation as the source gives it ("Phys. Rev. Lett.")"""
     venue_aliases: list[str] = field(default_factory=list)
+    """the venue's other names in this record (S2 alternate names, Crossref's other titles)"""
     publisher: str | None = None
     volume: str | None = None
     issue: str | None = None
@@ -152,6 +166,7 @@ class Work:
     doi: str | None = None
     arxiv_id: str | None = None
     arxiv_version: int | None = None
+    """the arXiv version the record describes (2 for v2), when it names one"""
     journal_ref: str | None = None
     """arXiv's free-text journal reference"""
     primary_category: str | None = None
@@ -162,10 +177,13 @@ class Work:
     openalex_id: str | None = None
     dblp_key: str | None = None
     isbn: list[str] = field(default_factory=list)
+    """the book's ISBNs"""
     abstract: str | None = None
     citation_count: int | None = None
     is_retracted: bool | None = None
+    """the source's own retraction flag (OpenAlex `is_retracted`); null when it has none"""
     notices: list[Notice] = field(default_factory=list)
+    """integrity notices the record carries about this work"""
     score: float | None = None
     """search relevance (higher is better)"""
     published_version_doi: str | None = None
