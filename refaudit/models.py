@@ -139,7 +139,7 @@ class Work:
     url: str | None = None
     """where a reader can see the record"""
     type: str | None = None
-    """the kind of work in the source's own words (Crossref `journal-article`, OpenAlex `article`)"""
+    """the kind of work in the source's words (Crossref `journal-article`, OpenAlex `article`)"""
     title: str | None = None
     """the title, markup removed"""
     raw_title: str | None = None
