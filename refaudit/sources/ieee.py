@@ -34,7 +34,7 @@ from refaudit.models import Reference, Work
 from refaudit.names import person_from_name
 from refaudit.sources.base import SearchQuery, Source
 from refaudit.sources.client import SourceClient
-from refaudit.sources.mapping import as_int, query_words, unique
+from refaudit.sources.mapping import as_int, query_words, rarest_title_words, unique
 from refaudit.sources.pacing import RateLimit
 from refaudit.sources.quota import window_end
 from refaudit.sources.registry import entry, having
@@ -91,10 +91,9 @@ class IeeeXploreSource(Source):
         if query.year:
             params |= {"start_year": query.year - YEAR_SLACK, "end_year": query.year + YEAR_SLACK}
         hits = await self._ask({**params, "article_title": " ".join(words)}, ttl="search")
-        distinct = list(dict.fromkeys(query_words(query.title, drop_stopwords=True)))
-        if hits or len(distinct) < 3 or not self._loose_fallback:
+        longest = rarest_title_words(query.title, MAX_OR_WORDS)
+        if hits or not longest or not self._loose_fallback:
             return hits
-        longest = sorted(distinct, key=len, reverse=True)[:MAX_OR_WORDS]
         text = " OR ".join(f'"Document Title":{word}' for word in longest)
         return await self._ask({**params, "querytext": f"({text})"}, ttl="search")
 

@@ -104,6 +104,16 @@ def query_words(text: str | None, *, drop_stopwords: bool = False) -> list[str]:
     return [w for w in words if w not in STOPWORDS] if drop_stopwords else words
 
 
+def rarest_title_words(title: str | None, most: int) -> list[str]:
+    """A title's distinct content words, longest (as a rule rarest) first, at most `most`: the
+    OR query a keyed index is given when the title as a phrase finds nothing (a misspelt or
+    changed word). Empty when there are fewer than three: their OR would find anything."""
+    distinct = list(dict.fromkeys(query_words(title, drop_stopwords=True)))
+    if len(distinct) < 3:
+        return []
+    return sorted(distinct, key=len, reverse=True)[:most]
+
+
 def year_from(value: object) -> int | None:
     """The first plausible four-digit year in `value` ("2017", "1998 Feb 28", 2017)."""
     if isinstance(value, int) and not isinstance(value, bool):

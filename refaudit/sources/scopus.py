@@ -43,7 +43,14 @@ from refaudit.models import Person, Reference, Work
 from refaudit.names import display_name_to_person
 from refaudit.sources.base import SearchQuery, Source
 from refaudit.sources.client import SourceClient
-from refaudit.sources.mapping import as_int, chunked, query_words, unique, year_from
+from refaudit.sources.mapping import (
+    as_int,
+    chunked,
+    query_words,
+    rarest_title_words,
+    unique,
+    year_from,
+)
 from refaudit.sources.pacing import RateLimit
 from refaudit.sources.registry import entry
 from refaudit.sources.response import Fetched, retry_after_seconds
@@ -116,13 +123,10 @@ class ScopusSource(Source):
         limit = min(BATCH_SIZE, max(1, query.limit))
         years = _year_clause(query.year)
         hits = await self._search(f'TITLE("{" ".join(words)}"){years}', limit, ttl="search")
-        if hits:
+        longest = rarest_title_words(query.title, MAX_OR_WORDS)
+        if hits or not longest:
             return hits
-        distinct = list(dict.fromkeys(query_words(query.title, drop_stopwords=True)))
-        if len(distinct) < 3:
-            return []
-        ored = " OR ".join(sorted(distinct, key=len, reverse=True)[:MAX_OR_WORDS])
-        return await self._search(f"TITLE({ored}){years}", limit, ttl="search")
+        return await self._search(f"TITLE({' OR '.join(longest)}){years}", limit, ttl="search")
 
     def decides(self, reference: Reference) -> bool:
         """Scopus holds nothing the free indexes lack: asked when they fail, or alone."""
