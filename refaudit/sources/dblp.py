@@ -59,13 +59,7 @@ class DblpSource(Source):
                 ttl="search",
                 accept=(200,),
             )
-            body = fetched.json()
-            try:
-                hits = body["result"]["hits"]
-            except (KeyError, TypeError) as exc:
-                raise UnexpectedResponse(
-                    NAME, "answer without result.hits", url=fetched.url
-                ) from exc
+            hits = fetched.member("result", "hits", kind=dict, missing="answer without result.hits")
             found = [to_work(hit) for hit in _as_list(hits.get("hit"))]
             if found:
                 return found

@@ -207,10 +207,7 @@ class OpenAlexSource(Source):
         fetched = await self.client.get(f"/works/{key}", self._auth, ttl="integrity")
         if fetched.status == 404:
             return None
-        body = fetched.json()
-        if not isinstance(body, dict):
-            raise UnexpectedResponse(NAME, "work answer is not an object", url=fetched.url)
-        return to_work(body)
+        return to_work(fetched.member(kind=dict, missing="work answer is not an object"))
 
 
 def _year_filter(year_from: int | None, year_to: int | None) -> str | None:

@@ -93,9 +93,7 @@ class SemanticScholarSource(Source):
         fetched = await self.client.get(
             f"{API}/paper/search", params, headers=self._headers, ttl="search", accept=(200,)
         )
-        body = fetched.json()
-        if not isinstance(body, dict):
-            raise UnexpectedResponse(NAME, "search answer is not an object", url=fetched.url)
+        body = fetched.member(kind=dict, missing="search answer is not an object")
         return [to_work(item) for item in body.get("data") or [] if item]
 
     def describe_search(self, query: SearchQuery) -> str:
@@ -144,9 +142,7 @@ class SemanticScholarSource(Source):
         )
         if fetched.status == 404:
             return []
-        body = fetched.json()
-        if not isinstance(body, dict):
-            raise UnexpectedResponse(NAME, f"{kind} answer is not an object", url=fetched.url)
+        body = fetched.member(kind=dict, missing=f"{kind} answer is not an object")
         return [to_work(entry[key]) for entry in body.get("data") or [] if entry.get(key)]
 
 
