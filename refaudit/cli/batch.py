@@ -57,7 +57,6 @@ def batch_command(
     Example: refaudit batch submissions/ --workers 2 --mirror -o results.jsonl
     """
     from refaudit.batch import INPUT_SUFFIXES, expand_inputs, run_batch
-    from refaudit.policy import parse_fail_on
     from refaudit.safewrite import refuse_overwriting_inputs
 
     if engine not in ("local", "ray"):
@@ -70,7 +69,7 @@ def batch_command(
         ray_module()
     if output.suffix.lower() in INPUT_SUFFIXES:
         fail(f"{output}: the results file would overwrite an input", hint="use -o results.jsonl")
-    settings = flags.settings(fail_on=parse_fail_on(fail_on) if fail_on else None)
+    settings = flags.settings(fail_on=fail_on)
     paths = expand_inputs(inputs)
     refuse_overwriting_inputs(output, [*inputs, *paths])
     if not paths:

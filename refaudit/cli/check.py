@@ -114,7 +114,6 @@ def check_command(
     Example: refaudit check refs.bib --format sarif -o refaudit.sarif
     """
     from refaudit.baseline import read_baseline
-    from refaudit.findings import parse_fail_on
     from refaudit.policy import Tally
     from refaudit.render import FORMATS, RenderContext, outage_line, report_stream
 
@@ -124,9 +123,7 @@ def check_command(
         fail("--require-verified takes a fraction between 0 and 1")
     if require_verified is not None and allow_unverified:
         fail("--require-verified and --allow-unverified contradict each other")
-    settings = flags.settings(
-        fail_on=parse_fail_on(fail_on) if fail_on else None, require_verified=require_verified
-    )
+    settings = flags.settings(fail_on=fail_on, require_verified=require_verified)
     if allow_unverified:
         settings.require_verified = None
     settings.check_urls = check_urls

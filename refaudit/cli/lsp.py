@@ -31,8 +31,7 @@ def lsp(
 
     Example: refaudit lsp --sources mirror
     """
-    from refaudit.findings import parse_fail_on
     from refaudit.integrations.lsp import build_server
 
-    settings = flags.settings(fail_on=parse_fail_on(fail_on) if fail_on else None)
+    settings = flags.settings(fail_on=fail_on)
     build_server(settings).start_io()
