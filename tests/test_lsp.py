@@ -15,7 +15,7 @@ import os
 import shutil
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -220,25 +220,24 @@ def server(*args: str) -> ClientServerConfig:
     return ClientServerConfig(server_command=[*SERVER, *args], client_factory=Client)
 
 
-@pytest_lsp.fixture(config=server())
-async def client(lsp_client: Client, request: pytest.FixtureRequest) -> Any:
+async def session(lsp_client: Client, request: pytest.FixtureRequest) -> AsyncIterator[None]:
+    """Initialize as Neovim does; at the end shut the server down, killing one that has
+    not exited within BOUND_S so that a failing test cannot hang the suite."""
     await initialize(lsp_client, request)
     yield
-    await lsp_client.shutdown_session()
+    try:
+        async with asyncio.timeout(BOUND_S):
+            await lsp_client.shutdown_session()
+    except TimeoutError:
+        process = lsp_client._server  # the subprocess pygls started
+        if process is not None:
+            process.kill()
+        raise AssertionError(f"the server did not exit within {BOUND_S}s") from None
 
 
-@pytest_lsp.fixture(config=server("--offline"))
-async def offline_client(lsp_client: Client, request: pytest.FixtureRequest) -> Any:
-    await initialize(lsp_client, request)
-    yield
-    await lsp_client.shutdown_session()
-
-
-@pytest_lsp.fixture(config=server("--sources", "mirror"))
-async def mirror_client(lsp_client: Client, request: pytest.FixtureRequest) -> Any:
-    await initialize(lsp_client, request)
-    yield
-    await lsp_client.shutdown_session()
+client = pytest_lsp.fixture(config=server())(session)
+offline_client = pytest_lsp.fixture(config=server("--offline"))(session)
+mirror_client = pytest_lsp.fixture(config=server("--sources", "mirror"))(session)
 
 
 def apply(text: str, edits: list[types.TextEdit]) -> str:
