@@ -94,7 +94,7 @@ def test_action_metadata_is_consistent() -> None:
     uses = [line for line in ACTION.read_text(encoding="utf-8").splitlines() if "uses:" in line]
     assert uses and all(PINNED.match(line) for line in uses), uses
     sarif = next(step for step in steps if "upload-sarif" in step.get("uses", ""))
-    assert sarif["with"]["category"] == "refaudit"
+    assert sarif["with"]["category"] == "${{ steps.audit.outputs.sarif-category }}"
 
 
 COMPARISON = re.compile(r"([\w.-]+) (==|!=) '([^']*)'")
@@ -317,11 +317,18 @@ def test_a_repository_without_code_scanning_still_gets_the_report_and_the_exit_c
             workspace,
             runner_temp,
             environment,
-            {"sources": "crossref,openalex"},
+            {"sources": "crossref,openalex", "artifact": "refaudit-en"},  # a matrix job
             refused=frozenset({"github/codeql-action/upload-sarif"}),
         )
-    ran = [step["uses"].split("@")[0] for step in uploads]
-    assert ran[-2:] == ["github/codeql-action/upload-sarif", "actions/upload-artifact"]
+    sarif, artifact = uploads[-2:]
+    assert sarif["uses"].split("@")[0] == "github/codeql-action/upload-sarif"
+    assert Path(sarif["sarif_file"]).name == "refaudit.sarif"
+    # Each job of the matrix has a category of its own, so none replaces another's results.
+    assert sarif["category"] == "refaudit/refaudit-en"
+    assert (artifact["uses"].split("@")[0], artifact["name"]) == (
+        "actions/upload-artifact",
+        "refaudit-en",
+    )
     assert outputs["step exit"] == outputs["exit-code"] == "1"  # the fabricated reference
 
 

@@ -238,6 +238,7 @@ async def session(lsp_client: Client, request: pytest.FixtureRequest) -> AsyncIt
 client = pytest_lsp.fixture(config=server())(session)
 offline_client = pytest_lsp.fixture(config=server("--offline"))(session)
 mirror_client = pytest_lsp.fixture(config=server("--sources", "mirror"))(session)
+strict_client = pytest_lsp.fixture(config=server("--fail-on", "flagged,retracted"))(session)
 
 
 def apply(text: str, edits: list[types.TextEdit]) -> str:
@@ -276,6 +277,12 @@ async def test_a_bib_file_shows_findings_on_its_entries_with_hover_and_correctio
     assert year.message.startswith("lovelace2017: Year should be 2019 (cited: 2017; correct: 2019)")
     assert "crossref: https://doi.org/10.1234/widgets.2019" in year.message  # the record
     assert "https://" not in found["smith2021quantum"].message  # no record to link
+    # The default gate (not found, DOI errors, retractions) fails the fabricated entry only.
+    assert {key: d.data["fails"] for key, d in found.items()} == {
+        "lovelace2017": False,
+        "smith2021quantum": True,
+        "he2016deep": False,
+    }
     # `$/progress`: one token the client was asked to create, begun, counted, ended.
     assert len(client.progress_reports) == 1
     (progress,) = client.progress_reports.values()
@@ -544,3 +551,18 @@ async def test_a_new_file_is_audited_once_saved(client: Client, tmp_path: Path) 
     assert codes(await client.diagnostics_of(new)) == {"year-mismatch", "not-found"}
     assert client.messages == []
     assert len(client.progress_reports) == 1
+
+
+async def test_fail_on_says_which_references_fail_the_run(
+    strict_client: Client, paper: Path
+) -> None:
+    """`--fail-on` as for `check`: under the strict gate a wrong year fails the run too."""
+    refs = paper / "refs.bib"
+    strict_client.open(refs)
+    found = {str(d.data["key"]): d.data["fails"] for d in await strict_client.diagnostics_of(refs)}
+    assert found == {"lovelace2017": True, "smith2021quantum": True}
+    hover = await strict_client.hover(refs, 4, 5)
+    assert hover is not None
+    assert hover.startswith(
+        "**refaudit: mismatch** `lovelace2017` — fails the run (`--fail-on flagged,retracted`)"
+    )

@@ -165,6 +165,11 @@ def derive(
             print(plain_annotation("notice", f"refaudit: SARIF not uploaded: {why_not}"))
         else:
             outputs["sarif-path"] = str(sarif)
+            # Jobs of a matrix each name their artifact; the same category from two of
+            # them would make code scanning keep only the last job's results.
+            outputs["sarif-category"] = (
+                "refaudit" if inputs.artifact == ARTIFACT else f"refaudit/{inputs.artifact}"
+            )
     if inputs.html:
         html = out_dir / "refaudit.html"
         html.write_text(render(report, "html", context), encoding="utf-8")
