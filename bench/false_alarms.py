@@ -9,8 +9,8 @@ the ways people write them (initials, "and others", with or without DOI, the
 venue as each field writes it: full name, ISO 4 abbreviation with or without
 dots, acronym, publisher's short name, cut after a series letter; see
 venue_styles.py), audits them through the real pipeline against scholarsim, and
-reports how many are flagged per type, per field and per venue style, with the
-evidence for each.
+reports how many are flagged (false alarms) and how many are left unverified
+(coverage lost) per type, per field and per venue style, with the evidence for each.
 
     python bench/false_alarms.py                  # 1,000 works, seed 1
     python bench/false_alarms.py --count 3000 --seed 7
@@ -374,10 +374,19 @@ def sample_docx(works: list[dict], rng: random.Random) -> tuple[bytes, dict[str,
     return data, dict(zip(keys, managers, strict=True))
 
 
-def _table(title: str, totals: collections.Counter[str], flagged: collections.Counter[str]) -> None:
-    print(f"\n{title:22} {'works':>6} {'flagged':>8} {'rate':>7}")
+def _table(
+    title: str,
+    totals: collections.Counter[str],
+    flagged: collections.Counter[str],
+    unverified: collections.Counter[str],
+) -> None:
+    print(f"\n{title:22} {'works':>6} {'flagged':>8} {'rate':>7} {'unverified':>10} {'rate':>7}")
     for name in sorted(totals):
-        print(f"{name:22} {totals[name]:6} {flagged[name]:8} {flagged[name] / totals[name]:7.2%}")
+        total = totals[name]
+        print(
+            f"{name:22} {total:6} {flagged[name]:8} {flagged[name] / total:7.2%} "
+            f"{unverified[name]:10} {unverified[name] / total:7.2%}"
+        )
 
 
 def main() -> None:
@@ -421,11 +430,20 @@ def main() -> None:
 
     totals = {name: collections.Counter[str]() for name in groups}
     flagged = {name: collections.Counter[str]() for name in groups}
+    unverified = {name: collections.Counter[str]() for name in groups}
     for result in results:
         key = result.reference.key  # type: ignore[attr-defined]
         for name, labels in groups.items():
             totals[name][labels[key]] += 1
-        if not prediction(result)["flagged"]:
+        line = prediction(result)
+        if not line["covered"]:
+            # A faithful citation left unverified is coverage lost, not a false alarm.
+            for name, labels in groups.items():
+                unverified[name][labels[key]] += 1
+            where = ", ".join(labels[key] for labels in groups.values())
+            print(f"unverified {key} ({where}): {result.reason}")  # type: ignore[attr-defined]
+            print(f"    as cited: {result.reference.free_text or result.reference.title!r}")  # type: ignore[attr-defined]
+        if not line["flagged"]:
             continue
         for name, labels in groups.items():
             flagged[name][labels[key]] += 1
@@ -436,9 +454,11 @@ def main() -> None:
             print(f"    {finding.code}: cited {finding.cited!r} found {finding.found!r}")
         print(f"    as cited: {result.reference.free_text or result.reference.venue!r}")  # type: ignore[attr-defined]
     for name in groups:
-        _table(name, totals[name], flagged[name])
+        _table(name, totals[name], flagged[name], unverified[name])
     total, bad = sum(totals["type"].values()), sum(flagged["type"].values())
-    print(f"\n{'all':22} {total:6} {bad:8} {bad / max(1, total):7.2%}")
+    lost = sum(unverified["type"].values())
+    whole = max(1, total)
+    print(f"\n{'all':22} {total:6} {bad:8} {bad / whole:7.2%} {lost:10} {lost / whole:7.2%}")
 
 
 if __name__ == "__main__":

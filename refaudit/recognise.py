@@ -52,7 +52,7 @@ def is_convincing(reference: Reference, work: Work) -> bool:
         distinctive = len(match.title_tokens(reference.title)) >= DISTINCTIVE_TITLE_WORDS
     elif reference.free_text:
         if not title_in_text(work.title, reference.free_text):
-            return locator_match(reference.free_text, work)
+            return locator_match(reference, work)
         distinctive = len(match.title_tokens(work.title)) >= DISTINCTIVE_TITLE_WORDS
     else:
         return False
@@ -169,14 +169,19 @@ def title_in_text(title: str, text: str) -> bool:
     return fuzz.partial_ratio(wanted, haystack) >= FREE_TEXT_TITLE_RATIO
 
 
-def locator_match(text: str, work: Work) -> bool:
+def locator_match(reference: Reference, work: Work) -> bool:
     """A title-less citation ("F. Bliemel, J. Mark. Res. 10, 444 (1973)") names this record.
 
     The year and the first author's family name must appear, plus two of volume,
-    first page and venue: together they single out one article.
+    first page, venue (in full or abbreviated as the citation's style abbreviates
+    it: "Surv. Geophys." is Surveys in Geophysics) and the further authors (two or
+    more cited names, all the record's, in its order): together they single out
+    one article. One author, a journal and a year do not: an author publishes in
+    the same journal in the same year more than once.
     """
     from rapidfuzz import fuzz
 
+    text = reference.free_text or ""
     haystack = match.normalize_text(text)
     tokens = set(haystack.split())
     if not work.year or str(work.year) not in tokens or not work.authors:
@@ -189,9 +194,31 @@ def locator_match(text: str, work: Work) -> bool:
     evidence = [
         bool(work.volume) and match.normalize_text(work.volume) in tokens,
         bool(first_page) and first_page in tokens,
-        bool(venue) and fuzz.partial_ratio(venue, haystack) >= LOCATOR_VENUE_RATIO,
+        (bool(venue) and fuzz.partial_ratio(venue, haystack) >= LOCATOR_VENUE_RATIO)
+        or _venue_abbreviated(reference, work),
+        _coauthors_agree(reference, work),
     ]
     return sum(evidence) >= 2
+
+
+def _venue_abbreviated(reference: Reference, work: Work) -> bool:
+    """The cited venue is the record's, abbreviated ("Electr. Power Syst. Res.")."""
+    if not reference.venue or not work.venue:
+        return False
+    kind = match.compare_venues(
+        reference.venue, work.venue, found_short=work.venue_short, found_aliases=work.venue_aliases
+    ).kind
+    return kind in ("same", "abbreviation", "acronym")
+
+
+def _coauthors_agree(reference: Reference, work: Work) -> bool:
+    """Two or more cited names, each one of the record's authors, the first leading."""
+    if len(reference.authors) < 2:
+        return False
+    authors = match.compare_authors(
+        reference.authors, work.authors, cited_truncated=reference.authors_truncated
+    )
+    return authors.kind != "different" and authors.first_author_ok and authors.matched >= 2
 
 
 def is_near(reference: Reference, work: Work) -> bool:

@@ -720,3 +720,56 @@ def test_an_ieee_page_range_after_the_year_is_not_the_year() -> None:
         key="k",
     )
     assert (ref.year, ref.pages) == (2017, "2049-2060")
+
+
+@pytest.mark.parametrize(
+    ("text", "families", "venue", "year"),
+    [
+        # ACS: names inverted and cut by semicolons, no title; "J." opens the journal.
+        (
+            "Smith, J. S.; Villalobos, M. C.; Kottemann, C. M. J. Food Sci. 1986",
+            ["Smith", "Villalobos", "Kottemann"],
+            "J. Food Sci.",
+            1986,
+        ),
+        (
+            "Baskar, J. F.; Huang, E. J. Gen. Virol. 1981, 54, 415–420",
+            ["Baskar", "Huang"],
+            "J. Gen. Virol.",
+            1981,
+        ),
+        ("Bailey, K. T. Womens Stud. Int. Forum 1989", ["Bailey"], "Womens Stud. Int. Forum", 1989),
+        # AIP without volume or pages: the abbreviation is the journal, not a title.
+        (
+            "Y. Wen, Y. Guo, Z. Hu, G. Hug, Electr. Power Syst. Res. (2024)",
+            ["Wen", "Guo", "Hu", "Hug"],
+            "Electr. Power Syst. Res.",
+            2024,
+        ),
+    ],
+)
+def test_titleless_styles_give_names_venue_and_year(
+    text: str, families: list[str], venue: str, year: int
+) -> None:
+    ref = parse_freetext(text, key="k")
+    assert ref.title is None
+    assert [p.family for p in ref.authors] == families
+    assert (ref.venue, ref.year) == (venue, year)
+
+
+@pytest.mark.parametrize(
+    ("text", "title"),
+    [
+        ("A. Author, Is it robust? (2021).", "Is it robust?"),
+        (
+            "Smith, J.; Doe, A. Deep learning for the automated inspection of widgets. "
+            "J. Am. Chem. Soc. 2020, 142, 1–9.",
+            None,
+        ),
+    ],
+)
+def test_a_title_is_not_read_as_a_titleless_venue(text: str, title: str | None) -> None:
+    ref = parse_freetext(text, key="k")
+    assert ref.venue is None or "widgets" not in ref.venue
+    if title:
+        assert ref.title == title

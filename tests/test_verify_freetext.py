@@ -375,3 +375,44 @@ def test_an_invented_work_attributed_to_an_organisation_is_not_found() -> None:
         searched_by={"openalex", "semanticscholar"},
     )
     assert decide(evidence).verdict == Verdict.NOT_FOUND
+
+
+GRID_FLEX = Work(
+    source="crossref",
+    doi="10.1016/j.epsr.2024.110123",
+    title="Stochastic modeling for the aggregated flexibility of distribution systems",
+    authors=[Person("Wen", "Yi"), Person("Guo", "Yu"), Person("Hu", "Zechun"), Person("Hug", "G.")],
+    year=2024,
+    venue="Electric Power Systems Research",
+)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Y. Wen, Y. Guo, Z. Hu, G. Hug, Electr. Power Syst. Res. (2024)",
+        "Wen, Y.; Guo, Y.; Hu, Z.; Hug, G. Electr. Power Syst. Res. 2024",
+        "Y. Wen, Y. Guo, Z. Hu and G. Hug, Electr. Power Syst. Res., 2024",
+    ],
+    ids=["aip", "acs", "rsc"],
+)
+def test_a_titleless_citation_is_identified_by_its_names_abbreviated_journal_and_year(
+    text: str,
+) -> None:
+    assert _verdict(text, GRID_FLEX) == (Verdict.VERIFIED, set())
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # One author in a journal and a year: the author may have published more there.
+        "Wen, Y. Electr. Power Syst. Res. 2024",
+        # Other co-authors: another article of the first author's.
+        "Y. Wen, P. Novak, R. Ortiz, Electr. Power Syst. Res. (2024)",
+    ],
+)
+def test_a_titleless_citation_that_does_not_single_out_the_record_is_not_identified(
+    text: str,
+) -> None:
+    verdict, _ = _verdict(text, GRID_FLEX)
+    assert verdict == Verdict.UNVERIFIED

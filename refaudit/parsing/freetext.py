@@ -91,14 +91,26 @@ _TITLELESS = re.compile(
     rf"^(?P<authors>{_INITIALS_NAME}(?:,\s*(?:and\s+)?{_INITIALS_NAME})*(?:,?\s+et\s+al\.)?),\s+"
     rf"(?P<venue>[^\d,“”{EMPH_OPEN}{EMPH_CLOSE}]+?)\s*(?P<tail>\d[^()]*?)?\s*\((?P<year>{YEAR})\)\.?$"
 )
+# A word cut short with a full stop and followed by more of the name: "Surv. Geophys.".
+_ABBREVIATED_NAME = re.compile(r"\b[^\W\d_]{2,8}\.\s+[^\W\d_]")
 # Chemistry (RSC) styles print no title and put the year first:
-# `A. Author and B. Author, Venue, 2012, 35, 1937.`
+# `A. Author and B. Author, Venue, 2012, 35, 1937.` (volume and pages may be left out)
 _TITLELESS_RSC = re.compile(
     rf"^(?P<authors>{_INITIALS_NAME}(?:(?:,\s*|,?\s+and\s+){_INITIALS_NAME})*"
     rf"(?:,?\s+et\s+al\.?)?),\s+{EMPH_OPEN}?(?P<venue>[^\d“”{EMPH_OPEN}{EMPH_CLOSE}]+?"
-    rf"(?:,\s*\d{{1,2}})?){EMPH_CLOSE}?,\s*(?P<year>{YEAR}),"
-    r"\s*(?P<tail>\d[^()]*?)\.?$"
+    rf"(?:,\s*\d{{1,2}})?){EMPH_CLOSE}?,\s*(?P<year>{YEAR})"
+    r"(?:,\s*(?P<tail>\d[^()]*?))?\.?$"
 )
+# ACS prints no title and inverts every name, names cut by semicolons:
+# `Family, I. J.; Family, K. J. Food Sci. 1986, 51, 1–5.`
+_ACS_NAME = rf"[^\W\d_][\w'’\-]*(?:\s[^\W\d_][\w'’\-]*){{0,2}},\s[{CAP}]\.(?:\s?-?[{CAP}]\.)*"
+_TITLELESS_ACS = re.compile(
+    rf"^(?P<authors>{_ACS_NAME}(?:;\s{_ACS_NAME})*(?:;?\s+et\s+al\.)?)\s+"
+    rf"(?P<venue>[^\d;“”{EMPH_OPEN}{EMPH_CLOSE}]+?)\s+(?P<year>{YEAR}),?\s*(?P<tail>[^()]*?)\.?$"
+)
+# A journal's abbreviation keeps at most one unabbreviated lower-case word ("Z. fur
+# Psychosom. Med."); a title has more.
+_LOWER_WORD = re.compile(r"(?:^|\s)[a-z][^\s.]*(?=\s|$)")
 # A lone capital before the period is an initial; any other one-letter word (a symbol,
 # "ϕ") can end a title.
 _LOOSE_SENTENCE_END = re.compile(rf"(?<=\S\S|\s[^\s{CAP}])[.?!]\s+(?=\S)")
@@ -199,9 +211,14 @@ def read_style(text: str) -> _Parts:
     bare = _URL.sub("", text).strip()
     titleless = _TITLELESS.match(bare) or _TITLELESS_RSC.match(bare)
     # Volume and pages follow a titleless venue; words there, or no locator at all ("A.
-    # Author, Is it robust? (2021).") mean the "venue" was a title.
+    # Author, Is it robust? (2021).") mean the "venue" was a title, unless it is written
+    # as a journal's abbreviation ("Y. Wen, G. Hug, Electr. Power Syst. Res. (2024)").
     tail = titleless.group("tail") if titleless else None
-    if titleless and tail and not re.search(r"[^\W\d_]{3}", tail):
+    if (
+        titleless
+        and (tail or _is_abbreviation(titleless.group("venue")))
+        and not re.search(r"[^\W\d_]{3}", tail or "")
+    ):
         return _Parts(
             authors=titleless.group("authors"),
             style="natural",
@@ -209,6 +226,9 @@ def read_style(text: str) -> _Parts:
             year=int(titleless.group("year")),
             tail=titleless.group("tail") or "",
         )
+    acs = _TITLELESS_ACS.match(bare)
+    if acs and _is_abbreviation(acs.group("venue"), whole=True):
+        return _read_acs(acs)
     marked = read_marked(bare)
     if marked:
         return _from_sentences(marked)
@@ -237,6 +257,31 @@ def read_style(text: str) -> _Parts:
         return _read_vancouver(vancouver)
     plain = read_plain(bare)
     return _from_sentences(plain) if plain else _Parts()
+
+
+def _is_abbreviation(venue: str, *, whole: bool = False) -> bool:
+    """A journal's name as styles abbreviate it: at most one unabbreviated lower-case
+    word, and (unless `whole`, where the style prints only names, venue and year) a
+    word cut short before more of the name."""
+    if len(_LOWER_WORD.findall(venue)) > 1:
+        return False
+    return whole or _ABBREVIATED_NAME.search(venue) is not None
+
+
+def _read_acs(match: re.Match[str]) -> _Parts:
+    """The names, venue and year of an ACS citation; a last "J." is the journal's."""
+    authors, venue = match.group("authors"), match.group("venue")
+    # "Huang, E. J. Gen. Virol.": "J." starts "Journal", as in most abbreviations.
+    journal = re.search(r"(?<=\.)\s(J\.)$", authors)
+    if journal and not ET_AL.search(authors):
+        authors, venue = authors[: journal.start()], f"J. {venue}"
+    return _Parts(
+        authors=authors.replace(";", " and"),
+        style="family-first",
+        venue=venue,
+        year=int(match.group("year")),
+        tail=match.group("tail") or "",
+    )
 
 
 def _names_go_on(rest: str) -> bool:
