@@ -82,6 +82,14 @@ def print_error(message: str, *, hint: str | None = None) -> None:
         console.print(f"[dim]hint:[/] {escape(hint)}", highlight=False)
 
 
+def print_note(message: str) -> None:
+    """A note on stderr beside a result (why a search found little, a source that failed):
+    `note: …`, the message never read as markup."""
+    from rich.markup import escape
+
+    stderr_console().print(f"[yellow]note:[/] {escape(message)}", highlight=False)
+
+
 def fail(message: str, *, hint: str | None = None, code: ExitCode = ExitCode.USAGE) -> NoReturn:
     """Print a one-line error (and hint) to stderr and exit; never a traceback."""
     print_error(message, hint=hint)

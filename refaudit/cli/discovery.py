@@ -16,6 +16,7 @@ from refaudit.cli.common import (
     ExitCode,
     fail,
     handle_errors,
+    print_note,
     stderr_console,
     stdout_console,
     work_cards,
@@ -84,7 +85,7 @@ def search(
         for entry in entries:
             typer.echo(entry.bibtex)
     if outcome.message:
-        stderr_console().print(f"[yellow]note:[/] {outcome.message}", highlight=False)
+        print_note(outcome.message)
     if outcome.status == "unverified":
         raise typer.Exit(int(ExitCode.INCOMPLETE))
 

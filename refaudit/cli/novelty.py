@@ -18,7 +18,7 @@ from refaudit.cli.common import (
     ExitCode,
     fail,
     handle_errors,
-    stderr_console,
+    print_note,
     stdout_console,
     work_cards,
 )
@@ -93,7 +93,7 @@ def novelty(
             report.model_dump_json(indent=2 if output_format == NoveltyFormat.JSON else None)
         )
     if report.message:
-        stderr_console().print(f"[yellow]note:[/] {report.message}", highlight=False)
+        print_note(report.message)
     if report.status == "unverified":
         raise typer.Exit(int(ExitCode.INCOMPLETE))
 
