@@ -5,7 +5,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from refaudit.integrations.locate import Position, entry_spans, key_at, offset, position
+from refaudit.integrations.locate import (
+    Position,
+    citations,
+    entry_spans,
+    key_at,
+    offset,
+    position,
+)
 
 BIB = """@article{gödel1931,
   author = {G\\"odel, Kurt and 𝔊ödel, K.},
@@ -75,3 +82,18 @@ def test_the_key_under_the_cursor_in_a_citation() -> None:
     assert at(" lamport1994", 3) == "lamport1994"
     assert at("gödel1931", 4) == "gödel1931"
     assert at("See") is None and at("[see]") is None  # outside the keys' braces
+
+
+def test_citations_are_found_on_their_keys_and_not_in_comments() -> None:
+    tex = (
+        "Growth of 5\\% \\citep[see][p.~3]{lecun2015, he2016}.\n"
+        "% \\cite{draft2019} is gone\n"
+        "Again \\textcite{he2016}.\n"
+    )
+    found = citations(tex)
+    assert set(found) == {"lecun2015", "he2016"}
+    first = tex.index("lecun2015")
+    lecun = found["lecun2015"][0]
+    assert (lecun.start, lecun.end) == (Position(0, first), Position(0, first + 9))
+    he = [(span.start.line, span.start.character) for span in found["he2016"]]
+    assert he == [(0, tex.index("he2016")), (2, tex.split("\n")[2].index("he2016"))]

@@ -331,8 +331,17 @@ async def test_a_paper_puts_findings_on_its_bib_file_and_hovers_on_citations(
     refs.write_text(REFS + HE2013 + "\n@article{broken2020,\n  title = {Unclosed\n", "utf-8")
     client.open(tex)
     # texlab already reports the undefined `nobody2020`, the uncited entry and the syntax
-    # error: the option leaves them out.
-    assert await client.diagnostics_of(tex) == []
+    # error: the option leaves them out. The paper marks where it cites the reference
+    # that fails the run (the fabricated one; a wrong year does not fail by default).
+    (cited,) = await client.diagnostics_of(tex)
+    line = PAPER.splitlines()[2]
+    assert cited.code == "not-found" and cited.message.startswith("smith2021quantum: ")
+    start = line.index("smith2021quantum")
+    assert (cited.range.start.line, cited.range.start.character) == (2, start)
+    assert (cited.range.end.line, cited.range.end.character) == (2, start + 16)
+    (entry,) = cited.related_information or []
+    assert entry.location.uri == uri(refs) and entry.message == "the entry in refs.bib"
+    assert (entry.location.range.start.line, entry.location.range.end.line) == (9, 14)
     assert codes(client.diagnostics[uri(refs)]) == {"year-mismatch", "not-found"}
 
     column = PAPER.splitlines()[2].index("smith2021quantum") + 3
@@ -345,8 +354,10 @@ async def test_a_paper_puts_findings_on_its_bib_file_and_hovers_on_citations(
     client.workspace_did_change_configuration(
         types.DidChangeConfigurationParams(settings={"refaudit": {"ignore": []}})
     )
-    (undefined,) = await client.diagnostics_of(tex, 2)
-    assert (undefined.code, undefined.range.start.line) == ("undefined-citation", 2)
+    shown = {str(d.code): d for d in await client.diagnostics_of(tex, 2)}
+    assert set(shown) == {"undefined-citation", "not-found"}
+    undefined = shown["undefined-citation"]
+    assert undefined.range.start.line == 2
     assert "nobody2020" in undefined.message
     problems = {str(d.code): d for d in client.diagnostics[uri(refs)] if d.data is None}
     assert set(problems) == {"uncited-entry", "parse-error"}

@@ -20,6 +20,8 @@ from refaudit.models import AuditReport, Result, Verdict
 #: `\cite{a,b}`, `\citep[p.~4]{a}`, `\parencite*{a}`, `\nocite{a}`: the keys' braces.
 _CITATION = re.compile(r"\\[A-Za-z]*cite[A-Za-z]*\*?\s*(?:\[[^\]\n]*\]\s*){0,2}\{([^{}\n]*)\}")
 _BIBITEM = re.compile(r"\\bibitem\s*(?:\[[^\]\n]*\]\s*)?\{([^{}\n]+)\}")
+#: A `%` that starts a comment (`\\%` is a percent sign).
+_COMMENT = re.compile(r"(?<!\\)%")
 #: A biber .bbl's `\entry{key}{type}{…}`, whose block ends at `\endentry`.
 _BIBER_ENTRY = re.compile(r"\\entry\{([^{}\n]+)\}\{[^{}\n]*\}")
 _END_ENTRY = "\\endentry"
@@ -134,6 +136,27 @@ def entry_spans(text: str, path: Path) -> dict[str, Span]:
             Span(position(item.start()), position(item.start() + len(body))),
         )
     return spans
+
+
+def citations(text: str) -> dict[str, list[Span]]:
+    """Where each key is cited in a .tex text: the key itself inside each `\\cite{…}`
+    (citations in a comment left out)."""
+    position = _Lines(text).position
+    found: dict[str, list[Span]] = {}
+    for citation in _CITATION.finditer(text):
+        line_start = text.rfind("\n", 0, citation.start()) + 1
+        if _COMMENT.search(text, line_start, citation.start()):
+            continue
+        start = citation.start(1)
+        for key in citation.group(1).split(","):
+            name = key.strip()
+            if name:
+                begin = start + len(key) - len(key.lstrip())
+                found.setdefault(name, []).append(
+                    Span(position(begin), position(begin + len(name)))
+                )
+            start += len(key) + 1
+    return found
 
 
 def key_at(text: str, path: Path, at: Position) -> str | None:

@@ -30,6 +30,7 @@ from refaudit.integrations.locate import (
     Edit,
     Position,
     Span,
+    citations,
     entry_spans,
     fix_all_edits,
     fix_edit,
@@ -224,6 +225,8 @@ class RefauditServer(LanguageServer):
         """Put the audit's diagnostics on every file it covers; clear those it no longer has."""
         found = self.diagnostics(audit.report)
         found.setdefault(uri, [])
+        if uri.lower().endswith(".tex"):
+            found[uri] += self.at_citations(uri, audit.report)
         for target in before - set(found):
             found[target] = []
         for target, diagnostics in found.items():
@@ -263,6 +266,34 @@ class RefauditServer(LanguageServer):
             if entry is not None and entry.start.line == where.start.line:
                 where = entry  # the entry the problem is about, not another of its key
             found.setdefault(uri, []).append(_problem(problem, where))
+        return found
+
+    def at_citations(self, uri: str, report: AuditReport) -> list[types.Diagnostic]:
+        """In the paper itself, each citation of a reference that fails the run, where the
+        author writes; the related information points to the entry."""
+        cited = citations(self._text(uri))
+        found: list[types.Diagnostic] = []
+        entries: dict[str, dict[str, Span]] = {}
+        for result in report.results:
+            file, key = result.reference.file, result.reference.key
+            failing = [row for row in rows(result, self.context) if row.failing]
+            failing = [r for r in failing if r.finding.code not in self.options.ignore]
+            if not file or key not in cited or not failing:
+                continue
+            source = uris.from_fs_path(str(Path(file).resolve())) or file
+            if source not in entries:
+                entries[source] = entry_spans(self._text(source), Path(file))
+            entry = entries[source].get(key) or line_span(
+                self._text(source), result.reference.line or 1
+            )
+            where = types.Location(uri=source, range=_range(entry))
+            for row in failing:
+                for span in cited[key]:
+                    diagnostic = _diagnostic(row, span)
+                    diagnostic.related_information = [
+                        types.DiagnosticRelatedInformation(where, f"the entry in {Path(file).name}")
+                    ]
+                    found.append(diagnostic)
         return found
 
     def _text(self, uri: str) -> str:
