@@ -67,8 +67,10 @@ def heavy_imports() -> list[str]:
     return out.stdout.split()
 
 
-def first_request(command: list[str], bib: Path, url: str, log: Path) -> float:
-    """Seconds from starting `check bib` (cold cache) to the simulator's first logged request."""
+def first_request(command: list[str], bib: Path, url: str, log: Path) -> tuple[float, float]:
+    """Seconds from starting `check bib` (cold cache) to the simulator's first logged request,
+    and the CPU seconds `check` had used when it was stopped, just after (on a busy machine
+    the wall time waits for a core; the CPU time does not)."""
     from simulator import simulator_env
 
     with tempfile.TemporaryDirectory(prefix="refaudit-first-") as folder:
@@ -86,20 +88,26 @@ def first_request(command: list[str], bib: Path, url: str, log: Path) -> float:
         finally:
             if child.poll() is None:
                 os.killpg(child.pid, signal.SIGTERM)
-            child.wait()
+            usage = os.wait4(child.pid, 0)[2]
         time.sleep(0.5)  # requests still on their way when it stopped are logged late
         with log.open(encoding="utf-8") as lines:
             lines.seek(logged)
             sent = [float(json.loads(line)["t"]) for line in lines]
     # A request of an earlier run may still have been logged after `logged`.
-    return min(t for t in sent if t >= started) - started
+    return min(t for t in sent if t >= started) - started, usage.ru_utime + usage.ru_stime
 
 
 def first_requests(files: list[Path], generated: list[int], config: str, runs: int) -> None:
     """`first_request` for each file, `runs` times, against one simulator."""
+    import compileall
+
     from hostile_inputs import real_bibliography
     from simulator import start_simulator
 
+    import refaudit
+
+    # Timed with its bytecode written, as an installed package has it.
+    compileall.compile_dir(Path(refaudit.__file__).parent, quiet=1)
     command = launcher()
     with tempfile.TemporaryDirectory(prefix="refaudit-first-") as work:
         for entries in generated:
@@ -109,10 +117,12 @@ def first_requests(files: list[Path], generated: list[int], config: str, runs: i
         process, url = start_simulator(config, log)
         try:
             for bib in files:
-                times = [first_request(command, bib, url, log) for _ in range(runs)]
+                timed = [first_request(command, bib, url, log) for _ in range(runs)]
+                walls, cpus = zip(*timed, strict=True)
                 print(
-                    f"{bib.name:28} first request after median {statistics.median(times):.2f} s"
-                    f" (min {min(times):.2f}, max {max(times):.2f}, {runs} runs)"
+                    f"{bib.name:28} first request after median {statistics.median(walls):.2f} s"
+                    f" (min {min(walls):.2f}, max {max(walls):.2f}, {runs} runs);"
+                    f" CPU by then median {statistics.median(cpus):.2f} s"
                 )
         finally:
             process.terminate()
