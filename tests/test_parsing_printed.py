@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import pytest
 
+from refaudit.evidence import Evidence
 from refaudit.identifiers import find_dois
 from refaudit.match import compare_titles
+from refaudit.models import Person, Verdict, Work
 from refaudit.parsing import parse_freetext
 from refaudit.parsing.pdflist import _joined, _Line, reference_list
 from refaudit.parsing.pdftext import TextLine
+from refaudit.verify import decide
 
 
 @pytest.mark.parametrize(
@@ -209,3 +212,26 @@ def test_pieces_of_one_printed_line_a_fraction_of_a_point_apart_keep_their_order
         "Journal of Vision, 2020."
     )
     assert len(printed) == 2
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "J. Park and R. Osei, “A mean-field perspective of gradient flow in deep residual "
+        "models,” in ICLR. OpenReview.net, 2022.",
+        "Jin Park and Rita Osei. A mean-field perspective of gradient flow in deep residual "
+        "models. In ICLR. OpenReview.net, 2022.",
+    ],
+)
+def test_a_title_whose_last_word_was_changed_is_not_read_as_ending_early(text: str) -> None:
+    work = Work(
+        source="dblp",
+        title="A Mean-Field Perspective of Gradient Flow in Deep Residual Networks",
+        authors=[Person("Park", "Jin"), Person("Osei", "Rita")],
+        year=2022,
+        venue="10th International Conference on Learning Representations, ICLR 2022",
+        venue_short="ICLR",
+    )
+    result = decide(Evidence(reference=parse_freetext(text, key="k"), candidates=[work]))
+    errors = {f.code for f in result.findings if f.severity == "error"}
+    assert (result.verdict, errors) == (Verdict.MISMATCH, {"title-mismatch"})

@@ -24,6 +24,8 @@ _YEAR_IN_BRACKETS = re.compile(rf"\(\s*{YEAR}[a-z]?\s*\)")
 _VENUE_THEN = re.compile(
     rf"(?P<venue>.+?)(?=[.,;]?\s*{YEAR}\b|;|,\s*(?:[Vv]ol\b|\d)|\s+\d|\s*\(|\.?\s*$)"
 )
+# What follows a word inside a sentence: a space and the next word.
+_MID_SENTENCE = re.compile(r"\s+[^\W_]")
 #: How closely the words at the parsed title's place must spell a record's title (0–100).
 REREAD_TITLE_RATIO = 92
 
@@ -130,6 +132,11 @@ def _reread(text: str, cited: str, title: str) -> _Reread | None:
     if ratio < REREAD_TITLE_RATIO or (first == 0 and words[count - 1].end() == start + len(cited)):
         return None
     begin, end = words[first].start(), words[first + count - 1].end()
+    if end < start + len(cited) and _MID_SENTENCE.match(text, end):
+        # Words the parser read in the title stay in it: a title shorter than the
+        # record's by its last words ("… in convolutional models" for "… networks") is
+        # that title changed, not a title that ended early.
+        return None
     after = without_identifiers(text[end:]).lstrip(" .,;:”’\"')]")
     venue = _VENUE_THEN.match(after)
     if venue is None:
