@@ -86,7 +86,9 @@ _VANCOUVER = re.compile(
     rf"(?:,?\s*et\s+al)?)\.?\s+(?P<rest>\S.+)$"
 )
 # Physics styles (AIP, APS) print no title: `A. Author, B. Author, Venue 87, 69 (2016).`
-_INITIALS_NAME = rf"(?:[{CAP}]\.[\s\-]?)+\s?[^\W\d_][\w'’\-]*(?:\s[^\W\d_][\w'’\-]*)?"
+# The initials are matched once (an atomic group): "S. " read as "S." and " " two ways
+# made a long list of names that is no titleless citation take minutes to refuse.
+_INITIALS_NAME = rf"(?>(?:[{CAP}]\.[\s\-]?)+\s?)[^\W\d_][\w'’\-]*(?:\s[^\W\d_][\w'’\-]*)?"
 _TITLELESS = re.compile(
     rf"^(?P<authors>{_INITIALS_NAME}(?:,\s*(?:and\s+)?{_INITIALS_NAME})*(?:,?\s+et\s+al\.)?),\s+"
     rf"(?P<venue>[^\d,“”{EMPH_OPEN}{EMPH_CLOSE}]+?)\s*(?P<tail>\d[^()]*?)?\s*\((?P<year>{YEAR})\)\.?$"

@@ -40,7 +40,7 @@ _AUTHOR_DATE = re.compile(
     rf"^(?P<authors>[^\d]{{3,}}?)\.\s+(?P<year>{_YEAR})[a-z]?\.\s+(?P<rest>\S.+)$"
 )
 _APS_NAME = (
-    rf"(?:{_INITIAL}[\s-]?)+\s?(?:(?:van|von|der|de|den|da|di|le|la|du)\s)*"
+    rf"(?>(?:{_INITIAL}[\s-]?)+\s?)(?:(?:van|von|der|de|den|da|di|le|la|du)\s)*"
     rf"(?:[dl][’'])?[{CAP}][\w'’\-]+(?:\s[{CAP}][\w'’\-]+)?"
 )
 _APS = re.compile(
