@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+import subprocess
 import sys
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -313,6 +314,12 @@ async def test_a_bib_file_shows_findings_on_its_entries_with_hover_and_correctio
         "year      = {2013}", "year      = {2016}"
     )
 
+    # Byte for byte what `refaudit fix` writes (from the cache this audit filled).
+    fixed = paper / "fixed.bib"
+    command = [sys.executable, "-m", "refaudit", "fix", str(refs), "-o", str(fixed), "--offline"]
+    await asyncio.to_thread(subprocess.run, [*command, "-q"], check=True, timeout=BOUND_S)
+    assert fixed.read_text(encoding="utf-8") == corrected
+
     # The author saves the corrected file: only the fabricated entry is left, and the
     # corrected entries are answered from the cache.
     asked = len(upstream.requests)
@@ -350,23 +357,42 @@ async def test_a_paper_puts_findings_on_its_bib_file_and_hovers_on_citations(
     assert hover.startswith("**refaudit: not found** `smith2021quantum` — fails the run")
     assert await client.hover(tex, 2, 1) is None  # not on a citation key
 
-    # With the texlab rules back on, the undefined citation shows in the paper.
+    # Settings without a `refaudit` section (Neovim sends an empty table, other editors
+    # every server's settings) leave the initialization options as they were.
+    for settings in ({}, None, {"texlab": {"diagnostics": {"ignoredPatterns": []}}}):
+        client.workspace_did_change_configuration(
+            types.DidChangeConfigurationParams(settings=settings)
+        )
+    assert await client.hover(tex, 0, 0) is None  # a round trip: they were handled
+    assert len(client.history(tex)) == 1
+
+    def problems() -> dict[str, types.Diagnostic]:
+        return {str(d.code): d for d in client.diagnostics[uri(refs)] if d.data is None}
+
+    # Only the syntax rules left out (refaudit's section of the editor's settings): the
+    # uncited entry shows, the syntax error still does not.
     client.workspace_did_change_configuration(
-        types.DidChangeConfigurationParams(settings={"refaudit": {"ignore": []}})
+        types.DidChangeConfigurationParams(settings={"refaudit": {"ignore": ["syntax"]}})
     )
-    shown = {str(d.code): d for d in await client.diagnostics_of(tex, 2)}
+    await client.diagnostics_of(tex, 2)
+    assert set(problems()) == {"uncited-entry"}
+    # Every rule back on (Helix sends its `config` as it is, without a section): the
+    # undefined citation shows in the paper, the syntax error in the .bib file.
+    client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"ignore": []})
+    )
+    shown = {str(d.code): d for d in await client.diagnostics_of(tex, 3)}
     assert set(shown) == {"undefined-citation", "not-found"}
     undefined = shown["undefined-citation"]
     assert undefined.range.start.line == 2
     assert "nobody2020" in undefined.message
-    problems = {str(d.code): d for d in client.diagnostics[uri(refs)] if d.data is None}
-    assert set(problems) == {"uncited-entry", "parse-error"}
-    uncited = problems["uncited-entry"]
+    assert set(problems()) == {"uncited-entry", "parse-error"}
+    uncited, syntax = problems()["uncited-entry"], problems()["parse-error"]
     assert (uncited.range.start.line, uncited.range.end.line) == (16, 22)  # he2016deep
     assert uncited.severity == types.DiagnosticSeverity.Information
-    assert problems["parse-error"].range.start.line == 24
-    assert problems["parse-error"].code_description is not None
-    assert problems["parse-error"].code_description.href.endswith("docs/inputs.md#problems")
+    assert syntax.range.start.line == 24
+    assert syntax.code_description is not None
+    assert syntax.code_description.href.endswith("docs/inputs.md#problems")
 
 
 async def test_audits_run_on_open_and_save_never_on_a_keystroke(

@@ -76,6 +76,17 @@ class Options:
 
     ignore: frozenset[str] = frozenset()
 
+    @staticmethod
+    def given(data: Any) -> bool:
+        """Whether `data` holds refaudit's options: a `refaudit` section, or the options
+        themselves (Helix sends its `config` as they are); `texlab` as a section of its
+        own is that server's settings."""
+        if not isinstance(data, dict):
+            return False
+        if isinstance(data.get("refaudit"), dict):
+            return True
+        return isinstance(data.get("ignore"), list) or data.get("texlab") is True
+
     @classmethod
     def read(cls, data: Any) -> Options:
         if not isinstance(data, dict):
@@ -480,6 +491,10 @@ def build_server(settings: Settings) -> RefauditServer:
     def did_change_configuration(
         ls: RefauditServer, params: types.DidChangeConfigurationParams
     ) -> None:
+        if not Options.given(params.settings):
+            # Editors send every server all their settings, or none (Neovim's empty
+            # table): without refaudit's own, the initialization options stand.
+            return
         ls.options = Options.read(params.settings)
         for uri, audit in ls.audits.items():
             ls.publish(uri, audit, audit.published)
