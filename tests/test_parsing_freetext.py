@@ -773,3 +773,20 @@ def test_a_title_is_not_read_as_a_titleless_venue(text: str, title: str | None) 
     assert ref.venue is None or "widgets" not in ref.venue
     if title:
         assert ref.title == title
+
+
+@pytest.mark.parametrize(
+    ("text", "venue"),
+    [
+        (
+            "Porat, B.; Friedlander, B. \\emph{IEEE Trans. Acoust. Speech Signal Process.} "
+            "\\textbf{1986}, \\emph{34}, 1410--1418.",
+            "IEEE Trans. Acoust. Speech Signal Process",
+        ),
+        ("B. Wang, D. Zhang, Y. Su and H. Zhang, \\emph{Sensors}, 2024.", "Sensors"),
+    ],
+    ids=["acs-italic-journal", "rsc-italic-journal-alone"],
+)
+def test_a_titleless_journal_set_in_italics_is_the_venue(text: str, venue: str) -> None:
+    ref = parse_freetext(text, key="k")
+    assert (ref.title, ref.venue) == (None, venue)

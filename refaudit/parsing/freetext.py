@@ -218,7 +218,7 @@ def read_style(text: str) -> _Parts:
     tail = titleless.group("tail") if titleless else None
     if (
         titleless
-        and (tail or _is_abbreviation(titleless.group("venue")))
+        and (tail or _is_abbreviation(titleless.group("venue")) or _set_as_journal(titleless))
         and not re.search(r"[^\W\d_]{3}", tail or "")
     ):
         return _Parts(
@@ -228,7 +228,8 @@ def read_style(text: str) -> _Parts:
             year=int(titleless.group("year")),
             tail=titleless.group("tail") or "",
         )
-    acs = _TITLELESS_ACS.match(bare)
+    # ACS sets the journal and volume in italics: the marks only get in the way here.
+    acs = _TITLELESS_ACS.match(re.sub(f"[{EMPH_OPEN}{EMPH_CLOSE}]", "", bare))
     if acs and _is_abbreviation(acs.group("venue"), whole=True):
         return _read_acs(acs)
     marked = read_marked(bare)
@@ -259,6 +260,13 @@ def read_style(text: str) -> _Parts:
         return _read_vancouver(vancouver)
     plain = read_plain(bare)
     return _from_sentences(plain) if plain else _Parts()
+
+
+def _set_as_journal(found: re.Match[str]) -> bool:
+    """The words were set in italics, as RSC sets the journal: "\\emph{Sensors}, 2024"."""
+    start = found.start("venue")
+    italic = start > 0 and found.string[start - 1] == EMPH_OPEN
+    return italic and not _LOWER_WORD.search(found.group("venue"))
 
 
 def _is_abbreviation(venue: str, *, whole: bool = False) -> bool:
