@@ -287,8 +287,13 @@ class RefauditServer(LanguageServer):
         entries: dict[str, dict[str, Span]] = {}
         for result in report.results:
             file, key = result.reference.file, result.reference.key
-            failing = [row for row in rows(result, self.context) if row.failing]
-            failing = [r for r in failing if r.finding.code not in self.options.ignore]
+            failing = [
+                row
+                for row in rows(result, self.context)
+                if row.failing
+                and not row.finding.suppressed
+                and row.finding.code not in self.options.ignore
+            ]
             if not file or key not in cited or not failing:
                 continue
             source = uris.from_fs_path(str(Path(file).resolve())) or file
