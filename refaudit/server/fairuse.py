@@ -13,8 +13,8 @@ callers on one machine are one client). Over stdio the one client is the host th
 started the server, with nobody to share with: no limit applies.
 A call's references are counted from its arguments when it starts and corrected to
 the number the answer reports (a bibliography's entries), so the window holds what
-was actually checked. The call's requests carry the client as their caller
-(`request_caller`), so the source pools take the waiting clients' requests in turn.
+was actually checked. Each call's requests carry it as their `request_caller`, so the
+source pools serve first the calls that have had least.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.types import CallToolResult, TextContent
 
 from refaudit.config import ServeSettings
-from refaudit.sources.pacing import request_caller
+from refaudit.sources.pacing import Caller, request_caller
 
 #: The window `client_references_per_minute` counts over.
 WINDOW_S = 60.0
@@ -95,7 +95,7 @@ class FairUse:
         charge = [now, float(references)]
         client.window.append(charge)
         client.running += 1
-        caller = request_caller.set(identity)
+        caller = request_caller.set(Caller())
         try:
             result = await call_next(ctx)
         finally:

@@ -14,6 +14,7 @@ import collections
 import heapq
 import itertools
 import statistics
+import weakref
 from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -51,11 +52,25 @@ shared_pacer: ContextVar[Callable[[str, float, int], Awaitable[None]] | None] = 
 #: references) ahead of searches, and a reference's later searches ahead of other
 #: references' first ones.
 request_priority: ContextVar[float] = ContextVar("request_priority", default=0.0)
-#: Whom the calls made in this context are for (a client of the MCP server; "" is a run of
-#: its own). A pool serves the waiting callers in turn, one call each, whatever the
-#: priorities: one client's identifier look-ups would otherwise all go before another
-#: client's search, and a client sending a bibliography would hold everyone's calls back.
-request_caller: ContextVar[str] = ContextVar("request_caller", default="")
+# A request waiting in a pool ranks one place better for each AGING_INTERVALS of the
+# pool's intervals it has waited, so a long call is held back, never starved.
+AGING_INTERVALS = 10.0
+
+
+class Caller:
+    """One call of a client of the MCP server, as the source pools see it.
+
+    A pool serves first the waiting call it has served the fewest requests so far:
+    a DOI check or one citation is not queued behind the hundredth request of
+    another client's bibliography, and calls that have had as much go in turn.
+    """
+
+    __slots__ = ("__weakref__",)
+
+
+#: The call the requests made in this context are for (None: a run of its own, which
+#: has its pools to itself).
+request_caller: ContextVar[Caller | None] = ContextVar("request_caller", default=None)
 
 
 @dataclass(frozen=True)
@@ -69,58 +84,69 @@ class RateLimit:
 
 @dataclass(order=True)
 class _Ticket:
-    """A call waiting in a pool's queue, ordered among its caller's calls by priority, arrival."""
+    """A request waiting in a pool's queue, ordered among its call's by priority, arrival."""
 
     priority: float
     arrival: int
-    caller: str = field(compare=False)
+    caller: Caller | None = field(compare=False)
+    #: when it started waiting (on the pool's clock)
+    since: float = field(compare=False)
     #: resolved when the call may look again (it became the head, or a slot freed)
     turn: asyncio.Future[None] | None = field(default=None, compare=False)
     gone: bool = field(default=False, compare=False)
 
 
 class _FairQueue:
-    """Each caller's waiting calls in priority order, and the callers in turn.
+    """Each call's waiting requests in priority order, and the calls by service had.
 
-    The head is the best call of the caller whose turn it is; once it is served, that
-    caller goes to the back of the line. A caller with nothing waiting leaves the line
-    and comes back at its back, so no caller waits for more than one call of each other.
+    The head is the best request of the call served the fewest requests here so
+    far (less one for each `AGING_INTERVALS` intervals its request has waited);
+    between equals, the one that came first.
     """
 
     def __init__(self) -> None:
-        #: caller → heap of its tickets; the dict's order is the line, first = whose turn
-        self._line: dict[str, list[_Ticket]] = {}
+        self._waiting: dict[Caller | None, list[_Ticket]] = {}
+        #: requests served here per call, for as long as the call lives
+        self._served: weakref.WeakKeyDictionary[Caller, int] = weakref.WeakKeyDictionary()
 
     def __bool__(self) -> bool:
-        return bool(self._line)
+        return bool(self._waiting)
 
     def push(self, ticket: _Ticket) -> None:
-        heapq.heappush(self._line.setdefault(ticket.caller, []), ticket)
+        heapq.heappush(self._waiting.setdefault(ticket.caller, []), ticket)
 
-    def head(self) -> _Ticket | None:
-        """The call to serve next (None: nothing waits)."""
-        return self._line[next(iter(self._line))][0] if self._line else None
+    def head(self, now: float, interval: float) -> _Ticket | None:
+        """The request to serve next (None: nothing waits)."""
+        if len(self._waiting) < 2:
+            return next((tickets[0] for tickets in self._waiting.values()), None)
+
+        def rank(tickets: list[_Ticket]) -> tuple[float, int]:
+            first = tickets[0]
+            served = self._served.get(first.caller, 0) if first.caller is not None else 0
+            return served - (now - first.since) / (interval * AGING_INTERVALS), first.arrival
+
+        return min(self._waiting.values(), key=rank)[0]
 
     def remove(self, ticket: _Ticket, *, served: bool) -> None:
-        """The call leaves: served (its caller's turn ends) or given up."""
+        """The request leaves the queue: served, or given up."""
         ticket.gone = True
-        tickets = self._line.get(ticket.caller)
+        if served and ticket.caller is not None:
+            self._served[ticket.caller] = self._served.get(ticket.caller, 0) + 1
+        tickets = self._waiting.get(ticket.caller)
         if tickets is None:
             return
         while tickets and tickets[0].gone:
             heapq.heappop(tickets)
         if not tickets:
-            del self._line[ticket.caller]
-        elif served:
-            self._line[ticket.caller] = self._line.pop(ticket.caller)
+            del self._waiting[ticket.caller]
 
 
 class Pool:
     """A token bucket, an in-flight cap and a fair queue, on the injected clock and sleep.
 
-    Only the head of the queue takes slots and tokens, so the calls are sent in the
-    queue's order (callers in turn, each caller's calls by priority); the others wait
-    without polling until they are head.
+    Only the head of the queue takes slots and tokens, so the requests are sent in the
+    queue's order (the call served least first, each call's requests by priority);
+    the others wait without polling until they are head.
     """
 
     def __init__(self, limit: RateLimit, clock: Callable[[], float]) -> None:
@@ -184,7 +210,8 @@ class Pool:
         the one before it, faster than the rate. A retry or a hedge comes with the
         `place` its call was given, so it does not queue behind the calls made since.
         """
-        ticket = _Ticket(priority, self.place() if place is None else place, request_caller.get())
+        arrival = self.place() if place is None else place
+        ticket = _Ticket(priority, arrival, request_caller.get(), self._clock())
         self._queue.push(ticket)
         first = priority <= 0
         self._waiting += 1
@@ -192,7 +219,10 @@ class Pool:
         served = False
         try:
             while not give_up():
-                if self._queue.head() is not ticket or self._full():
+                if self._head() is not ticket or self._full():
+                    # Another request may have become head while this one napped (it waited
+                    # long enough to rank first): it is told, as it may be waiting too.
+                    self._wake_head()
                     ticket.turn = asyncio.get_running_loop().create_future()
                     await ticket.turn
                     continue
@@ -300,8 +330,11 @@ class Pool:
     def _full(self) -> bool:
         return bool(self.limit.concurrency) and self._in_flight >= self.limit.concurrency
 
+    def _head(self) -> _Ticket | None:
+        return self._queue.head(self._clock(), 1 / (self.limit.rps * self.pacing))
+
     def _wake_head(self) -> None:
-        head = self._queue.head()
+        head = self._head()
         if head is not None and head.turn is not None and not head.turn.done():
             head.turn.set_result(None)
 

@@ -19,11 +19,13 @@ from refaudit.errors import OfflineMiss, RateLimited, SourceUnavailable, Unexpec
 from refaudit.models import RunStats
 from refaudit.sources.client import SourceClient
 from refaudit.sources.pacing import (
+    AGING_INTERVALS,
     HEDGE_MIN_S,
     HEDGE_MIN_SAMPLES,
     PACING,
     PACING_HOLD_S,
     PACING_STEP,
+    Caller,
     RateLimit,
     request_caller,
     request_priority,
@@ -323,51 +325,93 @@ async def test_the_pool_sends_queued_calls_in_priority_order() -> None:
     assert [n for _, n in upstream.arrivals] == ["first", "lookup", "search"]
 
 
-async def test_the_pool_takes_the_waiting_callers_in_turn() -> None:
-    """One MCP client's burst of searches does not all go before another client's one."""
+async def test_a_short_call_is_not_queued_behind_a_long_calls_requests() -> None:
+    """One MCP client's burst of searches does not all go before other clients' calls."""
     clock = YieldingClock()
     upstream = Upstream(clock, [0.1])
     limits = {"default": RateLimit(rps=1, burst=1)}
     client = make_client(upstream, "crossref", clock=clock, limits=limits)
+    long_call, short_call, other_call = Caller(), Caller(), Caller()
 
-    async def call(n: str, caller: str) -> None:
+    async def call(n: str, caller: Caller) -> None:
         request_caller.set(caller)
         await client.get("/works", {"n": n})
 
-    burst = [call(f"a{i}", "agent-a") for i in range(5)]
-    await asyncio.gather(*burst, call("b0", "agent-b"), call("c0", "agent-c"))
-    # a0 leaves the queue at once; of the rest each caller's first waiting call goes first.
-    assert [n for _, n in upstream.arrivals] == ["a0", "a1", "b0", "c0", "a2", "a3", "a4"]
+    burst = [call(f"a{i}", long_call) for i in range(5)]
+    await asyncio.gather(*burst, call("b0", short_call), call("c0", other_call))
+    # a0 leaves the queue at once; then the calls served least go first.
+    assert [n for _, n in upstream.arrivals] == ["a0", "b0", "c0", "a1", "a2", "a3", "a4"]
 
 
 async def test_a_callers_look_ups_do_not_all_go_before_another_callers_search() -> None:
-    """Priority orders each caller's own calls; between callers, each waits one turn at most."""
+    """Priority orders each call's own requests; between calls, the one served least goes."""
     clock = YieldingClock()
     upstream = Upstream(clock, [0.1])
     limits = {"default": RateLimit(rps=1, burst=1)}
     client = make_client(upstream, "semanticscholar", clock=clock, limits=limits)
+    agent_a, agent_b = Caller(), Caller()
 
-    async def call(n: str, caller: str, priority: float) -> None:
+    async def call(n: str, caller: Caller, priority: float) -> None:
         request_caller.set(caller)
         request_priority.set(priority)
         await client.get("/paper/search", {"n": n})
 
     await asyncio.gather(
-        *(call(f"a-lookup{i}", "agent-a", 0) for i in range(4)),
-        call("a-search", "agent-a", 10),
-        call("b-search", "agent-b", 10),
-        call("b-lookup", "agent-b", 0),
+        *(call(f"a-lookup{i}", agent_a, 0) for i in range(4)),
+        call("a-search", agent_a, 10),
+        call("b-search", agent_b, 10),
+        call("b-lookup", agent_b, 0),
     )
 
     assert [n for _, n in upstream.arrivals] == [
         "a-lookup0",
-        "a-lookup1",
         "b-lookup",
-        "a-lookup2",
+        "a-lookup1",
         "b-search",
+        "a-lookup2",
         "a-lookup3",
         "a-search",
     ]
+
+
+async def test_a_long_calls_request_waits_its_turn_but_is_never_starved() -> None:
+    """A request ranks one place better per AGING_INTERVALS intervals it has waited."""
+    clock = FakeClock()
+    limits = {"default": RateLimit(rps=1, burst=1, concurrency=1)}
+    client = make_client(FakeUpstreams(), "semanticscholar", clock=clock, limits=limits)
+    pool = client._pools["default"]
+
+    async def turn(caller: Caller) -> bool:
+        request_caller.set(caller)
+        return await pool.enter(clock.sleep, lambda: False)
+
+    def answered() -> None:
+        pool.sent_late()
+        pool.leave(sent=True)
+
+    long_call = Caller()
+    for _ in range(3):  # the long call has had three requests served
+        assert await turn(long_call)
+        answered()
+    assert await turn(Caller())  # a slot taken: the calls below wait for it
+    places = AGING_INTERVALS / PACING
+    waiting = asyncio.ensure_future(turn(long_call))
+    await asyncio.sleep(0)
+    clock.now += 2 * places  # waited two places' worth: one place still behind a fresh call
+    fresh = asyncio.ensure_future(turn(Caller()))
+    await asyncio.sleep(0)
+    answered()
+    await asyncio.wait([waiting, fresh], return_when=asyncio.FIRST_COMPLETED)
+    assert fresh.done() and not waiting.done()
+    clock.now += 2 * places
+    later = asyncio.ensure_future(turn(Caller()))
+    await asyncio.sleep(0)
+    answered()
+    await asyncio.wait([waiting, later], return_when=asyncio.FIRST_COMPLETED)
+
+    assert waiting.done() and not later.done()
+    answered()
+    assert await later
 
 
 async def test_a_pool_answered_429_keeps_a_slower_pace_while_429s_are_recent() -> None:
