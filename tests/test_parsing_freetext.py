@@ -739,7 +739,19 @@ def test_an_ieee_page_range_after_the_year_is_not_the_year() -> None:
             1981,
         ),
         ("Bailey, K. T. Womens Stud. Int. Forum 1989", ["Bailey"], "Womens Stud. Int. Forum", 1989),
-        # AIP without volume or pages: the abbreviation is the journal, not a title.
+        # AIP without volume or pages: the abbreviation or short name is the journal.
+        (
+            "W. Zhu, L. Deng, G. Liang, Virus res. (2015)",
+            ["Zhu", "Deng", "Liang"],
+            "Virus res.",
+            2015,
+        ),
+        (
+            "V. Capraro, A. Lentsch et al., PNAS Nexus (2024).",
+            ["Capraro", "Lentsch"],
+            "PNAS Nexus",
+            2024,
+        ),
         (
             "Y. Wen, Y. Guo, Z. Hu, G. Hug, Electr. Power Syst. Res. (2024)",
             ["Wen", "Guo", "Hu", "Hug"],

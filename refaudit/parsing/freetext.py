@@ -272,10 +272,12 @@ def _set_as_journal(found: re.Match[str]) -> bool:
 def _is_abbreviation(venue: str, *, whole: bool = False) -> bool:
     """A journal's name as styles abbreviate it: at most one unabbreviated lower-case
     word, and (unless `whole`, where the style prints only names, venue and year) a
-    word cut short before more of the name."""
+    word cut short before more of the name, or two words at most."""
     if len(_LOWER_WORD.findall(venue)) > 1:
         return False
-    return whole or _ABBREVIATED_NAME.search(venue) is not None
+    # Or a journal's short name, which has no lower-case word: "PNAS Nexus", "Virus res.".
+    short = len(venue.split()) <= 2 and not _LOWER_WORD.search(venue)
+    return whole or short or _ABBREVIATED_NAME.search(venue) is not None
 
 
 def _read_acs(match: re.Match[str]) -> _Parts:
