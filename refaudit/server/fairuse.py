@@ -48,8 +48,10 @@ _LISTS = {
 }
 
 
-@dataclass
+@dataclass(eq=False)
 class _Client:
+    """A client's calls running and recent references; by identity, as the pools count it."""
+
     running: int = 0
     #: (when, references) of the calls of the last minute
     window: deque[list[float]] = field(default_factory=deque)
@@ -95,7 +97,7 @@ class FairUse:
         charge = [now, float(references)]
         client.window.append(charge)
         client.running += 1
-        caller = request_caller.set(Caller())
+        caller = request_caller.set(Caller(client))
         try:
             result = await call_next(ctx)
         finally:

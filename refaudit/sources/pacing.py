@@ -13,6 +13,7 @@ import asyncio
 import collections
 import heapq
 import itertools
+import math
 import statistics
 import weakref
 from collections.abc import Awaitable, Callable
@@ -62,10 +63,16 @@ class Caller:
 
     A pool serves first the waiting call it has served the fewest requests so far:
     a DOI check or one citation is not queued behind the hundredth request of
-    another client's bibliography, and calls that have had as much go in turn.
+    another client's bibliography. Between calls that have had as much, the one
+    whose `client` (any object that stands for it while it is known) has had the
+    fewest goes first: a session whose calls fell behind catches up, rather than
+    arriving last again at every pool.
     """
 
-    __slots__ = ("__weakref__",)
+    __slots__ = ("__weakref__", "client")
+
+    def __init__(self, client: object = None) -> None:
+        self.client = client
 
 
 #: The call the requests made in this context are for (None: a run of its own, which
@@ -101,13 +108,13 @@ class _FairQueue:
 
     The head is the best request of the call served the fewest requests here so
     far (less one for each `AGING_INTERVALS` intervals its request has waited);
-    between equals, the one that came first.
+    between equals, that of the client served the fewest, then the one that came first.
     """
 
     def __init__(self) -> None:
         self._waiting: dict[Caller | None, list[_Ticket]] = {}
-        #: requests served here per call, for as long as the call lives
-        self._served: weakref.WeakKeyDictionary[Caller, int] = weakref.WeakKeyDictionary()
+        #: requests served here per call and per client, for as long as each is known
+        self._served: weakref.WeakKeyDictionary[object, int] = weakref.WeakKeyDictionary()
 
     def __bool__(self) -> bool:
         return bool(self._waiting)
@@ -120,18 +127,27 @@ class _FairQueue:
         if len(self._waiting) < 2:
             return next((tickets[0] for tickets in self._waiting.values()), None)
 
-        def rank(tickets: list[_Ticket]) -> tuple[float, int]:
+        def rank(tickets: list[_Ticket]) -> tuple[int, int, int]:
             first = tickets[0]
-            served = self._served.get(first.caller, 0) if first.caller is not None else 0
-            return served - (now - first.since) / (interval * AGING_INTERVALS), first.arrival
+            aged = math.floor((now - first.since) / (interval * AGING_INTERVALS))
+            return (
+                self._count(first.caller) - aged,
+                self._count(first.caller.client if first.caller else None),
+                first.arrival,
+            )
 
         return min(self._waiting.values(), key=rank)[0]
+
+    def _count(self, who: object) -> int:
+        return self._served.get(who, 0) if who is not None else 0
 
     def remove(self, ticket: _Ticket, *, served: bool) -> None:
         """The request leaves the queue: served, or given up."""
         ticket.gone = True
         if served and ticket.caller is not None:
-            self._served[ticket.caller] = self._served.get(ticket.caller, 0) + 1
+            for who in (ticket.caller, ticket.caller.client):
+                if who is not None:
+                    self._served[who] = self._served.get(who, 0) + 1
         tickets = self._waiting.get(ticket.caller)
         if tickets is None:
             return
