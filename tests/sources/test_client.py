@@ -374,6 +374,31 @@ async def test_a_callers_look_ups_do_not_all_go_before_another_callers_search() 
     ]
 
 
+class Session:
+    """An MCP client as the pools count it: any object that stands for it."""
+
+
+async def test_between_fresh_calls_the_client_served_least_goes_first() -> None:
+    """A session that fell behind is not last again at every pool it reaches."""
+    clock = YieldingClock()
+    upstream = Upstream(clock, [0.1])
+    limits = {"default": RateLimit(rps=1, burst=1)}
+    client = make_client(upstream, "crossref", clock=clock, limits=limits)
+    ahead, behind = Session(), Session()
+
+    async def call(n: str, session: Session) -> None:
+        request_caller.set(Caller(session))
+        await client.get("/works", {"n": n})
+
+    await asyncio.gather(*(call(f"ahead{i}", ahead) for i in range(2)))
+    await asyncio.gather(
+        call("ahead-again", ahead), call("behind-first", behind), call("other", Session())
+    )
+
+    # Three fresh calls queue together: the session served twice already goes last.
+    assert [n for _, n in upstream.arrivals][2:] == ["behind-first", "other", "ahead-again"]
+
+
 async def test_a_long_calls_request_waits_its_turn_but_is_never_starved() -> None:
     """A request ranks one place better per AGING_INTERVALS intervals it has waited."""
     clock = FakeClock()
