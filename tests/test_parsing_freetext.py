@@ -215,6 +215,52 @@ def test_a_vancouver_list_whose_title_starts_with_a_word_and_another() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("text", "authors", "title"),
+    [
+        (
+            "Okafor CN Lindqvist PA. Effects and Mechanisms of Cold Exposure in Lean Mice. "
+            "J Appl Physiol. 2004;97:112-119.",
+            [("Okafor", "CN"), ("Lindqvist", "PA")],
+            "Effects and Mechanisms of Cold Exposure in Lean Mice",
+        ),
+        (
+            "Haddad RS. Lizards, Snakes and Amphisbaenians: A Field Guide. Herpetol Rev. 2011",
+            [("Haddad", "RS")],
+            "Lizards, Snakes and Amphisbaenians: A Field Guide",
+        ),
+        (
+            "Moreau J. Rivers, Lakes and Wetlands. Freshw Biol. 1998;40:1-9.",
+            [("Moreau", "J")],
+            "Rivers, Lakes and Wetlands",
+        ),
+    ],
+    ids=["names-without-commas", "two-letter-initials", "title-case-list-in-title"],
+)
+def test_a_vancouver_head_with_a_title_of_listed_words_is_not_names_in_reading_order(
+    text: str, authors: list[tuple[str, str]], title: str
+) -> None:
+    """Only "Given I." can begin names in reading order: a title in title case whose first
+    words are joined by "and" or commas stays the title of the Vancouver names before it."""
+    ref = parse_freetext(text, key="k")
+    assert [(p.family, p.given) for p in ref.authors] == authors
+    assert ref.title == title
+
+
+def test_names_in_reading_order_after_a_given_name_and_initial() -> None:
+    ref = parse_freetext(
+        "Maria K. Jensen, Tom Alvarez, and Priya Raman. Sparse probing of language models. "
+        "In ACL, 2022.",
+        key="k",
+    )
+    assert [(p.family, p.given) for p in ref.authors] == [
+        ("Jensen", "Maria K."),
+        ("Alvarez", "Tom"),
+        ("Raman", "Priya"),
+    ]
+    assert ref.title == "Sparse probing of language models"
+
+
 def test_nature_style() -> None:
     ref = parse_freetext(
         r"LeCun, Y., Bengio, Y. \& Hinton, G. Deep learning. \emph{Nature} \textbf{521}, "

@@ -80,6 +80,9 @@ _LISTING_TAIL = re.compile(
     rf"\.\s+(?P<venue>[^.]+?)\.\s+(?P<year>{YEAR})\.\s*(?P<volume>[^.\s/:]*)\s*\.\s*"
     r"(?P<number>[^.\s/:]*)\s*\.\s*(?P<pages>[^.\s/:]*)\s*\.?\s*$"
 )
+# A given name and one initial ("Diederik P."), the only Vancouver-looking head that may
+# instead begin names in reading order ("Diederik P. Kingma and Jimmy Ba.").
+_READING_ORDER_HEAD = re.compile(rf"[^\W\d_][\w'’\-]*\s+[{CAP}]\.?")
 _VANCOUVER = re.compile(
     rf"^(?P<authors>(?:{UPPER_NAME}(?:\s+{UPPER_NAME})+"
     rf"|{VANCOUVER_NAME}(?:(?:\s+{SPACED_NAME})+|(?:,\s*{VANCOUVER_NAME})*))"
@@ -249,12 +252,16 @@ def read_style(text: str) -> _Parts:
     vancouver = _VANCOUVER.match(text)
     # "Diederik P. Kingma and Jimmy Ba. Title." and "Thomas W. Anthony, Tom Eccles, and
     # Yoram Bachrach. Title." are names in reading order, not "Diederik P." and a title.
-    # Only one name can be the head of names in reading order: a list of several
-    # ("Zhu M, Chen T, Wang Z.") is Vancouver whatever its title's first words are.
+    # Only a given name and one initial can be the head of names in reading order: a
+    # list of several ("Zhu M, Chen T, Wang Z.", "Doran JC Horst TW.") or initials
+    # without full stops ("Lovich JE.") is Vancouver whatever its title's first words are.
     # "The CMS Collaboration. Title." is a group, not a Mr The with initials C. M. S.
     if (
         vancouver
-        and ("," in vancouver.group("authors") or not _names_go_on(vancouver.group("rest")))
+        and (
+            not _READING_ORDER_HEAD.fullmatch(vancouver.group("authors").strip())
+            or not _names_go_on(vancouver.group("rest"))
+        )
         and not is_organisation_name(text.split(". ", 1)[0])
     ):
         return _read_vancouver(vancouver)
@@ -299,13 +306,18 @@ def _read_acs(match: re.Match[str]) -> _Parts:
 def _names_go_on(rest: str) -> bool:
     """The text up to where names end is more names: "Kingma and Jimmy Ba", a list of
     capitalised words cut by commas and "and" ("Anthony, Tom Eccles, and Yoram Bachrach"),
-    or a family name closed by "et al." ("Dorner et al.")."""
+    or a family name closed by "et al." ("Dorner et al."). A title in title case
+    ("Turtles, Tortoises and Terrapins: A Natural History") is not: it has a colon, or
+    single words where whole names would stand between its commas."""
     if re.match(r"[^\W\d_][\w'’\-]*\s+and\s", rest):
         return True
     end = names_end(rest)
     head = rest[: end.start()] if end else rest
     words = [w for w in re.findall(r"[^\W\d_][\w'’\-.]*", head) if w not in ("and", "et", "al")]
-    separated = head.count(",") >= 2 or (head.count(",") >= 1 and " and " in head)
+    later_names = [part.split() for part in re.split(r",\s*(?:and\s+)?|\s+and\s+", head)[1:]]
+    separated = (head.count(",") >= 2 or (head.count(",") >= 1 and " and " in head)) and (
+        ":" not in head and all(len(name) >= 2 for name in later_names if name)
+    )
     closed = ET_AL.search(head) is not None and 1 <= len(words) <= 2
     return (closed or (separated and len(words) >= 3)) and all(w[0].isupper() for w in words)
 
