@@ -567,7 +567,7 @@ def test_a_year_alone_after_an_institution_is_not_a_volume() -> None:
         (
             "Bays H Tóth PP Kris‐Etherton PM Cochez M d’Amato C. Obesity, adiposity, and "
             "dyslipidemia: a consensus statement. J Clin Lipidol. 2013",
-            [("Bays", "H"), ("Tóth", "PP"), ("Kris‐Etherton", "PM"), ("Cochez", "M")]
+            [("Bays", "H"), ("Tóth", "PP"), ("Kris-Etherton", "PM"), ("Cochez", "M")]
             + [("d’Amato", "C")],
         ),
         (
@@ -848,3 +848,34 @@ def test_a_title_is_not_read_as_a_titleless_venue(text: str, title: str | None) 
 def test_a_titleless_journal_set_in_italics_is_the_venue(text: str, venue: str) -> None:
     ref = parse_freetext(text, key="k")
     assert (ref.title, ref.venue) == (None, venue)
+
+
+@pytest.mark.parametrize(
+    ("text", "authors", "title"),
+    [
+        (
+            "Weiss T. Surgery and Robotics: Where the Field Stands Now. J Robot Surg. 2023;7.",
+            [("Weiss", "T")],
+            "Surgery and Robotics: Where the Field Stands Now",
+        ),
+        (
+            "Novak P, Gr\u00e9goire\u2010Lef\u00e8vre A. Tumour dormancy in the bone marrow. "
+            "Cancer Lett. 2022.",
+            [("Novak", "P"), ("Gr\u00e9goire-Lef\u00e8vre", "A")],
+            "Tumour dormancy in the bone marrow",
+        ),
+        (
+            "Popescu \u0218T, \u021a\u00eeru\u0219 AM, Ionescu D. Physical activity in older "
+            "adults. Rom J Intern Med. 2020;58:3-11.",
+            [("Popescu", "\u0218T"), ("\u021a\u00eeru\u0219", "AM"), ("Ionescu", "D")],
+            "Physical activity in older adults",
+        ),
+    ],
+    ids=["title-with-and-and-colon", "typographic-hyphen-in-a-name", "romanian-initials"],
+)
+def test_vancouver_names_of_every_latin_script_and_titles_with_a_colon(
+    text: str, authors: list[tuple[str, str]], title: str
+) -> None:
+    ref = parse_freetext(text, key="k")
+    assert [(p.family, p.given) for p in ref.authors] == authors
+    assert ref.title == title

@@ -14,7 +14,7 @@ from refaudit.names import PARTICLES, is_organisation_name, parse_person
 from refaudit.parsing.marks import EMPH_CLOSE, EMPH_OPEN, LETTER
 
 # Capitals an initial can be: "É." in "Bruera, É." is as much an initial as "E.".
-CAP = "A-ZÀ-ÖØ-Þ\u0100-\u017f\u0391-\u03a9\u0410-\u042f"
+CAP = "A-ZÀ-ÖØ-Þ\u0100-\u024f\u1e00-\u1eff\u0391-\u03a9\u0410-\u042f"
 # Dotted initials first, so "Muller K. R." keeps its "R." instead of starting the title.
 VANCOUVER_NAME = (
     rf"[^\W\d_][\w'’\-]*(?:\s[^\W\d_][\w'’\-]*)?\s(?:(?:[{CAP}]\.\s?){{1,3}}|[{CAP}]{{1,3}})"

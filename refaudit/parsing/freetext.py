@@ -309,14 +309,16 @@ def _names_go_on(rest: str) -> bool:
     or a family name closed by "et al." ("Dorner et al."). A title in title case
     ("Turtles, Tortoises and Terrapins: A Natural History") is not: it has a colon, or
     single words where whole names would stand between its commas."""
-    if re.match(r"[^\W\d_][\w'’\-]*\s+and\s", rest):
-        return True
     end = names_end(rest)
     head = rest[: end.start()] if end else rest
+    if ":" in head:
+        return False
+    if re.match(r"[^\W\d_][\w'’\-]*\s+and\s", rest):
+        return True
     words = [w for w in re.findall(r"[^\W\d_][\w'’\-.]*", head) if w not in ("and", "et", "al")]
     later_names = [part.split() for part in re.split(r",\s*(?:and\s+)?|\s+and\s+", head)[1:]]
-    separated = (head.count(",") >= 2 or (head.count(",") >= 1 and " and " in head)) and (
-        ":" not in head and all(len(name) >= 2 for name in later_names if name)
+    separated = (head.count(",") >= 2 or (head.count(",") >= 1 and " and " in head)) and all(
+        len(name) >= 2 for name in later_names if name
     )
     closed = ET_AL.search(head) is not None and 1 <= len(words) <= 2
     return (closed or (separated and len(words) >= 3)) and all(w[0].isupper() for w in words)

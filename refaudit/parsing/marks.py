@@ -22,12 +22,16 @@ _OLD_EMPH = re.compile(r"\{\\(?:em|it|sl)\s+")
 LETTER = re.compile(r"[^\W\d_]")
 
 
+_HYPHENS = str.maketrans({"\u2010": "-", "\u2011": "-"})
+
+
 def decode(text: str) -> str:
     """LaTeX → Unicode, keeping \\emph spans as EMPH_OPEN…EMPH_CLOSE.
 
-    Citations pasted from web pages bring HTML entities ("Ch&apos;ng") along.
+    Citations pasted from web pages bring HTML entities ("Ch&apos;ng") along, and
+    publishers' typographic hyphens ("Alix‐Panabières", U+2010) read as the ASCII one.
     """
-    marked = _mark_emphasis(html.unescape(text))
+    marked = _mark_emphasis(html.unescape(text).translate(_HYPHENS))
     marked = re.sub(r"\\newblock\b\s*", NEWBLOCK, marked.replace("\\\\", " "))
     return latex_to_text(marked).replace("``", "“").replace("''", "”")
 
