@@ -879,3 +879,11 @@ def test_vancouver_names_of_every_latin_script_and_titles_with_a_colon(
     ref = parse_freetext(text, key="k")
     assert [(p.family, p.given) for p in ref.authors] == authors
     assert ref.title == title
+
+
+def test_names_in_reading_order_after_a_given_name_and_several_initials() -> None:
+    ref = parse_freetext(
+        "John C. S. Lui and Don Towsley. Fluid models of queues. In SIGMETRICS, 2001.", key="k"
+    )
+    assert [(p.family, p.given) for p in ref.authors] == [("Lui", "John C. S."), ("Towsley", "Don")]
+    assert ref.title == "Fluid models of queues"

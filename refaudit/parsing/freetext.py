@@ -80,9 +80,12 @@ _LISTING_TAIL = re.compile(
     rf"\.\s+(?P<venue>[^.]+?)\.\s+(?P<year>{YEAR})\.\s*(?P<volume>[^.\s/:]*)\s*\.\s*"
     r"(?P<number>[^.\s/:]*)\s*\.\s*(?P<pages>[^.\s/:]*)\s*\.?\s*$"
 )
-# A given name and one initial ("Diederik P."), the only Vancouver-looking head that may
-# instead begin names in reading order ("Diederik P. Kingma and Jimmy Ba.").
-_READING_ORDER_HEAD = re.compile(rf"[^\W\d_][\w'’\-]*\s+[{CAP}]\.?")
+# Given names and initials with full stops ("Diederik P.", "John C. S."), or one bare
+# initial: the only Vancouver-looking heads that may instead begin names in reading
+# order ("Diederik P. Kingma and Jimmy Ba."). "Lovich JE" and lists of names may not.
+_READING_ORDER_HEAD = re.compile(
+    rf"[^\W\d_][\w'’\-]*(?:\s[^\W\d_][\w'’\-]*)?\s+(?:(?:[{CAP}]\.\s?){{1,3}}|[{CAP}])"
+)
 _VANCOUVER = re.compile(
     rf"^(?P<authors>(?:{UPPER_NAME}(?:\s+{UPPER_NAME})+"
     rf"|{VANCOUVER_NAME}(?:(?:\s+{SPACED_NAME})+|(?:,\s*{VANCOUVER_NAME})*))"
@@ -252,7 +255,7 @@ def read_style(text: str) -> _Parts:
     vancouver = _VANCOUVER.match(text)
     # "Diederik P. Kingma and Jimmy Ba. Title." and "Thomas W. Anthony, Tom Eccles, and
     # Yoram Bachrach. Title." are names in reading order, not "Diederik P." and a title.
-    # Only a given name and one initial can be the head of names in reading order: a
+    # Only given names and initials can be the head of names in reading order: a
     # list of several ("Zhu M, Chen T, Wang Z.", "Doran JC Horst TW.") or initials
     # without full stops ("Lovich JE.") is Vancouver whatever its title's first words are.
     # "The CMS Collaboration. Title." is a group, not a Mr The with initials C. M. S.
