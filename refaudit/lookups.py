@@ -91,6 +91,12 @@ class _Channel(Generic[Item]):
     #: keys whose request answered, with its outcome
     answers: dict[str, _Answer] = field(default_factory=dict)
 
+    async def request(self, keys: list[str]) -> _Answer:
+        """One look-up request for `keys`, its outcome kept for the references that ask later."""
+        probe = Ledger()
+        found = await ask(probe, self.name, getattr(self.source, self.method)(keys))
+        return _Answer(probe.statuses[self.name], found)
+
 
 class IdentifierLookups(Generic[Item]):
     """The cited identifiers of one batch of references, looked up as they arrive.
@@ -197,7 +203,7 @@ class IdentifierLookups(Generic[Item]):
     async def _first_round(self, channel: _Channel[Item], keys: list[str]) -> None:
         answer: _Answer | None = None
         try:
-            answer = await _request(channel.name, getattr(channel.source, channel.method)(keys))
+            answer = await channel.request(keys)
         finally:
             for key in keys:
                 waiting = channel.index[key]
@@ -228,14 +234,12 @@ class IdentifierLookups(Generic[Item]):
             _prefix(work.doi): work.source
             for item in self.items
             for work in item.doi_records
-            if work.doi
-            and work.source in registry.BY_NAME
-            and registry.entry(work.source).registers_dois
+            if work.doi and _registers_dois(work.source)
         }
         round_two = []
         for name in registry.resolvers("doi", 1):
             asked = unknown
-            if name in registry.BY_NAME and registry.entry(name).registers_dois:
+            if _registers_dois(name):
                 asked = [d for d in unknown if registered.get(_prefix(d), name) == name]
                 for doi in set(unknown) - set(asked):
                     agency = registry.entry(registered[_prefix(doi)]).title
@@ -252,7 +256,7 @@ class IdentifierLookups(Generic[Item]):
         await asyncio.gather(*round_two)
 
     async def _lookup(self, channel: _Channel[Item], keys: list[str]) -> None:
-        answer = await _request(channel.name, getattr(channel.source, channel.method)(keys))
+        answer = await channel.request(keys)
         _record(channel, [item for key in keys for item in channel.index[key]], answer, keys)
 
     async def _ask_doi_org(self) -> None:
@@ -284,13 +288,6 @@ class IdentifierLookups(Generic[Item]):
                 item.doi_registration = registration
 
         await asyncio.gather(*(ask_one(doi) for doi in unknown))
-
-
-async def _request(name: str, call: Awaitable[dict[str, Work]]) -> _Answer:
-    """One look-up request, its outcome kept for the references that ask later."""
-    probe = Ledger()
-    found = await ask(probe, name, call)
-    return _Answer(probe.statuses[name], found)
 
 
 def _record(
@@ -326,10 +323,13 @@ def _awaits_round_two(item: Looked) -> bool:
 
 def _registered_by_a_source(item: Looked) -> bool:
     """A registration agency among the sources (Crossref, DataCite) holds the cited DOI."""
-    return any(
-        work.source in registry.BY_NAME and registry.entry(work.source).registers_dois
-        for work in item.doi_records
-    )
+    return any(_registers_dois(work.source) for work in item.doi_records)
+
+
+def _registers_dois(source: str) -> bool:
+    """The source is a DOI registration agency (Crossref, DataCite): its silence on a DOI
+    of its own prefix means the DOI is not registered there."""
+    return source in registry.BY_NAME and registry.entry(source).registers_dois
 
 
 def _prefix(doi: str) -> str:
