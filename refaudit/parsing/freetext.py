@@ -95,8 +95,16 @@ _VANCOUVER = re.compile(
 # The initials are matched once (an atomic group): "S. " read as "S." and " " two ways
 # made a long list of names that is no titleless citation take minutes to refuse.
 _INITIALS_NAME = rf"(?>(?:[{CAP}]\.[\s\-]?)+\s?)[^\W\d_][\w'’\-]*(?:\s[^\W\d_][\w'’\-]*)?"
+
+
+def _names(name: str, between: str, et_al: str) -> str:
+    """The `authors` group of a title-less style: `name`s cut by `between`, then an
+    optional `et_al`."""
+    return rf"(?P<authors>{name}(?:{between}{name})*(?:{et_al})?)"
+
+
 _TITLELESS = re.compile(
-    rf"^(?P<authors>{_INITIALS_NAME}(?:,\s*(?:and\s+)?{_INITIALS_NAME})*(?:,?\s+et\s+al\.)?),\s+"
+    "^" + _names(_INITIALS_NAME, r",\s*(?:and\s+)?", r",?\s+et\s+al\.") + r",\s+"
     rf"(?P<venue>[^\d,“”{EMPH_OPEN}{EMPH_CLOSE}]+?)\s*(?P<tail>\d[^()]*?)?\s*\((?P<year>{YEAR})\)\.?$"
 )
 # A word cut short with a full stop and followed by more of the name: "Surv. Geophys.".
@@ -104,8 +112,8 @@ _ABBREVIATED_NAME = re.compile(r"\b[^\W\d_]{2,8}\.\s+[^\W\d_]")
 # Chemistry (RSC) styles print no title and put the year first:
 # `A. Author and B. Author, Venue, 2012, 35, 1937.` (volume and pages may be left out)
 _TITLELESS_RSC = re.compile(
-    rf"^(?P<authors>{_INITIALS_NAME}(?:(?:,\s*|,?\s+and\s+){_INITIALS_NAME})*"
-    rf"(?:,?\s+et\s+al\.?)?),\s+{EMPH_OPEN}?(?P<venue>[^\d“”{EMPH_OPEN}{EMPH_CLOSE}]+?"
+    "^" + _names(_INITIALS_NAME, r"(?:,\s*|,?\s+and\s+)", r",?\s+et\s+al\.?") + ","
+    rf"\s+{EMPH_OPEN}?(?P<venue>[^\d“”{EMPH_OPEN}{EMPH_CLOSE}]+?"
     rf"(?:,\s*\d{{1,2}})?){EMPH_CLOSE}?,\s*(?P<year>{YEAR})"
     r"(?:,\s*(?P<tail>\d[^()]*?))?\.?$"
 )
@@ -113,7 +121,7 @@ _TITLELESS_RSC = re.compile(
 # `Family, I. J.; Family, K. J. Food Sci. 1986, 51, 1–5.`
 _ACS_NAME = rf"[^\W\d_][\w'’\-]*(?:\s[^\W\d_][\w'’\-]*){{0,2}},\s[{CAP}]\.(?:\s?-?[{CAP}]\.)*"
 _TITLELESS_ACS = re.compile(
-    rf"^(?P<authors>{_ACS_NAME}(?:;\s{_ACS_NAME})*(?:;?\s+et\s+al\.)?)\s+"
+    "^" + _names(_ACS_NAME, r";\s", r";?\s+et\s+al\.") + r"\s+"
     rf"(?P<venue>[^\d;“”{EMPH_OPEN}{EMPH_CLOSE}]+?)\s+(?P<year>{YEAR}),?\s*(?P<tail>[^()]*?)\.?$"
 )
 # A journal's abbreviation keeps at most one unabbreviated lower-case word ("Z. fur
