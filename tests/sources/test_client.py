@@ -310,11 +310,17 @@ async def test_calls_that_waited_for_a_slot_still_arrive_at_the_rate() -> None:
     assert min(b - a for a, b in itertools.pairwise(times)) >= 1.0
 
 
-async def test_the_pool_sends_queued_calls_in_priority_order() -> None:
+def _one_request_a_second(source: str) -> tuple[Upstream, SourceClient]:
+    """A client of `source` limited to one request a second (no burst), and its upstream
+    answering each request in 0.1 s on a clock that lets every waiting call run."""
     clock = YieldingClock()
     upstream = Upstream(clock, [0.1])
     limits = {"default": RateLimit(rps=1, burst=1)}
-    client = make_client(upstream, "crossref", clock=clock, limits=limits)
+    return upstream, make_client(upstream, source, clock=clock, limits=limits)
+
+
+async def test_the_pool_sends_queued_calls_in_priority_order() -> None:
+    upstream, client = _one_request_a_second("crossref")
 
     async def call(n: str, priority: float) -> None:
         request_priority.set(priority)
@@ -327,10 +333,7 @@ async def test_the_pool_sends_queued_calls_in_priority_order() -> None:
 
 async def test_a_short_call_is_not_queued_behind_a_long_calls_requests() -> None:
     """One MCP client's burst of searches does not all go before other clients' calls."""
-    clock = YieldingClock()
-    upstream = Upstream(clock, [0.1])
-    limits = {"default": RateLimit(rps=1, burst=1)}
-    client = make_client(upstream, "crossref", clock=clock, limits=limits)
+    upstream, client = _one_request_a_second("crossref")
     long_call, short_call, other_call = Caller(), Caller(), Caller()
 
     async def call(n: str, caller: Caller) -> None:
@@ -345,10 +348,7 @@ async def test_a_short_call_is_not_queued_behind_a_long_calls_requests() -> None
 
 async def test_a_callers_look_ups_do_not_all_go_before_another_callers_search() -> None:
     """Priority orders each call's own requests; between calls, the one served least goes."""
-    clock = YieldingClock()
-    upstream = Upstream(clock, [0.1])
-    limits = {"default": RateLimit(rps=1, burst=1)}
-    client = make_client(upstream, "semanticscholar", clock=clock, limits=limits)
+    upstream, client = _one_request_a_second("semanticscholar")
     agent_a, agent_b = Caller(), Caller()
 
     async def call(n: str, caller: Caller, priority: float) -> None:
@@ -380,10 +380,7 @@ class Session:
 
 async def test_between_fresh_calls_the_client_served_least_goes_first() -> None:
     """A session that fell behind is not last again at every pool it reaches."""
-    clock = YieldingClock()
-    upstream = Upstream(clock, [0.1])
-    limits = {"default": RateLimit(rps=1, burst=1)}
-    client = make_client(upstream, "crossref", clock=clock, limits=limits)
+    upstream, client = _one_request_a_second("crossref")
     ahead, behind = Session(), Session()
 
     async def call(n: str, session: Session) -> None:
