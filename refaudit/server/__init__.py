@@ -119,43 +119,34 @@ def build_server(
         token_verifier=verifier,
         middleware=[FairUse(settings.serve, tools.UPSTREAM_TOOL_NAMES)],
     )
-    for function, title, hints in tools.TOOLS:
-        server.add_tool(function, title=title, annotations=hints)
+    for function, title in tools.TOOLS:
+        server.add_tool(function, title=title, annotations=tools.tool_annotations(function))
     _add_resources(server, state)
     _add_prompts(server)
     return server
 
 
 def _add_resources(server: MCPServer[ServerState], state: ServerState) -> None:
-    @server.resource(
-        "refaudit://sources",
-        name="sources",
-        title="Sources refaudit consults",
-        mime_type="application/json",
-    )
     def sources() -> dict[str, Any]:
         """Each source: enabled or why not, key set, limits, quota and the health seen here."""
         return resources.sources_overview(state)
 
-    @server.resource(
-        "refaudit://policy",
-        name="policy",
-        title="What refaudit counts as an error",
-        mime_type="application/json",
-    )
     def policy() -> dict[str, Any]:
         """Verdicts, the fail policy, the retraction policy and the finding codes."""
         return resources.policy_overview(state.settings)
 
-    @server.resource(
-        "refaudit://guide",
-        name="guide",
-        title="How to use refaudit's tools together",
-        mime_type="text/markdown",
-    )
     def guide() -> str:
         """Verify before citing, read unverified as unknown, prefer the corrected entry."""
         return resources.GUIDE
+
+    # Each resource is served at refaudit://NAME, NAME being its function's name.
+    for function, title, mime_type in (
+        (sources, "Sources refaudit consults", "application/json"),
+        (policy, "What refaudit counts as an error", "application/json"),
+        (guide, "How to use refaudit's tools together", "text/markdown"),
+    ):
+        name = function.__name__
+        server.resource(f"refaudit://{name}", name=name, title=title, mime_type=mime_type)(function)
 
 
 def _add_prompts(server: MCPServer[ServerState]) -> None:

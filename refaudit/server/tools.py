@@ -36,10 +36,6 @@ from refaudit.server.retractions import (
 )
 from refaudit.server.state import ServerState, render_context
 
-# Every tool only reads: it never changes the user's files or any upstream record.
-OFFLINE_TOOL = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
-UPSTREAM_TOOL = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=True)
-
 #: Largest BibTeX text a tool accepts, and most entries audited in one call.
 MAX_BIBTEX_CHARS = 2_000_000
 MAX_ENTRIES = 2_000
@@ -353,23 +349,34 @@ async def correct_bibliography(
     return await in_thread(correct)
 
 
-#: Every tool with its title and annotations, in the order hosts list them.
-TOOLS: tuple[tuple[Callable[..., Awaitable[BaseModel]], str, ToolAnnotations], ...] = (
-    (verify_reference, "Verify one reference", UPSTREAM_TOOL),
-    (verify_references, "Verify a list of references", UPSTREAM_TOOL),
-    (verify_bibliography, "Verify a bibliography", UPSTREAM_TOOL),
-    (correct_bibliography, "Correct a bibliography", UPSTREAM_TOOL),
-    (search_references, "Search for references", UPSTREAM_TOOL),
-    (get_bibtex, "Get BibTeX", UPSTREAM_TOOL),
-    (paper_details, "Paper details", UPSTREAM_TOOL),
-    (assess_novelty, "Assess the novelty of a research idea", UPSTREAM_TOOL),
-    (check_retractions, "Check DOIs for retractions", UPSTREAM_TOOL),
-    (retractions_by_author, "Retractions by author", OFFLINE_TOOL),
-    (recent_retractions, "Recent retractions", OFFLINE_TOOL),
-    (search_retractions, "Search retractions", OFFLINE_TOOL),
-    (get_notice, "Get an integrity notice", UPSTREAM_TOOL),
+#: Every tool with its title, in the order hosts list them.
+TOOLS: tuple[tuple[Callable[..., Awaitable[BaseModel]], str], ...] = (
+    (verify_reference, "Verify one reference"),
+    (verify_references, "Verify a list of references"),
+    (verify_bibliography, "Verify a bibliography"),
+    (correct_bibliography, "Correct a bibliography"),
+    (search_references, "Search for references"),
+    (get_bibtex, "Get BibTeX"),
+    (paper_details, "Paper details"),
+    (assess_novelty, "Assess the novelty of a research idea"),
+    (check_retractions, "Check DOIs for retractions"),
+    (retractions_by_author, "Retractions by author"),
+    (recent_retractions, "Recent retractions"),
+    (search_retractions, "Search retractions"),
+    (get_notice, "Get an integrity notice"),
 )
-#: The tools that ask the upstream sources: what each client's fair share limits.
+#: The tools that answer from the local Retraction Watch snapshot alone; every other tool
+#: asks the upstream sources, so each client's fair share limits it.
+OFFLINE_TOOLS = (retractions_by_author, recent_retractions, search_retractions)
 UPSTREAM_TOOL_NAMES = frozenset(
-    function.__name__ for function, _, hints in TOOLS if hints is UPSTREAM_TOOL
+    function.__name__ for function, _ in TOOLS if function not in OFFLINE_TOOLS
 )
+
+
+def tool_annotations(function: Callable[..., Any]) -> ToolAnnotations:
+    """Every tool only reads: it never changes the user's files or any upstream record."""
+    return ToolAnnotations(
+        read_only_hint=True,
+        idempotent_hint=True,
+        open_world_hint=function not in OFFLINE_TOOLS,
+    )
