@@ -12,6 +12,7 @@ import typer
 from refaudit.cli.common import ExitCode, fail, handle_errors, progress_bars, stderr_console
 from refaudit.cli.options import (
     NO_FLAGS,
+    FailOnOption,
     OptionalValueCommand,
     QuietOption,
     SettingsFlags,
@@ -45,10 +46,7 @@ def batch_command(
         str | None,
         typer.Option("--ray-address", help="An existing Ray cluster (default: start one here)."),
     ] = None,
-    fail_on: Annotated[
-        list[str] | None,
-        typer.Option("--fail-on", help="What fails a reference, as for `check`."),
-    ] = None,
+    fail_on: FailOnOption = None,
     quiet: QuietOption = False,
     flags: SettingsFlags = NO_FLAGS,
 ) -> None:

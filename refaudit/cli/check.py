@@ -19,6 +19,7 @@ from refaudit.cli.options import (
     NO_FLAGS,
     AllEntriesOption,
     ConfigOption,
+    FailOnOption,
     OptionalValueCommand,
     QuietOption,
     SettingsFlags,
@@ -64,14 +65,7 @@ def check_command(
         Path | None,
         typer.Option("--output", "-o", help="Write the report to this file instead of stdout."),
     ] = None,
-    fail_on: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--fail-on",
-            help="What fails the run (repeatable or comma list): error, warning, info, flagged, "
-            "not_found, mismatch, unverified, doi, retracted, integrity, none, or a finding code.",
-        ),
-    ] = None,
+    fail_on: FailOnOption = None,
     details: Annotated[
         bool, typer.Option("--details", help="Show cited vs correct value for every finding.")
     ] = False,

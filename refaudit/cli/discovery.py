@@ -21,7 +21,7 @@ from refaudit.cli.common import (
     stdout_console,
     work_cards,
 )
-from refaudit.cli.options import OutputFormat, source_names
+from refaudit.cli.options import OutputFormat, SourcesOption, source_names
 
 
 def register(app: typer.Typer) -> None:
@@ -40,10 +40,7 @@ def search(
     year_to: Annotated[
         int | None, typer.Option("--year-to", help="Latest publication year.")
     ] = None,
-    sources: Annotated[
-        str | None,
-        typer.Option("--sources", help="Comma list of sources to search (default: all)."),
-    ] = None,
+    sources: SourcesOption = None,
     limit: Annotated[
         int, typer.Option("--limit", "-n", min=1, max=100, help="Number of works.")
     ] = 10,

@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from refaudit.cli.common import handle_errors
-from refaudit.cli.options import NO_FLAGS, SettingsFlags, settings_options
+from refaudit.cli.options import NO_FLAGS, FailOnOption, SettingsFlags, settings_options
 
 
 def register(app: typer.Typer) -> None:
@@ -21,10 +21,7 @@ def lsp(
     stdio: Annotated[
         bool, typer.Option("--stdio", help="Talk over stdin/stdout (the only transport).")
     ] = True,
-    fail_on: Annotated[
-        list[str] | None,
-        typer.Option("--fail-on", help="What a hover calls failing (as for `check`)."),
-    ] = None,
+    fail_on: FailOnOption = None,
     flags: SettingsFlags = NO_FLAGS,
 ) -> None:
     """Run the language server (stdio) that shows findings in .bib, .tex and .bbl files.

@@ -52,6 +52,15 @@ MirrorOption = Annotated[
         "file or postgresql:// URL; alone, the default mirror. `--sources mirror`: no network.",
     ),
 ]
+FailOnOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--fail-on",
+        help="What fails a reference, and so the run (repeatable or comma list): error, warning, "
+        "info, flagged, not_found, mismatch, unverified, doi, retracted, integrity, none, or a "
+        "finding code.",
+    ),
+]
 AllEntriesOption = Annotated[
     bool,
     typer.Option("--all-entries", help="For .tex input, audit uncited .bib entries too."),
