@@ -8,6 +8,10 @@ rate limits allow for those requests, and wall / floor.
 
     python bench/runs.py ../shared/upstream-samples/bib/biblatex-examples.bib
     python bench/runs.py --config no-limits ../shared/bench/public/gen.bib
+    python bench/runs.py --log requests.jsonl ../shared/bench/public/scale-1000.bib
+
+`--log` keeps scholarsim's request log (one JSON line per request, its path and query
+as sent), to see what each request was for and how full each batch was.
 """
 
 from __future__ import annotations
@@ -48,8 +52,9 @@ def main() -> int:
     )
     parser.add_argument("files", nargs="+", type=Path)
     parser.add_argument("--config", default="realistic", help="scholarsim config name or file")
+    parser.add_argument("--log", type=Path, help="append scholarsim's request log to this file")
     args = parser.parse_args()
-    process, url = start_simulator(args.config, None)
+    process, url = start_simulator(args.config, args.log)
     warm_requests = 0
     try:
         for path in args.files:
