@@ -258,10 +258,39 @@ class FakeUpstreams:
                 continue
             match = route.pattern.fullmatch(path)
             if match:
+                groups = _OR_GROUPS.findall(request.url.params.get("search", ""))
+                if source == "openalex" and len(groups) > 1:
+                    return _union_of_searches(route.handler, request, match, groups)
                 return as_response(route.handler(request, match))
         raise AssertionError(f"no fake route for {source} {request.method} {path} ({request.url})")
 
     _retry_after: float | None = None
+
+
+#: The groups of OpenAlex's boolean `search=(a b) OR (c d)`.
+_OR_GROUPS = re.compile(r"\(([^()]*)\)(?: OR |$)")
+
+
+def _union_of_searches(
+    handler: Handler, request: httpx.Request, match: re.Match[str], groups: list[str]
+) -> httpx.Response:
+    """OpenAlex's answer to an OR of searches: every work any group's search finds, once,
+    counted in `meta.count`. Each group is answered by the route as its own search."""
+    found: dict[str, Any] = {}
+    for group in groups:
+        alone = httpx.Request(request.method, request.url.copy_set_param("search", group))
+        body = json.loads(as_response(handler(alone, match)).content)
+        for work in body.get("results") or []:
+            found.setdefault(str(work.get("id")), work)
+    results = list(found.values())
+    per_page = int(request.url.params.get("per_page", "25"))
+    return json_response(
+        {
+            "meta": {"count": len(results), "page": 1, "per_page": per_page},
+            "results": results[:per_page],
+            "group_by": [],
+        }
+    )
 
 
 def empty_searches(fake: FakeUpstreams) -> None:

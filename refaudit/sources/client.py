@@ -207,6 +207,14 @@ class SourceClient:
         """Calls waiting at priority 0 or lower (identifier look-ups first), in all its pools."""
         return sum(pool.waiting_first() for pool in self._pools.values())
 
+    def now(self) -> float:
+        """The client's clock (the one its pools pace by)."""
+        return self._clock()
+
+    async def pause(self, seconds: float) -> None:
+        """Sleep as the client's pools do (a test's fake clock advances instead)."""
+        await self._sleep(seconds)
+
     @property
     def slowest_rps(self) -> float:
         """The pace of this source's slowest pool (what bounds a run that uses every pool)."""
@@ -283,6 +291,28 @@ class SourceClient:
                 del self._sending[key]
             done.set()
         return fetched
+
+    def cached(self, path: str, params: Params = None) -> Fetched | None:
+        """The cached answer to a GET, or None: nothing is sent either way."""
+        if not (self._settings.use_cache or self._settings.offline):
+            return None
+        url = self.base_url + path
+        return self._cached(_cache_key("GET", url, _pairs(params), None), url)
+
+    def remember(self, path: str, params: Params, text: str, *, ttl: str = "lookup") -> None:
+        """Keep `text` as the answer to a GET that was not sent itself: its part of the
+        answer to a batched request, so a later run asks its own question from the cache."""
+        if not self._settings.use_cache or self._cache is None:
+            return
+        secrets = self._settings.api_keys.values()
+        self._cache.put(
+            _cache_key("GET", self.base_url + path, _pairs(params), None),
+            source=self.name,
+            status=200,
+            text=without_secrets(text, secrets),
+            headers={},
+            ttl=self._settings.ttl_days.get(ttl, 1.0) * 86400,
+        )
 
     def _cached(self, key: str, url: str) -> Fetched | None:
         """The cached answer, if it is there and whole (a garbled one is a miss, and heals)."""

@@ -9,7 +9,15 @@ What refaudit asks:
   validated first and those with a `|` or `,` (filter syntax) are fetched alone.
 - OpenAlex work ids (`filter=openalex:W1|W2`) and PMIDs (`filter=ids.pmid:1|2`).
 - Title search: `GET /works?search=<title>&per_page=N`. `search` ANDs its words over
-  title and abstract, so author names and years are left out of the query.
+  title and abstract, so author names and years are left out of the query. Title
+  searches that arrive within a few of the pool's intervals of each other go as one
+  request, `search=(title one) OR (title two) OR …&per_page=200` (OpenAlex's boolean
+  search; the URL stays under its ~4 KB bound), and each title takes the works that
+  hold its words (`_TitleSearch.may_match`). A title whose works would not all fit
+  its own page, or a batch whose works overflow one page, is asked again on its own,
+  so every title gets what its own search would give; that answer is cached as its
+  own search's, so a later run asks nothing. A title holding search syntax (quotes,
+  parentheses, AND/OR/NOT) is always searched alone.
 - Topic search (novelty): `filter=title_and_abstract.search:<key terms>`, which ANDs
   the terms over title and abstract.
 - `is_retracted`, `cited_by_count`, the abstract (rebuilt from its inverted index).
@@ -21,8 +29,11 @@ set `mailto` (REFAUDIT_MAILTO), sent as a parameter.
 
 from __future__ import annotations
 
+import json
 import re
+import unicodedata
 from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
@@ -33,6 +44,7 @@ from refaudit.models import Person, Work
 from refaudit.names import person_from_name
 from refaudit.sources.base import SearchQuery, Source, all_at_once
 from refaudit.sources.client import SourceClient
+from refaudit.sources.coalesce import Coalescer
 from refaudit.sources.mapping import (
     as_dict,
     as_dicts,
@@ -50,6 +62,16 @@ NAME = "openalex"
 #: OpenAlex allows 100 values in one OR filter.
 BATCH_SIZE = 100
 RATE_LIMIT = RateLimit(rps=10, burst=5, concurrency=5)
+#: The encoded `search` of a batched title search at most: OpenAlex bounds the whole URL
+#: at about 4 KB, and `select` and the contact address take the rest.
+MAX_SEARCH_CHARS = 3000
+#: Works a batched title search asks for: OpenAlex's largest page.
+BATCH_PAGE = 200
+#: How long a title search waits for others to share its request, in the pool's intervals.
+LINGER_INTERVALS = 5
+#: Search syntax (phrases, grouping, operators): a title holding any is searched alone.
+_BOOLEAN_SYNTAX = re.compile(r'[()"]|\b(?:AND|OR|NOT)\b')
+_WORD = re.compile(r"[^\W_]+")
 
 SELECT_FIELDS = (
     "id",
@@ -86,6 +108,10 @@ class OpenAlexSource(Source):
             self._auth.append(("mailto", settings.mailto))
         if settings.api_key(NAME):
             self._auth.append(("api_key", settings.api_key(NAME)))
+        self._offline = settings.offline
+        self._titles: Coalescer[_TitleSearch, list[Work]] = Coalescer(
+            self._search_titles, _fits_one_search, self._linger, client.now, client.pause
+        )
 
     def id_batches(self, keys: list[str]) -> list[list[str]]:
         alone = [[d] for d in keys if not _fits_filter(d)]
@@ -128,6 +154,77 @@ class OpenAlexSource(Source):
         text = self.describe_search(query)
         if not text:
             return []
+        if query.topic_terms or query.year_from or query.year_to or _BOOLEAN_SYNTAX.search(text):
+            return await self._search_alone(query, text)
+        asked = _TitleSearch(text, min(BATCH_PAGE, max(1, query.limit)))
+        cached = self.client.cached("/works", self._title_params(asked))
+        if cached is not None:
+            return [to_work(item) for item in _results(cached)]
+        if self._offline:
+            return await self._search_one(asked)  # the client says it is not in the cache
+        return await self._titles.ask(asked)
+
+    def _title_params(self, asked: _TitleSearch) -> list[tuple[str, Any]]:
+        """The parameters of `asked` searched on its own (also its key in the cache)."""
+        return [
+            ("search", asked.text),
+            ("per_page", asked.limit),
+            ("select", ",".join(SELECT_FIELDS)),
+            *self._auth,
+        ]
+
+    async def _search_one(self, asked: _TitleSearch) -> list[Work]:
+        fetched = await self.client.get("/works", self._title_params(asked), ttl="search")
+        return [to_work(item) for item in _results(fetched)]
+
+    def _linger(self) -> float:
+        return LINGER_INTERVALS / self.client.slowest_rps
+
+    async def _search_titles(self, batch: list[_TitleSearch]) -> list[list[Work]]:
+        """Each title search of `batch`'s works, from one request where they share it."""
+        if len(batch) == 1:
+            return [await self._search_one(batch[0])]
+        params = [
+            ("search", " OR ".join(f"({asked.text})" for asked in batch)),
+            ("per_page", BATCH_PAGE),
+            ("select", ",".join(SELECT_FIELDS)),
+            *self._auth,
+        ]
+        fetched = await self.client.get("/works", params, ttl="search", cache=False)
+        items = _results(fetched)
+        count = as_int(
+            as_dict(fetched.member(kind=dict, missing="no list").get("meta")).get("count")
+        )
+        if count is None or count > len(items):
+            # Some works did not fit the page: which titles they belong to is unknown.
+            half = len(batch) // 2
+            first, second = await all_at_once(
+                [self._search_titles(batch[:half]), self._search_titles(batch[half:])]
+            )
+            return [*first, *second]
+        answers: list[list[Work]] = []
+        alone: list[int] = []
+        for index, asked in enumerate(batch):
+            mine = [item for item in items if asked.may_match(item)]
+            if len(mine) > asked.limit:
+                # Its own search would rank them and keep the best: ask it.
+                alone.append(index)
+                answers.append([])
+                continue
+            answer = {
+                "meta": {"count": len(mine), "page": 1, "per_page": asked.limit},
+                "results": mine,
+            }
+            self.client.remember(
+                "/works", self._title_params(asked), json.dumps(answer), ttl="search"
+            )
+            answers.append([to_work(item) for item in mine])
+        singles = await all_at_once(self._search_one(batch[index]) for index in alone)
+        for index, works in zip(alone, singles, strict=True):
+            answers[index] = works
+        return answers
+
+    async def _search_alone(self, query: SearchQuery, text: str) -> list[Work]:
         filters = []
         params: list[tuple[str, Any]] = [
             ("per_page", min(200, max(1, query.limit))),
@@ -208,6 +305,84 @@ class OpenAlexSource(Source):
         if fetched.status == 404:
             return None
         return to_work(fetched.member(kind=dict, missing="work answer is not an object"))
+
+
+@dataclass(frozen=True)
+class _TitleSearch:
+    """One title search: its text and how many works it asks for."""
+
+    text: str
+    limit: int
+
+    @property
+    def words(self) -> list[str]:
+        """The words a work must hold to match, reduced as `_reduce` reduces them."""
+        return [w for w in map(_reduce, _words(self.text)) if len(w) >= 4]
+
+    def may_match(self, item: dict[str, Any]) -> bool:
+        """The work holds every word of the title in its title or abstract.
+
+        OpenAlex stems words and drops stop words; this test is looser than its
+        (plurals reduced, then a shared beginning of three to five letters, words
+        under four letters ignored), so a work this search found is never lost. A
+        work of another title in the batch that passes it too is almost always one
+        this search finds as well; if it makes more works than the page holds, the
+        title is asked again alone.
+        """
+        held = _held(item)
+        return all(_akin(word, held) for word in self.words)
+
+
+def _fits_one_search(batch: list[_TitleSearch]) -> bool:
+    search = " OR ".join(f"({asked.text})" for asked in batch)
+    return len(quote(search, safe="")) <= MAX_SEARCH_CHARS
+
+
+def _words(text: str) -> list[str]:
+    folded = unicodedata.normalize("NFKD", strip_markup(text) or "").lower()
+    return _WORD.findall("".join(c for c in folded if not unicodedata.combining(c)))
+
+
+def _reduce(word: str) -> str:
+    """A plural's singular (studies → study, networks → network), as search engines stem."""
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 4 and word.endswith(("sses", "shes", "ches", "xes", "zes")):
+        return word[:-2]
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
+
+
+def _held(item: dict[str, Any]) -> dict[int, tuple[set[str], set[str]]]:
+    """By length k (3-5): the first k letters of the work's words longer than k, and of
+    those exactly k + 1 letters long."""
+    text = " ".join(
+        part
+        for part in (
+            first_text(item.get("display_name")),
+            first_text(item.get("title")),
+            abstract_from_index(item.get("abstract_inverted_index")),
+        )
+        if part
+    )
+    held: dict[int, tuple[set[str], set[str]]] = {k: (set(), set()) for k in (3, 4, 5)}
+    for word in {_reduce(w) for w in _words(text)}:
+        for k, (longer, next_up) in held.items():
+            if len(word) > k:
+                longer.add(word[:k])
+            if len(word) == k + 1:
+                next_up.add(word[:k])
+    return held
+
+
+def _akin(word: str, held: dict[int, tuple[set[str], set[str]]]) -> bool:
+    """Some held word shares its beginning with `word`: all but one letter of the shorter
+    of the two, and at most five."""
+    most = min(len(word), 6) - 1
+    if word[:most] in held[most][0]:
+        return True
+    return any(word[:k] in held[k][1] for k in range(3, most))
 
 
 def _year_filter(year_from: int | None, year_to: int | None) -> str | None:
