@@ -547,11 +547,17 @@ def search_queries(reference: Reference) -> list[SearchQuery]:
             queries.append(SearchQuery(free_text=reference.free_text, limit=SEARCH_LIMIT))
         return queries
     if reference.free_text:
+        # A title-less citation (ACS, AIP, RSC) names its work by authors, venue and
+        # year, and only a record of the cited year can match it (`locator_match`):
+        # the search is kept to that year, where a common name no longer buries it.
+        year = reference.year if reference.venue else None
         return [
             SearchQuery(
                 free_text=reference.free_text,
                 authors=authors,
                 year=reference.year,
+                year_from=year,
+                year_to=year,
                 limit=SEARCH_LIMIT,
             )
         ]

@@ -177,7 +177,8 @@ def locator_match(reference: Reference, work: Work) -> bool:
     it: "Surv. Geophys." is Surveys in Geophysics) and the further authors (two or
     more cited names, all the record's, in its order): together they single out
     one article. One author, a journal and a year do not: an author publishes in
-    the same journal in the same year more than once.
+    the same journal in the same year more than once, unless the record is that one
+    author's alone (`_sole_author_in_venue`).
     """
     from rapidfuzz import fuzz
 
@@ -198,7 +199,35 @@ def locator_match(reference: Reference, work: Work) -> bool:
         or _venue_abbreviated(reference, work),
         _coauthors_agree(reference, work),
     ]
-    return sum(evidence) >= 2
+    return sum(evidence) >= 2 or _sole_author_in_venue(reference, work)
+
+
+def _sole_author_in_venue(reference: Reference, work: Work) -> bool:
+    """A one-author citation that gives only the journal and the year ("J. Zauner, Z.
+    fur Psychosom. Med. Psychoanal. (1978)") names a record that is that author's
+    alone (family name and first initial), in that journal, that year: all the
+    citation says, and the record says it too. A volume or page the citation gives
+    is evidence of its own, weighed above; a second such record leaves the citation
+    ambiguous (`verify` then identifies neither).
+    """
+    if reference.volume or reference.pages or reference.authors_truncated:
+        return False
+    if len(reference.authors) != 1 or len(work.authors) != 1 or reference.year != work.year:
+        return False
+    cited, found = reference.authors[0], work.authors[0]
+    if cited.is_organisation or found.is_organisation:
+        return False
+    same_name = match.normalize_text(cited.family) == match.normalize_text(found.family)
+    return (
+        same_name
+        and _first_initial(cited.given) == _first_initial(found.given) != ""
+        and (_venue_abbreviated(reference, work))
+    )
+
+
+def _first_initial(given: str) -> str:
+    """The first letter of a given name, accents folded: "É." and "Emile" share "e"."""
+    return match.normalize_text(given)[:1]
 
 
 def _venue_abbreviated(reference: Reference, work: Work) -> bool:

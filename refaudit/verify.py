@@ -33,7 +33,12 @@ from refaudit.identifiers import arxiv_id_from_doi
 from refaudit.merge import merge_records, priority
 from refaudit.models import Finding, Reference, Result, SourceStatus, Verdict, Work
 from refaudit.parsing.reread import reread_names
-from refaudit.recognise import is_convincing, names_written_whole, reread_as_record
+from refaudit.recognise import (
+    is_convincing,
+    names_written_whole,
+    reread_as_record,
+    title_in_text,
+)
 from refaudit.sources.doiorg import TITLE as DOI_ORG
 from refaudit.sources.doiorg import Registration
 
@@ -264,6 +269,14 @@ def _best_candidate(reference: Reference, candidates: list[Work]) -> Work | None
     plausible = [w for w in candidates if is_convincing(reference, w)]
     if not plausible:
         return None
+    if not reference.title:
+        # A record whose title the citation string spells is named by it; otherwise
+        # authors, venue and year that fit two works name neither.
+        text = reference.free_text or ""
+        named = [w for w in plausible if w.title and title_in_text(w.title, text)]
+        plausible = named or plausible
+        if any(_another_work(plausible[0], w) for w in plausible[1:]):
+            return None
     if reference.entry_type == "book" and any(_is_book(w) for w in plausible):
         # A book shares its title with its reviews; the cited book is the book.
         plausible = [w for w in plausible if _is_book(w)]
@@ -272,6 +285,13 @@ def _best_candidate(reference: Reference, candidates: list[Work]) -> Work | None
     ]
     score, best = max(scored, key=lambda pair: (pair[0], -priority(pair[1].source)))
     return best if score >= MIN_IDENTITY_SCORE else None
+
+
+def _another_work(work: Work, other: Work) -> bool:
+    """Two records that are not one work seen by two sources: their titles differ."""
+    if not work.title or not other.title:
+        return False
+    return match.compare_titles(work.title, other.title).kind not in _SAME_TITLE_KINDS
 
 
 def _is_book(work: Work) -> bool:

@@ -6,6 +6,7 @@ import pytest
 
 from refaudit.evidence import search_queries
 from refaudit.models import Person, Reference, Work
+from refaudit.parsing import parse_freetext
 from refaudit.recognise import is_convincing
 
 ACUNA = [Person("Acuna", "David"), Person("Law", "Marc T."), Person("Fidler", "Sanja")]
@@ -132,3 +133,19 @@ def test_a_title_cited_in_two_languages_is_searched_in_each_then_whole() -> None
 def test_a_title_in_one_language_is_searched_once() -> None:
     reference = Reference(key="x", title="Deep learning (a survey)", authors=[Person("Le", "Q")])
     assert [query.title for query in search_queries(reference)] == ["Deep learning (a survey)"]
+
+
+def test_a_titleless_citation_is_searched_within_its_year_only() -> None:
+    """Only a record of the cited year can match a citation that prints no title, and a
+    common name ("Zhang, D.; Li, Z. …") fills a ranked list with other years' papers."""
+    titleless = parse_freetext(
+        "Zhang, D.; Li, Z.; Liu, Z. IEEE Trans. Pattern Anal. Mach. Intell. 2025, 47, 101.",
+        key="k",
+    )
+    unread = parse_freetext("Zhang D Li Z Liu Z 2025 vision survey pami", key="u")
+
+    (query,) = search_queries(titleless)
+    (loose,) = search_queries(unread)
+
+    assert (query.year_from, query.year_to, query.authors) == (2025, 2025, ["Zhang", "Li", "Liu"])
+    assert (loose.year_from, loose.year_to) == (None, None)

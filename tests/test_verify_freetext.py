@@ -416,3 +416,61 @@ def test_a_titleless_citation_that_does_not_single_out_the_record_is_not_identif
 ) -> None:
     verdict, _ = _verdict(text, GRID_FLEX)
     assert verdict == Verdict.UNVERIFIED
+
+
+HYPOTHERMIA = Work(
+    source="openalex",
+    title="Kidney surgery under hypothermia",
+    authors=[Person("Grégoir", "W.")],
+    year=1977,
+    venue="Bruxelles medical",
+)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "W. Grégoir, Brux. Med. (1977).",
+        "Grégoir, W. Brux. Med. 1977.",
+        "W. Grégoir, \\emph{Brux. Med.}, 1977.",
+    ],
+    ids=["aip", "acs", "rsc"],
+)
+def test_a_one_author_titleless_citation_names_that_authors_one_article_there(
+    text: str,
+) -> None:
+    """All the citation says (one author, the journal, the year) is the record's, and the
+    record is that author's alone."""
+    assert _verdict(text, HYPOTHERMIA) == (Verdict.VERIFIED, set())
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "M. Grégoir, Brux. Med. (1977).",  # another person of that name
+        "W. Grégoir, Brux. Med. (1979).",  # another year
+        "W. Grégoir, Acta Chir. Belg. (1977).",  # another journal
+        "W. Grégoir, Brux. Med. 12, 331 (1977).",  # a volume and page the record lacks
+    ],
+)
+def test_a_one_author_titleless_citation_that_differs_in_anything_is_not_identified(
+    text: str,
+) -> None:
+    verdict, _ = _verdict(text, HYPOTHERMIA)
+    assert verdict == Verdict.UNVERIFIED
+
+
+def test_a_one_author_titleless_citation_two_articles_fit_is_not_identified() -> None:
+    """The author wrote twice in that journal that year: the citation names neither."""
+    other = Work(
+        source="openalex",
+        title="Surgical treatment of renal artery stenosis",
+        authors=[Person("Grégoir", "W.")],
+        year=1977,
+        venue="Bruxelles medical",
+    )
+    reference = parse_freetext("W. Grégoir, Brux. Med. (1977).", key="k")
+
+    result = decide(Evidence(reference=reference, candidates=[HYPOTHERMIA, other]))
+
+    assert result.verdict == Verdict.UNVERIFIED

@@ -93,6 +93,8 @@ SELECT_FIELDS = (
 _OPENALEX_PREFIX = re.compile(r"^(?:https?://)?(?:openalex\.org/)?", re.IGNORECASE)
 _WORK_ID = re.compile(r"^W\d+$")
 _FILTER_SYNTAX = re.compile(r"[|,]")
+#: Works one search by names and year returns: an author's output of a year.
+NAMES_PAGE = 50
 _ARXIV_URL = re.compile(r"arxiv\.org/(?:abs|pdf)/([^\s?#]+)", re.IGNORECASE)
 
 
@@ -232,6 +234,13 @@ class OpenAlexSource(Source):
         ]
         if query.topic_terms:
             filters.append(f"title_and_abstract.search:{text}")
+        elif _names_and_year(query):
+            # A citation string without a title: `search` reads titles and abstracts,
+            # which hold none of its names or venue. Its bylines are searched instead,
+            # within the cited year, and a longer page holds that author's year.
+            names = dict.fromkeys(_FILTER_SYNTAX.sub(" ", name) for name in query.authors)
+            filters += [f"raw_author_name.search:{name}" for name in names]
+            params[0] = ("per_page", NAMES_PAGE)
         else:
             params.insert(0, ("search", text))
         years = _year_filter(query.year_from, query.year_to)
@@ -385,7 +394,17 @@ def _akin(word: str, held: dict[int, tuple[set[str], set[str]]]) -> bool:
     return any(word[:k] in held[k][1] for k in range(3, most))
 
 
+def _names_and_year(query: SearchQuery) -> bool:
+    """A citation string read without a title, with its authors and a cited year."""
+    return (
+        bool(query.free_text and not query.title and query.authors and query.year_from)
+        and query.year_from == query.year_to
+    )
+
+
 def _year_filter(year_from: int | None, year_to: int | None) -> str | None:
+    if year_from and year_from == year_to:
+        return str(year_from)
     if year_from and year_to:
         return f"{year_from}-{year_to}"
     if year_from:

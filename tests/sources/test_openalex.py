@@ -95,6 +95,38 @@ async def test_search_uses_the_title_only_and_the_year_range() -> None:
     assert works[0].openalex_id == "W2963403868"
 
 
+async def test_a_citation_string_without_a_title_is_searched_by_its_bylines_in_its_year() -> None:
+    """ "J. Zauner, Z. fur Psychosom. Med. Psychoanal. (1978)": no title or abstract holds
+    these words, so `search` would find nothing; the names and the year find the work."""
+    fake = FakeUpstreams()
+    work = openalex_work("W42", "Psychosomatic aspects of adolescence", authors=["J Zauner"])
+    fake.json("openalex", "/works", openalex_list([work]))
+    query = SearchQuery(
+        free_text="J. Zauner, Z. fur Psychosom. Med. Psychoanal. (1978).",
+        authors=["Zauner", "Zauner"],
+        year=1978,
+        year_from=1978,
+        year_to=1978,
+    )
+
+    works = await source_for(fake).search(query)
+
+    params = fake.requests[0].url.params
+    assert "search" not in params
+    assert params["filter"] == "raw_author_name.search:Zauner,publication_year:1978"
+    assert [w.openalex_id for w in works] == ["W42"]
+
+
+async def test_a_citation_string_with_no_year_to_keep_to_is_searched_as_text() -> None:
+    fake = FakeUpstreams()
+    fake.json("openalex", "/works", openalex_list([]))
+    text = "Zauner J. Psychosomatische Aspekte der Adoleszenz. Z Psychosom Med Psychoanal."
+
+    await source_for(fake).search(SearchQuery(free_text=text, authors=["Zauner"]))
+
+    assert fake.requests[0].url.params["search"] == text
+
+
 async def test_list_without_results_is_unexpected_and_outage_is_unavailable() -> None:
     fake = FakeUpstreams()
     fake.json("openalex", "/works", {"meta": {}})
