@@ -21,6 +21,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from refaudit.discovery.entries import BibtexEntry
+from refaudit.discovery.resolve import Status as LookupStatus
 from refaudit.models import (
     JSON_SCHEMA_VERSION,
     Finding,
@@ -142,7 +144,6 @@ class Report(_Model):
 # --- discovery and retraction tools (MCP) -------------------------------------
 
 SearchStatus = Literal["ok", "unverified"]
-LookupStatus = Literal["ok", "retracted", "not_found", "unverified", "invalid"]
 
 
 class SearchResults(_Model):
@@ -155,21 +156,8 @@ class SearchResults(_Model):
     sources: dict[str, SourceStatus]
 
 
-class BibtexResult(_Model):
-    """BibTeX for one requested identifier, or why there is none."""
-
-    identifier: str
-    status: LookupStatus
-    bibtex: str | None = None
-    key: str | None = None
-    source: str | None = None
-    """crossref/datacite (the DOI agency's own BibTeX) or record (built from the record)"""
-    message: str = ""
-    work: Work | None = None
-
-
 class BibtexResults(_Model):
-    entries: list[BibtexResult]
+    entries: list[BibtexEntry]
     bibtex: str
     """every entry found, ready to paste into a .bib file"""
 

@@ -41,6 +41,7 @@ class BibtexEntry:
     bibtex: str | None = None
     key: str | None = None
     source: str | None = None
+    """crossref/datacite (the DOI agency's own BibTeX) or record (built from the record)"""
     message: str = ""
     work: Work | None = None
 

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from refaudit.models import Person, Work
 from refaudit.novelty import MAX_CONTEXT_CHARS, MAX_IDEA_CHARS, NoveltyReport
-from refaudit.report import BibtexResult, BibtexResults, PaperDetailsResult, SearchResults
+from refaudit.report import BibtexResults, PaperDetailsResult, SearchResults
 from refaudit.server.calling import MAX_CITATION_CHARS, counted, server_state
 from refaudit.sources import registry
 
@@ -145,7 +145,7 @@ async def get_bibtex(
         work = _work_from_metadata(item)
         entries.append(discovery.rekey(discovery.metadata_entry(work), taken))
     return BibtexResults(
-        entries=[BibtexResult.model_validate(entry, from_attributes=True) for entry in entries],
+        entries=entries,
         # A retracted work is an error in its entry, part of the BibTeX to paste only
         # when asked for (its entry then names the notice in a note).
         bibtex="\n".join(
