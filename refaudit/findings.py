@@ -61,6 +61,12 @@ def _code(
     )
 
 
+def _mismatch(code: str, severity: Severity, fields: str | None, when: str) -> FindingCode:
+    """A cited value the record contradicts: the verdict is `mismatch`, and `fix` writes the
+    record's value (every mismatch is one `fix` can correct)."""
+    return _code(code, severity, fields, when, mismatch=True, fixable=True)
+
+
 _VERIFICATION_CODES = (
     _code(
         "not-found",
@@ -70,33 +76,27 @@ _VERIFICATION_CODES = (
         "searched for it (for a journal article or book chapter: Crossref, OpenAlex and one "
         "more index, unless the cited DOI does not exist)",
     ),
-    _code(
+    _mismatch(
         "doi-not-registered",
         "error",
         "doi",
         "the cited DOI resolves in none of the sources that would hold it (Crossref, OpenAlex, "
         "DataCite, Semantic Scholar, doi.org; a publisher's index only for its own prefixes), "
         "and every source asked about it answered",
-        mismatch=True,
-        fixable=True,
     ),
-    _code(
+    _mismatch(
         "doi-differs",
         "error",
         "doi",
         "the cited work's publisher index (IEEE Xplore) gives it another DOI (named), and no "
         "source asked would hold the cited one: not the work's DOI, though whether it exists "
         "is not known",
-        mismatch=True,
-        fixable=True,
     ),
-    _code(
+    _mismatch(
         "doi-points-elsewhere",
         "error",
         "doi",
         "the cited DOI belongs to a different work than the one cited",
-        mismatch=True,
-        fixable=True,
     ),
     _code(
         "doi-other-agency",
@@ -106,14 +106,12 @@ _VERIFICATION_CODES = (
         "registered with another agency (CNKI, ISTIC, JaLC, KISTI, mEDRA …, named); never an "
         "error",
     ),
-    _code(
+    _mismatch(
         "doi-of-book",
         "warning",
         "doi",
         "a chapter is cited with the DOI of its book, and the chapter has a DOI of its own "
         "(named): the right book, the wrong DOI",
-        mismatch=True,
-        fixable=True,
     ),
     _code(
         "doi-book-only",
@@ -121,64 +119,50 @@ _VERIFICATION_CODES = (
         "doi",
         "a chapter is cited with the DOI of its book and has no DOI of its own",
     ),
-    _code(
+    _mismatch(
         "arxiv-points-elsewhere",
         "error",
         "arxiv",
         "the cited arXiv id is a different work",
-        mismatch=True,
-        fixable=True,
     ),
-    _code(
+    _mismatch(
         "arxiv-not-found",
         "error",
         "arxiv",
         "arXiv (which answered) has no paper with the cited id",
-        mismatch=True,
-        fixable=True,
     ),
-    _code(
+    _mismatch(
         "title-mismatch",
         "error",
         "title",
         "a word is changed, added or dropped (chimeric and near-miss titles, including a word "
         "made plural or singular and an added or dropped article), or a subtitle no record "
         "has is added",
-        mismatch=True,
-        fixable=True,
     ),
-    _code(
+    _mismatch(
         "title-typo",
         "warning",
         "title",
         "one or two words misspelt; the reference is still valid",
-        mismatch=True,
-        fixable=True,
     ),
     _code("title-form", "info", "title", "subtitle missing or title shortened"),
-    _code(
+    _mismatch(
         "author-mismatch",
         "error",
         "authors",
         'authors replaced, or the list is incomplete without "and others"',
-        mismatch=True,
-        fixable=True,
     ),
-    _code(
+    _mismatch(
         "placeholder-authors",
         "error",
         "authors",
         '"John Doe", "Firstname Lastname", …',
-        mismatch=True,
-        fixable=True,
     ),
-    _code(
+    _mismatch(
         "author-misspelled",
         "warning",
         "authors",
         "a family name within a small edit distance",
-        mismatch=True,
-        fixable=True,
     ),
     _code(
         "author-order",
@@ -193,32 +177,26 @@ _VERIFICATION_CODES = (
         "authors",
         "the record lists only one or two authors, all cited first: the rest cannot be checked",
     ),
-    _code(
+    _mismatch(
         "future-date",
         "error",
         "year",
         "a year after next year",
-        mismatch=True,
-        fixable=True,
     ),
-    _code(
+    _mismatch(
         "year-mismatch",
         "error",
         "year",
         "no record of the work has the cited year, and it is not one year off",
-        mismatch=True,
-        fixable=True,
     ),
-    _code(
+    _mismatch(
         "year-adjacent",
         "warning",
         "year",
         "one year off: often online-first vs print, so not an error, but the record's year "
         "is given",
-        mismatch=True,
-        fixable=True,
     ),
-    _code(
+    _mismatch(
         "venue-mismatch",
         "error",
         "venue",
@@ -226,8 +204,6 @@ _VERIFICATION_CODES = (
         "or acronym, a journal for a conference paper, a published venue for a work only ever "
         "posted as a preprint (full names, ISO 4 abbreviations, acronyms, short names and every "
         "record's aliases are understood)",
-        mismatch=True,
-        fixable=True,
     ),
     _code(
         "venue-unconfirmed",
@@ -243,21 +219,17 @@ _VERIFICATION_CODES = (
         "venue",
         "a preprint is cited although a published version exists (which is named)",
     ),
-    _code(
+    _mismatch(
         "pages-mismatch",
         "warning",
         "pages",
         "the cited pages disagree with every record",
-        mismatch=True,
-        fixable=True,
     ),
-    _code(
+    _mismatch(
         "volume-mismatch",
         "warning",
         "volume",
         "the cited volume disagrees with every record",
-        mismatch=True,
-        fixable=True,
     ),
     _code("arxiv-version", "warning", "arxiv", "the cited arXiv version does not exist"),
     _code("doi-available", "info", "doi", "the entry has no DOI but the work has one"),
