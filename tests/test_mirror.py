@@ -337,9 +337,10 @@ def test_update_pages_through_changes_and_swaps_in_retraction_watch(mirror: Path
     store = open_store(str(mirror), writable=True)
     settings = load_settings()
     report = asyncio.run(update_mirror(store, settings, transport=upstreams.transport()))
-    assert not report.failed, report.errors
-    assert report.written == {"crossref": 1, "openalex": 1, "retractions": 8}
-    assert report.since["openalex"] == "2026-11-01"  # from the newest record held
+    assert not report.failed, report.lines()
+    written = {name: part.written for name, part in report.parts.items()}
+    assert written == {"crossref": 1, "openalex": 1, "retractions": 8}
+    assert report.parts["openalex"].since == "2026-11-01"  # from the newest record held
     crossref_asked = upstreams.requests_to("crossref")[0].url.params
     assert (
         crossref_asked["filter"] == "from-index-date:2026-10-20" and crossref_asked["cursor"] == "*"

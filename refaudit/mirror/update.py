@@ -37,27 +37,39 @@ PARTS = (*UPDATABLE, "retractions")
 
 
 @dataclass
+class PartUpdate:
+    """What updating one part of the mirror (a source, or the retractions) did."""
+
+    written: int = 0
+    skipped: int = 0
+    #: the day a source's changes were fetched from
+    since: str | None = None
+    #: why the part failed (what it wrote before failing is kept)
+    error: str | None = None
+
+
+@dataclass
 class UpdateReport:
-    written: dict[str, int] = field(default_factory=dict)
-    skipped: dict[str, int] = field(default_factory=dict)
-    since: dict[str, str] = field(default_factory=dict)
-    errors: dict[str, str] = field(default_factory=dict)
+    parts: dict[str, PartUpdate] = field(default_factory=dict)
     #: an earlier update that was killed before it finished, in one sentence
     interrupted: list[str] = field(default_factory=list)
 
     @property
     def failed(self) -> bool:
-        return bool(self.errors)
+        return any(part.error for part in self.parts.values())
 
     def lines(self) -> list[str]:
         lines = [f"note: {sentence}" for sentence in self.interrupted]
-        for part in PARTS:
-            if part in self.errors:
-                lines.append(f"{part}: failed: {self.errors[part]}")
-            elif part in self.written:
-                since = f" since {self.since[part]}" if part in self.since else ""
-                skipped = f" ({self.skipped[part]} skipped)" if self.skipped.get(part) else ""
-                lines.append(f"{part}: {self.written[part]:,} records{since}{skipped}")
+        for name in PARTS:
+            part = self.parts.get(name)
+            if part is None:
+                continue
+            if part.error:
+                lines.append(f"{name}: failed: {part.error}")
+            else:
+                since = f" since {part.since}" if part.since else ""
+                skipped = f" ({part.skipped} skipped)" if part.skipped else ""
+                lines.append(f"{name}: {part.written:,} records{since}{skipped}")
         return lines
 
 
@@ -87,11 +99,10 @@ async def update_mirror(
         for upstream in names:
             source = sources.get(upstream)
             day = since or info.newest.get(upstream) or fallback
-            report.since[upstream] = day
+            part = report.parts[upstream] = PartUpdate(since=day)
             pages = source.changes_since(day)  # type: ignore[union-attr]
             if progress:
                 progress.step(f"fetching {upstream} changes since {day}")
-            written = skipped = 0
             try:
                 async for page in pages:
                     records = []
@@ -99,13 +110,11 @@ async def update_mirror(
                         try:
                             records.append(MirrorRecord.from_json(upstream, item))
                         except MalformedRecord:
-                            skipped += 1
-                    written += store.upsert(records)
+                            part.skipped += 1
+                    part.written += store.upsert(records)
                     crash_point("mirror-update-page")
             except SourceError as exc:
-                report.errors[upstream] = exc.message
-            report.written[upstream] = written
-            report.skipped[upstream] = skipped
+                part.error = exc.message
     if "retractions" in parts:
         await _update_retractions(store, settings, report, transport)
     store.set_meta(
@@ -126,6 +135,7 @@ async def _update_retractions(
     try:
         await download_snapshot(settings, transport=transport)
     except SourceError as exc:
-        report.errors["retractions"] = exc.message
+        report.parts["retractions"] = PartUpdate(error=exc.message)
         return
-    report.written["retractions"] = store.replace_retractions(snapshot_path(settings))
+    written = store.replace_retractions(snapshot_path(settings))
+    report.parts["retractions"] = PartUpdate(written=written)
