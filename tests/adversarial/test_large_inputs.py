@@ -16,7 +16,7 @@ import pytest
 
 from refaudit.baseline import build_baseline
 from refaudit.errors import CIRCUIT_OPEN
-from refaudit.models import AuditReport, SourceStatus, Verdict
+from refaudit.models import AuditReport, Person, SourceStatus, Verdict
 from refaudit.policy import (
     Tally,
     failing_results,
@@ -111,6 +111,22 @@ def test_each_format_streamed_batch_by_batch_has_the_bytes_of_the_one_pass_rende
 def test_json_written_result_by_result_is_the_one_pass_document() -> None:
     report = copy.deepcopy(sample_report())
     report.results = report.results * 50
+    context = RenderContext()
+    expected = json.dumps(report_data(report, context), indent=2, ensure_ascii=False) + "\n"
+    assert render_json(report, context) == expected
+
+
+def test_json_of_awkward_text_is_the_one_pass_document() -> None:
+    """Results are written by pydantic's serialiser: quotes, backslashes, control
+    characters, line separators, astral characters and markup come out as json.dumps
+    writes them."""
+    report = copy.deepcopy(sample_report())
+    awkward = 'Schrödinger’s “cat” \\ {\\"o} \t\x07\x7f \u2028 𝔊 😀 </script> &amp;'
+    for result in report.results:
+        result.reference.title = awkward
+        result.reference.authors[:1] = [Person(family="Ørsted\n", given="H. C.")]
+        if result.matched is not None:
+            result.matched.venue = awkward
     context = RenderContext()
     expected = json.dumps(report_data(report, context), indent=2, ensure_ascii=False) + "\n"
     assert render_json(report, context) == expected
