@@ -100,8 +100,7 @@ def _title_findings(reference: Reference, records: list[Work]) -> list[Finding]:
     if not reference.title or not titled:
         return []
     comparisons = [
-        (match.compare_work_title(reference.title, replace(w, title=_own_title(w))), w)
-        for w in titled
+        (match.compare_work_title(reference.title, _with_own_title(w)), w) for w in titled
     ]
     best, work = max(comparisons, key=lambda pair: pair[0].score)
     full = _full_title(work)
@@ -140,6 +139,12 @@ def _title_difference(best: match.TitleComparison, cited: str, full: str) -> tup
         form = "without its subtitle" if best.kind == "subtitle" else "shortened"
         return "title-form", f"Title is cited {form}"
     return None
+
+
+def _with_own_title(work: Work) -> Work:
+    """The record, or a copy of it with its own title when a notice label prefixed it."""
+    title = _own_title(work)
+    return work if title == work.title else replace(work, title=title)
 
 
 def _own_title(work: Work) -> str:

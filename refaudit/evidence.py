@@ -121,20 +121,23 @@ async def gather_evidence(
     """
     evidence: list[Evidence] = []
     feed = _SlowPoolFeed(sources)
+    # Matching work runs in a worker thread while a paced pool waits to send: when a
+    # thousand references' identifiers resolve at once, deciding on the event loop held
+    # every pool's next request back for a second. Sources without a pool (a local
+    # mirror) have no request to hold back, and the hand-over would cost more than it saves.
+    paced = bool(sources.clients)
 
     async def search_one(item: Evidence) -> None:
-        # Matching work, in a worker thread too: when a thousand references' identifiers
-        # resolve at once, deciding on the event loop whether each needs a search held
-        # every pool's next request back for a second.
-        if await asyncio.to_thread(needs_search, item):
+        if await asyncio.to_thread(needs_search, item) if paced else needs_search(item):
             await _search(item, sources, feed)
         else:
             _decided_without_search(item, sources)
         item.sort_records()
         if decide is not None:
-            # In a worker thread: the event loop stays free to send the paced requests
-            # on time (a verdict costs milliseconds of matching).
-            await asyncio.to_thread(item.decide_early, decide)
+            if paced:
+                await asyncio.to_thread(item.decide_early, decide)
+            else:
+                item.decide_early(decide)
         if on_done:
             on_done()
 

@@ -92,6 +92,9 @@ class _Name:
     wholes: frozenset[str] = frozenset()
 
 
+#: a person's fields (family, given, particle, suffix, is an organisation): a cache key
+_PersonKey = tuple[str, str, str, str, bool]
+
 _INITIAL = re.compile(r"[A-Z]\.(?:-?[A-Z]\.)*")
 _LOWER_INITIALS = re.compile(r"(?:[^\W\d_]\.\s*)+")
 _FAMILY_SUFFIX = re.compile(r"(?:,\s*|\s+)(?:Jr|Sr|Jnr|Snr)\.?$|(?:,\s*|\s+)(?:II|III|IV)$")
@@ -169,8 +172,11 @@ def _reduced(family: str, given: str, particle: str, suffix: str, organisation: 
     )
 
 
-def _is_placeholder(person: Person) -> bool:
-    _, family, given = _split_name(person)
+@functools.lru_cache(maxsize=NORMALIZE_CACHE_SIZE)
+def _is_placeholder(person: _PersonKey) -> bool:
+    """ "Doe, John", "Lastname, Firstname": a template's name, not an author's (by the
+    person's fields, cached: each cited list meets every record found for it)."""
+    _, family, given = _split_name(Person(*person))
     family_norm = normalize_text(family).replace(" ", "")
     given_norm = normalize_text(given).replace(" ", "")
     return (
@@ -261,16 +267,29 @@ def _same_romanised(a: _Name, b: _Name) -> bool:
 
 
 def _pair_authors(cited: list[_Name], found: list[_Name]) -> dict[int, tuple[int, int]]:
-    """cited index → (found index, strength); strongest and nearest-in-position first."""
+    """cited index → (found index, strength); strongest and nearest-in-position first.
+
+    A full match in the same position is the first choice any ordering makes, so those
+    are paired at once and only the names left over are tried against each other: a
+    list cited as recorded costs one comparison a name, not one a pair.
+    """
+    pairs: dict[int, tuple[int, int]] = {}
+    used: set[int] = set()
+    for i, (cited_name, found_name) in enumerate(zip(cited, found, strict=False)):
+        if _pair_strength(cited_name, found_name) == _MATCH_FULL:
+            pairs[i] = (i, _MATCH_FULL)
+            used.add(i)
     candidates = []
     for i, cited_name in enumerate(cited):
+        if i in pairs:
+            continue
         for j, found_name in enumerate(found):
+            if j in used:
+                continue
             strength = _pair_strength(cited_name, found_name)
             if strength:
                 candidates.append((-strength, abs(i - j), i, j))
     candidates.sort()
-    pairs: dict[int, tuple[int, int]] = {}
-    used: set[int] = set()
     for negative_strength, _, i, j in candidates:
         if i not in pairs and j not in used:
             pairs[i] = (j, -negative_strength)
@@ -297,9 +316,6 @@ def compare_authors(
     return _compare(_keys(cited), _keys(found), cited_truncated, found_partial)
 
 
-_PersonKey = tuple[str, str, str, str, bool]
-
-
 def _keys(people: Sequence[Person]) -> tuple[_PersonKey, ...]:
     return tuple((p.family, p.given, p.particle, p.suffix, p.is_organisation) for p in people)
 
@@ -312,7 +328,7 @@ def _compare(
     found_partial: bool,
 ) -> AuthorComparison:
     """`compare_authors` on the people's fields: one citation meets one record many times."""
-    placeholder = any(_is_placeholder(Person(*person)) for person in cited)
+    placeholder = any(_is_placeholder(person) for person in cited)
     if not cited or not found:
         kind: AuthorKind = "different" if placeholder else "unknown"
         return AuthorComparison(kind, 0.0, placeholder=placeholder)

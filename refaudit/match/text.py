@@ -121,8 +121,12 @@ def normalize_text(text: str) -> str:
     text = MARKUP_TAG.sub("", text)
     text = latex_to_text(text)
     text = text.translate(_SPECIAL_LETTERS)
-    text = unicodedata.normalize("NFKD", text).lower()
-    text = "".join(_fold_character(char) for char in text if not unicodedata.combining(char))
+    if text.isascii():
+        # Nothing to decompose, fold or drop: most titles and names skip the per-letter pass.
+        text = text.lower()
+    else:
+        text = unicodedata.normalize("NFKD", text).lower()
+        text = "".join(_fold_character(char) for char in text if not unicodedata.combining(char))
     text = text.replace("&", " and ")
     text = _DASHES.sub(" ", text)
     text = _SCRIPT_MARKS.sub("", text)

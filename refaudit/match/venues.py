@@ -162,8 +162,10 @@ def _spells(words: list[str], phrase: tuple[str, ...]) -> bool:
     )
 
 
-def _venue_identities(text: str) -> set[str]:
-    """Known venues this string names, by acronym or by full name."""
+@functools.lru_cache(maxsize=VENUE_CACHE_SIZE)
+def _venue_identities(text: str) -> frozenset[str]:
+    """Known venues this string names, by acronym or by full name (cached: a record's
+    venue is compared with every citation of it, each time against the whole table)."""
     words = _venue_words(text)
     joined = f" {' '.join(words)} "
     found: set[str] = set()
@@ -179,7 +181,7 @@ def _venue_identities(text: str) -> set[str]:
         rest = (joined[:position] + " " + joined[position + len(alias) + 2 :]).split()
         if all(word in _VENUE_BOILERPLATE or word in _ACRONYMS for word in rest):
             found.add(canonical)
-    return found
+    return frozenset(found)
 
 
 def _iso4_identities(text: str) -> set[str]:
@@ -381,7 +383,7 @@ def _compare_venues(
     if found_preprint:
         return verdict("compatible", 0.5)
 
-    found_ids = set().union(*(_venue_identities(name) for name in found_names))
+    found_ids = frozenset().union(*(_venue_identities(name) for name in found_names))
     # A misread letter is repaired against every name of the found venue, the
     # acronyms the venue table knows it by included ("NcurIPS" for NeurIPS).
     known_acronyms = [acronym for acronym, known in _ACRONYMS.items() if known in found_ids]
