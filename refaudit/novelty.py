@@ -242,18 +242,10 @@ def novelty_score(papers: Sequence[tuple[Work, float]]) -> float:
 
 
 def _paper(work: Work, value: float, covers: list[str]) -> SimilarPaper:
-    return SimilarPaper(
-        title=work.title,
-        authors=[person.display() for person in work.authors],
-        year=work.year,
-        venue=work.venue,
-        doi=work.doi,
-        arxiv_id=work.arxiv_id,
-        url=work.url,
-        citation_count=work.citation_count,
-        similarity=value,
-        covers=covers,
-        found_in=work.found_in,
+    """The work's fields SimilarPaper names, its authors as names, and how close it is."""
+    authors = [person.display() for person in work.authors]
+    return SimilarPaper.model_validate(
+        {**vars(work), "authors": authors, "similarity": value, "covers": covers}
     )
 
 

@@ -336,14 +336,7 @@ def _names_go_on(rest: str) -> bool:
 
 
 def _from_sentences(found: Sentences) -> _Parts:
-    return _Parts(
-        authors=found.authors,
-        style=found.style,
-        title=found.title,
-        year=found.year,
-        venue=found.venue,
-        tail=found.tail,
-    )
+    return _Parts(**vars(found))
 
 
 def _stated_year(text: str) -> int | None:
