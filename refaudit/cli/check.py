@@ -20,7 +20,9 @@ from refaudit.cli.options import (
     AllEntriesOption,
     ConfigOption,
     FailOnOption,
+    FormatOption,
     OptionalValueCommand,
+    OutputFormat,
     QuietOption,
     SettingsFlags,
     settings_options,
@@ -333,9 +335,7 @@ def baseline_command(
 
 @handle_errors
 def config_show_command(
-    output_format: Annotated[
-        str, typer.Option("--format", "-f", help="table or json.", metavar="FORMAT")
-    ] = "table",
+    output_format: FormatOption = OutputFormat.TABLE,
     config: ConfigOption = None,
 ) -> None:
     """Print the effective configuration (secrets masked) and where each value comes from.
@@ -346,8 +346,6 @@ def config_show_command(
 
     from refaudit.config import load_settings, setting_origins
 
-    if output_format not in ("table", "json"):
-        fail(f"unknown format {output_format!r}", hint="choose table or json")
     settings = load_settings(config_path=config)
     values = settings.masked()
     origins = setting_origins(config_path=config)

@@ -21,7 +21,7 @@ from refaudit.cli.common import (
     stdout_console,
     work_cards,
 )
-from refaudit.cli.options import OutputFormat, SourcesOption, source_names
+from refaudit.cli.options import FormatOption, OutputFormat, SourcesOption, source_names
 
 
 def register(app: typer.Typer) -> None:
@@ -44,7 +44,7 @@ def search(
     limit: Annotated[
         int, typer.Option("--limit", "-n", min=1, max=100, help="Number of works.")
     ] = 10,
-    output_format: Annotated[OutputFormat, typer.Option("--format", "-f")] = OutputFormat.TABLE,
+    output_format: FormatOption = OutputFormat.TABLE,
     with_bibtex: Annotated[
         bool, typer.Option("--bibtex", help="Also print BibTeX for every hit.")
     ] = False,
@@ -184,7 +184,7 @@ def show(
     limit: Annotated[
         int, typer.Option("--limit", "-n", min=1, max=1000, help="Graph entries shown.")
     ] = 20,
-    output_format: Annotated[OutputFormat, typer.Option("--format", "-f")] = OutputFormat.TABLE,
+    output_format: FormatOption = OutputFormat.TABLE,
 ) -> None:
     """Show one work merged across sources, where sources disagree, notices, citations.
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from refaudit.cli.common import ExitCode, fail, handle_errors, progress_bars
-from refaudit.cli.options import ConfigOption, load_config
+from refaudit.cli.options import ConfigOption, FormatOption, OutputFormat, load_config
 
 if TYPE_CHECKING:
     from refaudit.config import Settings
@@ -139,9 +139,7 @@ def update_command(
 @handle_errors
 def status_command(
     db: DbOption = None,
-    output_format: Annotated[
-        str, typer.Option("--format", "-f", help="table or json.", metavar="FORMAT")
-    ] = "table",
+    output_format: FormatOption = OutputFormat.TABLE,
     config: ConfigOption = None,
 ) -> None:
     """Records per source, newest dates, size on disk and the last update.
@@ -153,8 +151,6 @@ def status_command(
 
     from refaudit.mirror import display_location, open_store
 
-    if output_format not in ("table", "json"):
-        fail(f"unknown format {output_format!r}", hint="choose table or json")
     store = open_store(_location(load_config(config), db))
     try:
         info = store.info()

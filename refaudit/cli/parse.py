@@ -13,7 +13,7 @@ from typing import Annotated, Any
 import typer
 
 from refaudit.cli.common import handle_errors, stderr_console, stdout_console
-from refaudit.cli.options import OutputFormat
+from refaudit.cli.options import FormatOption, OutputFormat
 
 
 def register(app: typer.Typer) -> None:
@@ -24,9 +24,7 @@ def register(app: typer.Typer) -> None:
 @handle_errors
 def parse_command(
     files: Annotated[list[Path], typer.Argument(help=".bib, .tex, .bbl or .docx files to read.")],
-    output_format: Annotated[
-        OutputFormat, typer.Option("--format", "-f", help="table or json (on stdout).")
-    ] = OutputFormat.TABLE,
+    output_format: FormatOption = OutputFormat.TABLE,
     all_entries: Annotated[
         bool, typer.Option("--all-entries", help="For .tex input, keep uncited entries too.")
     ] = False,

@@ -6,20 +6,17 @@ resource's (`refaudit://sources`); `--format json` carries the same fields.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 
 import typer
 
 from refaudit.cli.common import handle_errors, stdout_console
-from refaudit.cli.options import ConfigOption, load_config
+from refaudit.cli.options import ConfigOption, FormatOption, OutputFormat, load_config
 
 
 @handle_errors
 def sources_command(
-    output_format: Annotated[
-        str,
-        typer.Option("--format", "-f", help="table (for people) or json (for scripts)."),
-    ] = "table",
+    output_format: FormatOption = OutputFormat.TABLE,
     config: ConfigOption = None,
 ) -> None:
     """Show each source: enabled or why not, key set or missing, limits, quota left.
@@ -28,11 +25,8 @@ def sources_command(
     """
     import json
 
-    from refaudit.errors import ConfigError
     from refaudit.sources.status import describe_sources
 
-    if output_format not in ("table", "json"):
-        raise ConfigError(f"--format {output_format!r}: use table or json")
     described = describe_sources(load_config(config))
     if output_format == "json":
         typer.echo(json.dumps({"sources": described}, indent=2, ensure_ascii=False))
