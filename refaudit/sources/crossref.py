@@ -250,8 +250,7 @@ def filter_batches(dois: list[str]) -> list[list[str]]:
 
 
 def _items(fetched: Fetched) -> list[dict[str, Any]]:
-    items = fetched.member("message", "items", kind=list, missing="work list without message.items")
-    return [item for item in items if isinstance(item, dict)]
+    return fetched.records("message", "items", missing="work list without message.items")
 
 
 def to_work(item: dict[str, Any]) -> Work:

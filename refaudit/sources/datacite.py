@@ -87,8 +87,8 @@ class DataCiteSource(Source):
         fetched = await self.client.get(
             "/dois", [("query", words), ("page[size]", max(1, query.limit))], ttl="search"
         )
-        data = fetched.member("data", kind=list, missing="search answer without a data list")
-        return [to_work(record) for record in data if isinstance(record, dict)]
+        records = fetched.records("data", missing="search answer without a data list")
+        return [to_work(record) for record in records]
 
     async def fetch_bibtex(self, doi: str) -> str | None:
         """DataCite's BibTeX for `doi`, or None when DataCite does not know it."""

@@ -427,8 +427,7 @@ def _work_id(value: str | None) -> str | None:
 
 
 def _results(fetched: Fetched) -> list[dict[str, Any]]:
-    results = fetched.member("results", kind=list, missing="work list without results")
-    return [item for item in results if isinstance(item, dict)]
+    return fetched.records("results", missing="work list without results")
 
 
 def to_work(item: dict[str, Any]) -> Work:

@@ -89,6 +89,12 @@ class Fetched:
             raise UnexpectedResponse(self.source, missing, url=self.url)
         return value
 
+    def records(self, *path: str, missing: str) -> list[dict[str, Any]]:
+        """The objects of the JSON list at `path` (anything else in the list is left out);
+        no list there: UnexpectedResponse saying what is `missing`, as for `member`."""
+        listed = self.member(*path, kind=list, missing=missing)
+        return [item for item in listed if isinstance(item, dict)]
+
     def xml(self) -> ET.Element:
         """The parsed XML body (parsed once: the client checks it before sources read it).
 
