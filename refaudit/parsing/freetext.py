@@ -43,6 +43,7 @@ from refaudit.parsing.marks import (
     EMPH_OPEN,
     LETTER,
     NEWBLOCK,
+    YEAR,
     clean,
     clean_venue,
     decode,
@@ -51,7 +52,6 @@ from refaudit.parsing.records import latex_url, normalize_pages
 from refaudit.parsing.sentences import VENUE_END, Sentences, names_end, read_marked, read_plain
 from refaudit.text import latex_to_text, unwrap_href
 
-YEAR = r"(?:1[5-9]\d\d|20\d\d)"
 _QUOTED = re.compile(r"(?:“|``|\"|‘‘)(?P<title>.+?)(?:”|''|\"|’’)")
 _APA = re.compile(
     rf"^(?P<authors>.+?)\s*\((?P<year>{YEAR})[a-z]?(?:,\s*[^)]*)?\)\.?\s+(?P<rest>.+)$"

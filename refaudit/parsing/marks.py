@@ -20,6 +20,8 @@ NEWBLOCK = "\ue002"
 _EMPH_COMMAND = re.compile(r"\\(?:emph|textit|textsl|it|em)\s*\{")
 _OLD_EMPH = re.compile(r"\{\\(?:em|it|sl)\s+")
 LETTER = re.compile(r"[^\W\d_]")
+#: A year of publication as a citation prints it: the pattern every style reader uses.
+YEAR = r"(?:1[5-9]\d\d|20\d\d)"
 
 
 _HYPHENS = str.maketrans({"\u2010": "-", "\u2011": "-"})

@@ -13,8 +13,8 @@ from dataclasses import dataclass, replace
 
 from refaudit.models import Person, Reference
 from refaudit.parsing.citenames import read_authors, whole_names
-from refaudit.parsing.freetext import BARE_YEAR, YEAR, read_locator, read_style, without_identifiers
-from refaudit.parsing.marks import clean, clean_venue
+from refaudit.parsing.freetext import BARE_YEAR, read_locator, read_style, without_identifiers
+from refaudit.parsing.marks import YEAR, clean, clean_venue
 from refaudit.parsing.records import normalize_pages
 
 # Words of a citation string without their punctuation: "directions.Inf" is two.

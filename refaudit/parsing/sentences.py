@@ -17,8 +17,8 @@ import re
 from dataclasses import dataclass
 
 from refaudit.parsing.citenames import CAP
+from refaudit.parsing.marks import YEAR
 
-_YEAR = r"(?:1[5-9]\d\d|20\d\d)"
 # A sentence ends after a word (not after an initial such as "R." or "T.-Y."), or after
 # ? and !.
 _SENTENCE_END = re.compile(r"(?<=[^\s.]{2})(?<!-[^\W\d_])\.\s+(?=\S)|[?!]\s+(?=\S)")
@@ -37,7 +37,7 @@ _LNCS = re.compile(
     rf":\s+(?P<rest>\S.+)$"
 )
 _AUTHOR_DATE = re.compile(
-    rf"^(?P<authors>[^\d]{{3,}}?)\.\s+(?P<year>{_YEAR})[a-z]?\.\s+(?P<rest>\S.+)$"
+    rf"^(?P<authors>[^\d]{{3,}}?)\.\s+(?P<year>{YEAR})[a-z]?\.\s+(?P<rest>\S.+)$"
 )
 _APS_NAME = (
     rf"(?>(?:{_INITIAL}[\s-]?)+\s?)(?:(?:van|von|der|de|den|da|di|le|la|du)\s)*"
@@ -48,15 +48,15 @@ _APS = re.compile(
     rf"(?!and\s|et\s+al\b|{_APS_NAME}(?:,|\s+and\s|\.\s))(?P<rest>\S.+)$"
 )
 _APS_JOURNAL = re.compile(
-    rf",\s+(?P<venue>[^,]+?)\s+(?P<tail>[A-Z]?\d+[A-Z]?,\s+\S+\s+\((?:[^()]*\s)?{_YEAR}\))\.?\s*$"
+    rf",\s+(?P<venue>[^,]+?)\s+(?P<tail>[A-Z]?\d+[A-Z]?,\s+\S+\s+\((?:[^()]*\s)?{YEAR}\))\.?\s*$"
 )
 _TITLE_THEN_YEAR = re.compile(
-    rf"^(?P<title>[^()]+?)\s*(?P<year>\((?:[^()]*\s)?{_YEAR}[a-z]?\))\.?(?:\s|$)"
+    rf"^(?P<title>[^()]+?)\s*(?P<year>\((?:[^()]*\s)?{YEAR}[a-z]?\))\.?(?:\s|$)"
 )
 # A report's author list may run to a hundred names of three words.
 _MOST_NAME_WORDS = 400
-_TITLE_COMMA_YEAR = re.compile(rf"^(?P<title>.+?),\s*(?P<year>{_YEAR})[a-z]?\.?$")
-_BRACKET_YEAR = re.compile(rf"\((?:[^()]*\s)?(?P<year>{_YEAR})[a-z]?\)")
+_TITLE_COMMA_YEAR = re.compile(rf"^(?P<title>.+?),\s*(?P<year>{YEAR})[a-z]?\.?$")
+_BRACKET_YEAR = re.compile(rf"\((?:[^()]*\s)?(?P<year>{YEAR})[a-z]?\)")
 # Where a printed venue ends: at its volume, number, pages, date or year; at a full stop
 # after a whole word that ends the text or leads to a publisher, a link or "[Online]"
 # (other full stops end abbreviations: "Int. J. Hydrogen Energy", "Proc. CVPR"); at a
@@ -74,7 +74,7 @@ VENUE_END = re.compile(
     rf"|\d|{_MONTH}\s|[A-Z][a-z]+\s+\d{{4}}|In:?\s)"
     rf"|(?:(?<=[^\W\d_]{{5}})|(?<=\d{{4}}))\.\s+(?={_PUBLISHER})|\.\s+(?={_LOCATOR_OR_LINK})|\.\s*$|\s\((?![^\W\d_]+\))|\s\d+\s*[,(:]|\s\d+\.?$|;\s|,\s*$"
 )
-_BARE_YEAR = re.compile(rf"(?<![\d.–/-])({_YEAR})[a-z]?(?![\d–-])")
+_BARE_YEAR = re.compile(rf"(?<![\d.–/-])({YEAR})[a-z]?(?![\d–-])")
 _IDENTIFIER = re.compile(r"https?://\S+|doi:\s*\S+|\b10\.\d{4,9}/\S+|arXiv:\s*\S+", re.I)
 
 
