@@ -53,8 +53,9 @@ shared_pacer: ContextVar[Callable[[str, float, int], Awaitable[None]] | None] = 
 #: references) ahead of searches, and a reference's later searches ahead of other
 #: references' first ones.
 request_priority: ContextVar[float] = ContextVar("request_priority", default=0.0)
-# A request waiting in a pool ranks one place better for each AGING_INTERVALS of the
-# pool's intervals it has waited, so a long call is held back, never starved.
+# A call waiting in a pool ranks one place better for each AGING_INTERVALS of the pool's
+# intervals it has gone without a request served there, so a long call is held back,
+# never starved.
 AGING_INTERVALS = 10.0
 
 
@@ -107,12 +108,19 @@ class _FairQueue:
     """Each call's waiting requests in priority order, and the calls by service had.
 
     The head is the best request of the call served the fewest requests here so
-    far (less one for each `AGING_INTERVALS` intervals its request has waited);
-    between equals, that of the client served the fewest, then the one that came first.
+    far, less one for each `AGING_INTERVALS` intervals it has waited since a request
+    of it was last served here (or since it began to wait); between equals, that of
+    the client served the fewest, then the one that came first. Aging counts from the
+    call's last service, not from when each request queued: a bibliography's searches
+    all queue at once and are served in turn, and had each gained a place for every
+    interval it waited, ten bibliographies sharing a pool would soon all rank ahead
+    of a fresh call, though none of them is starved.
     """
 
     def __init__(self) -> None:
         self._waiting: dict[Caller | None, list[_Ticket]] = {}
+        #: when each waiting call was last served here, or began to wait if later
+        self._since: dict[Caller | None, float] = {}
         #: requests served here per call and per client, for as long as each is known
         self._served: weakref.WeakKeyDictionary[object, int] = weakref.WeakKeyDictionary()
 
@@ -120,6 +128,8 @@ class _FairQueue:
         return bool(self._waiting)
 
     def push(self, ticket: _Ticket) -> None:
+        if ticket.caller not in self._waiting:
+            self._since[ticket.caller] = ticket.since
         heapq.heappush(self._waiting.setdefault(ticket.caller, []), ticket)
 
     def head(self, now: float, interval: float) -> _Ticket | None:
@@ -127,21 +137,21 @@ class _FairQueue:
         if len(self._waiting) < 2:
             return next((tickets[0] for tickets in self._waiting.values()), None)
 
-        def rank(tickets: list[_Ticket]) -> tuple[int, int, int]:
-            first = tickets[0]
-            aged = math.floor((now - first.since) / (interval * AGING_INTERVALS))
+        def rank(item: tuple[Caller | None, list[_Ticket]]) -> tuple[int, int, int]:
+            caller, tickets = item
+            aged = math.floor((now - self._since[caller]) / (interval * AGING_INTERVALS))
             return (
-                self._count(first.caller) - aged,
-                self._count(first.caller.client if first.caller else None),
-                first.arrival,
+                self._count(caller) - aged,
+                self._count(caller.client if caller else None),
+                tickets[0].arrival,
             )
 
-        return min(self._waiting.values(), key=rank)[0]
+        return min(self._waiting.items(), key=rank)[1][0]
 
     def _count(self, who: object) -> int:
         return self._served.get(who, 0) if who is not None else 0
 
-    def remove(self, ticket: _Ticket, *, served: bool) -> None:
+    def remove(self, ticket: _Ticket, *, served: bool, now: float) -> None:
         """The request leaves the queue: served, or given up."""
         ticket.gone = True
         if served and ticket.caller is not None:
@@ -151,10 +161,13 @@ class _FairQueue:
         tickets = self._waiting.get(ticket.caller)
         if tickets is None:
             return
+        if served:
+            self._since[ticket.caller] = now
         while tickets and tickets[0].gone:
             heapq.heappop(tickets)
         if not tickets:
             del self._waiting[ticket.caller]
+            del self._since[ticket.caller]
 
 
 class Pool:
@@ -255,7 +268,7 @@ class Pool:
                 await sleep(min(wait, _NAP_S))
             return False
         finally:
-            self._queue.remove(ticket, served=served)
+            self._queue.remove(ticket, served=served, now=self._clock())
             self._waiting -= 1
             self._waiting_first -= first
             self._wake_head()

@@ -436,6 +436,28 @@ async def test_a_long_calls_request_waits_its_turn_but_is_never_starved() -> Non
     assert await later
 
 
+async def test_bibliographies_served_in_turn_do_not_all_rank_ahead_of_a_fresh_call() -> None:
+    """Twenty calls queue five searches each at once; each is served in its turn, so
+    none is starved: a call arriving a minute later goes next, not after all twenty."""
+    upstream, client = _one_request_a_second("semanticscholar")
+    long_calls = [Caller() for _ in range(20)]
+
+    async def call(n: str, caller: Caller) -> None:
+        request_caller.set(caller)
+        await client.get("/paper/search", {"n": n})
+
+    async def fresh() -> None:
+        while len(upstream.arrivals) < 60:
+            await asyncio.sleep(0)
+        await call("fresh", Caller())
+
+    searches = [call(f"{c}-{i}", caller) for c, caller in enumerate(long_calls) for i in range(5)]
+    await asyncio.gather(*searches, fresh())
+
+    names = [n for _, n in upstream.arrivals]
+    assert names.index("fresh") == 60
+
+
 async def test_a_pool_answered_429_keeps_a_slower_pace_while_429s_are_recent() -> None:
     """What bunched arrivals up (a loaded host) lasts: the pace comes back after a quiet hold."""
     fake, clock = ok_fake(), FakeClock()
