@@ -453,7 +453,7 @@ class SourceClient:
                 self.name, f"connection failed: {exc or type(exc).__name__}", url=url
             ) from exc
         finally:
-            pool.leave(sent=wire.sent)
+            wire.close()
         self._answered = True
         kept = {k.lower(): v for k, v in response.headers.items() if k.lower() in KEPT_HEADERS}
         self._adopt_announced_limits(kept, pool)

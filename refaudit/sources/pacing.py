@@ -30,6 +30,12 @@ MAX_RETRY_AFTER_S = 120.0
 # came back within ten answers was refused again a minute later. A 1 request/s pool has
 # no burst to absorb jitter: one request that arrives late is one that arrives early.
 PACING = 0.97
+#: A pool without a burst (one request at a time) leaves at least this much more than the
+#: published interval between two requests: its server counts each request when it arrives,
+#: and with no token to spare, a request that arrives this much sooner after the one before
+#: than it was sent (a busy server host, a congested path) is refused. An absolute margin,
+#: as that jitter is: 3 % of a 1 request/s interval (30 ms) was seen overrun under load.
+ARRIVAL_JITTER_S = 0.05
 PACING_STEP = 0.95
 PACING_HOLD_S = 300.0
 SLOWEST_PACING = 0.8
@@ -264,7 +270,7 @@ class Pool:
                     served = True
                     return True
                 # Short naps, so a circuit opening meanwhile releases the queue at once.
-                wait = (1 - self._tokens) / (self.limit.rps * self.pacing)
+                wait = (1 - self._tokens) / self._rate()
                 await sleep(min(wait, _NAP_S))
             return False
         finally:
@@ -291,10 +297,11 @@ class Pool:
         1 request/s pool idle for one request in every 429.
         """
         self._refill()
-        self._tokens = min(self._tokens, 1.0 - seconds * self.limit.rps * self.pacing)
+        self._tokens = min(self._tokens, 1.0 - seconds * self._rate())
 
     def sent_late(self) -> None:
-        """The request just left, later than it took its token: count the token from now.
+        """The request has just been written out, later than it took its token: count
+        the token from now.
 
         Between the token and the wire the event loop may be busy, or a connection
         opens; the server counts arrivals, so its bucket keeps filling (up to full)
@@ -320,9 +327,17 @@ class Pool:
             self.pacing = min(PACING, self.pacing / PACING_STEP)
             self._paced_at = self._clock()
 
+    def _rate(self) -> float:
+        """Tokens a second: a little under the published rate and, without a burst,
+        ARRIVAL_JITTER_S more than the published interval apart at least."""
+        rate = self.limit.rps * self.pacing
+        if self.limit.burst > 1:
+            return rate
+        return min(rate, 1 / (1 / self.limit.rps + ARRIVAL_JITTER_S))
+
     def _refill(self) -> None:
         now = self._clock()
-        refill = (now - self._updated) * self.limit.rps * self.pacing
+        refill = (now - self._updated) * self._rate()
         self._tokens = min(float(self.limit.burst - self._unsent), self._tokens + refill)
         self._updated = now
 
@@ -335,8 +350,8 @@ class Pool:
         Retry-After it waits out, so nothing lower is believed.
         """
         self._refill()
-        lowest = 1 - MAX_RETRY_AFTER_S * self.limit.rps * self.pacing
-        refill = max(0.0, seconds_ago) * self.limit.rps * self.pacing
+        lowest = 1 - MAX_RETRY_AFTER_S * self._rate()
+        refill = max(0.0, seconds_ago) * self._rate()
         self._tokens = min(self._tokens, max(lowest, tokens) + refill)
 
     def tokens_left(self) -> float:
@@ -360,7 +375,7 @@ class Pool:
         return bool(self.limit.concurrency) and self._in_flight >= self.limit.concurrency
 
     def _head(self) -> _Ticket | None:
-        return self._queue.head(self._clock(), 1 / (self.limit.rps * self.pacing))
+        return self._queue.head(self._clock(), 1 / self._rate())
 
     def _wake_head(self) -> None:
         head = self._head()
@@ -369,13 +384,33 @@ class Pool:
 
 
 class Wire:
-    """An httpcore trace hook telling a pool when its request really left."""
+    """An httpcore trace hook telling a pool when its request has left, whole.
+
+    The server counts a request when it has arrived, so the pool counts its token
+    from when the last byte was written, not from when the first was: a request whose
+    writing was held up (a busy event loop, a full socket buffer) would otherwise be
+    followed by the next one sooner than the interval, as the server sees them.
+    """
 
     def __init__(self, pool: Pool) -> None:
         self.pool = pool
+        #: the request began to leave: the server may count it
         self.sent = False
+        self._counted = False
 
     async def __call__(self, event: str, _info: dict[str, Any]) -> None:
-        if not self.sent and event.endswith("send_request_headers.started"):
+        if event.endswith("send_request_headers.started"):
             self.sent = True
+        elif event.endswith("send_request_body.complete"):
+            self._count()
+
+    def close(self) -> None:
+        """Answered or failed: the slot is free (a request cut off while it was being
+        written counts from now, as it may have reached the server)."""
+        self._count()
+        self.pool.leave(sent=self.sent)
+
+    def _count(self) -> None:
+        if self.sent and not self._counted:
+            self._counted = True
             self.pool.sent_late()

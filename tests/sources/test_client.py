@@ -20,6 +20,7 @@ from refaudit.models import RunStats
 from refaudit.sources.client import SourceClient
 from refaudit.sources.pacing import (
     AGING_INTERVALS,
+    ARRIVAL_JITTER_S,
     HEDGE_MIN_S,
     HEDGE_MIN_SAMPLES,
     PACING,
@@ -40,6 +41,11 @@ def ok_fake(body: object = None) -> FakeUpstreams:
     fake = FakeUpstreams()
     fake.json("crossref", r"/works.*", body if body is not None else {"status": "ok"})
     return fake
+
+
+def spaced(rps: float) -> float:
+    """Seconds between two requests of a pool of `rps` without a burst, at the usual pace."""
+    return max(1 / (rps * PACING), 1 / rps + ARRIVAL_JITTER_S)
 
 
 async def test_429_is_retried_after_the_announced_wait() -> None:
@@ -237,7 +243,7 @@ async def test_requests_are_spaced_by_the_rate_limit() -> None:
         await client.get("/works", {"n": n})
     assert fake.count("crossref") == 5
     # Four gaps of 0.5 s, paced a little under the published rate.
-    assert clock.now - start == pytest.approx(2.0 / PACING)
+    assert clock.now - start == pytest.approx(4 * spaced(2))
 
 
 async def _burst_of_three(cache: ResponseCache, first: int) -> float:
@@ -278,15 +284,20 @@ class Upstream(httpx.AsyncBaseTransport):
         latencies: list[float],
         replies: Sequence[httpx.Response] = (),
         wire_delays: Sequence[float] = (),
+        writing: Sequence[float] = (),
     ) -> None:
         self.clock, self.latencies, self.replies = clock, latencies, list(replies)
-        self.wire_delays = list(wire_delays)
+        self.wire_delays, self.writing = list(wire_delays), list(writing)
         self.arrivals: list[tuple[float, str]] = []
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        trace = request.extensions["trace"]
         # A connection to open, or a busy event loop: the request leaves this much later.
         self.clock.now += self.wire_delays.pop(0) if self.wire_delays else 0.0
-        await request.extensions["trace"]("http11.send_request_headers.started", {})
+        await trace("http11.send_request_headers.started", {})
+        # Its writing held up: the server has it, and counts it, only once it is written.
+        self.clock.now += self.writing.pop(0) if self.writing else 0.0
+        await trace("http11.send_request_body.complete", {})
         self.arrivals.append((self.clock.now, request.url.params.get("n", "")))
         latency = self.latencies[min(len(self.arrivals), len(self.latencies)) - 1]
         for _ in range(5):
@@ -480,7 +491,7 @@ async def test_a_pool_answered_429_keeps_a_slower_pace_while_429s_are_recent() -
     back = await gaps(3)
 
     assert slowed == pytest.approx([1 / (PACING * PACING_STEP)] * 100)
-    assert back[1:] == pytest.approx([1 / PACING] * 2)
+    assert back[1:] == pytest.approx([spaced(1)] * 2)
 
 
 async def test_after_a_429_the_pool_waits_what_retry_after_says_and_no_longer() -> None:
@@ -511,7 +522,36 @@ async def test_the_next_token_counts_from_when_a_late_request_left() -> None:
     await client.get("/paper/search", {"n": "next"})
 
     (late, _), (following, _) = upstream.arrivals
-    assert following - late == pytest.approx(1 / PACING)
+    assert following - late == pytest.approx(spaced(1))
+
+
+async def test_a_pool_without_a_burst_spaces_arrivals_beyond_the_published_interval() -> None:
+    """Semantic Scholar's one request a second, no burst: the server counts arrivals, so
+    the next request waits from when the one before was written out, and leaves room for
+    the jitter of its arrival, whatever delayed the writing."""
+    clock = FakeClock()
+    upstream = Upstream(clock, [0.3], writing=[0.0, 0.2, 0.0, 0.05, 0.0])
+    client = make_client(
+        upstream, "semanticscholar", clock=clock, limits={"default": RateLimit(rps=1, burst=1)}
+    )
+
+    for n in range(5):
+        await client.get("/paper/search", {"n": n})
+
+    times = [t for t, _ in upstream.arrivals]
+    assert min(b - a for a, b in itertools.pairwise(times)) == pytest.approx(1.0 + ARRIVAL_JITTER_S)
+
+
+async def test_a_pool_with_a_burst_keeps_its_pace_close_to_the_published_rate() -> None:
+    """The margin is for pools without a token to spare: a burst absorbs the jitter."""
+    fake, clock = ok_fake(), FakeClock()
+    client = make_client(
+        fake, "crossref", clock=clock, limits={"default": RateLimit(rps=2, burst=2)}
+    )
+    for n in range(12):
+        await client.get("/works", {"n": n})
+    # The first two leave at once; the ten after them one paced interval apart each.
+    assert sum(clock.sleeps) == pytest.approx(10 * 0.5 / PACING)
 
 
 async def test_a_slow_connection_does_not_leave_the_pool_in_debt() -> None:
@@ -526,7 +566,7 @@ async def test_a_slow_connection_does_not_leave_the_pool_in_debt() -> None:
         await client.get("/works", {"n": n})
 
     times = [t for t, _ in upstream.arrivals]
-    assert [b - a for a, b in itertools.pairwise(times)] == pytest.approx([0.5 / PACING] * 2)
+    assert [b - a for a, b in itertools.pairwise(times)] == pytest.approx([spaced(2)] * 2)
 
 
 class Connecting(Upstream):
@@ -587,7 +627,7 @@ async def test_named_pools_pace_independently() -> None:
     client = make_client(fake, "crossref", clock=clock, limits=limits)
     for n in range(3):
         await client.get("/works", {"n": n}, pool="list")
-    assert clock.now - 1000.0 == pytest.approx(2.0 / PACING)
+    assert clock.now - 1000.0 == pytest.approx(2 * spaced(1))
 
 
 async def _four_requests_announced_one_a_second(limit: RateLimit) -> float:
@@ -603,13 +643,13 @@ async def _four_requests_announced_one_a_second(limit: RateLimit) -> float:
 
 async def test_lower_limit_announced_in_headers_is_adopted() -> None:
     elapsed = await _four_requests_announced_one_a_second(RateLimit(rps=50, burst=1))
-    assert elapsed == pytest.approx(3.0 / PACING, abs=0.1)
+    assert elapsed == pytest.approx(3 * spaced(1), abs=0.1)
 
 
 async def test_a_lower_count_announced_per_interval_also_lowers_the_burst() -> None:
     """One request a second announced: the two tokens left of a burst of three go too."""
     elapsed = await _four_requests_announced_one_a_second(RateLimit(rps=3, burst=3))
-    assert elapsed == pytest.approx(3.0 / PACING)
+    assert elapsed == pytest.approx(3 * spaced(1))
 
 
 async def test_secrets_stay_out_of_the_cache_key(tmp_path: Path) -> None:
