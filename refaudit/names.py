@@ -59,7 +59,9 @@ ORGANISATION_WORDS = frozenset(
 #: A capital inside a word after three or more letters is a company's spelling
 #: ("DeepMind", "OpenAI", "EleutherAI"); after these it is a family name's ("MacKay",
 #: "FitzGerald", "VanderPlas"), and after one or two letters too ("LeCun", "McDonald").
-_INNER_CAPITAL = re.compile(r"^([A-Z][a-z]{2,})[A-Z]")
+#: An "I" between lower-case letters is a misread "l" ("KoehIer", "PapadopouIos"), which
+#: OCR makes of printed names far more often than a company is so spelt.
+_INNER_CAPITAL = re.compile(r"^([A-Z][a-z]{2,})(?!I[a-z])[A-Z]")
 _CAPITALISED_PREFIXES = frozenset(
     {"mac", "fitz", "van", "vander", "von", "del", "della", "ben", "bin", "abu", "ibn"}
 )

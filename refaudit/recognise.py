@@ -172,7 +172,8 @@ def title_in_text(title: str, text: str) -> bool:
 def locator_match(reference: Reference, work: Work) -> bool:
     """A title-less citation ("F. Bliemel, J. Mark. Res. 10, 444 (1973)") names this record.
 
-    The year and the first author's family name must appear, plus two of volume,
+    The year and the first author's family name (the first cited, when the names
+    were read) must appear, plus two of volume,
     first page, venue (in full or abbreviated as the citation's style abbreviates
     it: "Surv. Geophys." is Surveys in Geophysics) and the further authors (two or
     more cited names, all the record's, in its order): together they single out
@@ -188,7 +189,13 @@ def locator_match(reference: Reference, work: Work) -> bool:
     if not work.year or str(work.year) not in tokens or not work.authors:
         return False
     family = match.normalize_text(work.authors[0].family)
-    if not family or fuzz.partial_ratio(family, haystack) < LOCATOR_NAME_RATIO:
+    # The record's first author leads the names the citation was read with; only an
+    # unread string is searched for the name ("Huseni" third in the list is another
+    # paper's first author).
+    cited = match.normalize_text(reference.authors[0].family) if reference.authors else ""
+    if not family or fuzz.partial_ratio(family, cited or haystack) < LOCATOR_NAME_RATIO:
+        return False
+    if _locator_differs(reference, work):
         return False
     first_page = match.normalize_text((work.pages or "").split("-")[0])
     venue = match.normalize_text(work.venue or "")
@@ -200,6 +207,15 @@ def locator_match(reference: Reference, work: Work) -> bool:
         _coauthors_agree(reference, work),
     ]
     return sum(evidence) >= 2 or _sole_author_in_venue(reference, work)
+
+
+def _locator_differs(reference: Reference, work: Work) -> bool:
+    """The citation gives a volume or first page, and the record another one: the next
+    article in the same journal and volume is not the cited one."""
+    return (
+        match.compare_volume(reference.volume, work.volume) is False
+        or match.compare_pages(reference.pages, work.pages) is False
+    )
 
 
 def _sole_author_in_venue(reference: Reference, work: Work) -> bool:

@@ -269,12 +269,9 @@ def _best_candidate(reference: Reference, candidates: list[Work]) -> Work | None
     plausible = [w for w in candidates if is_convincing(reference, w)]
     if not plausible:
         return None
-    if not reference.title:
-        # A record whose title the citation string spells is named by it; otherwise
-        # authors, venue and year that fit two works name neither.
-        text = reference.free_text or ""
-        named = [w for w in plausible if w.title and title_in_text(w.title, text)]
-        plausible = named or plausible
+    text = reference.free_text or ""
+    if not reference.title and not any(w.title and title_in_text(w.title, text) for w in plausible):
+        # Authors, venue, year and locator that fit two works name neither.
         if any(_another_work(plausible[0], w) for w in plausible[1:]):
             return None
     if reference.entry_type == "book" and any(_is_book(w) for w in plausible):

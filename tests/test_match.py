@@ -1130,6 +1130,18 @@ def test_ocr_misread_letters_are_a_typo_not_another_word(cited: str, kind: str) 
 
 
 @pytest.mark.parametrize(
+    ("cited", "found"),
+    [
+        ("Modcl order reduction", "Model order reduction"),
+        ("Intclligence service : Schriften", "Intelligence service: Schriften"),
+    ],
+)
+def test_a_misread_e_before_an_l_is_a_slip_not_another_word(cited: str, found: str) -> None:
+    """OCR's "cl" for "el" also reads as the pair "cl" ("d"): still one misread letter."""
+    assert compare_titles(cited, found).kind == "typo"
+
+
+@pytest.mark.parametrize(
     ("found", "found_short", "aliases", "kind"),
     [
         # Semantic Scholar's record of a PMLR paper: its acronym spells the cited

@@ -887,3 +887,112 @@ def test_names_in_reading_order_after_a_given_name_and_several_initials() -> Non
     )
     assert [(p.family, p.given) for p in ref.authors] == [("Lui", "John C. S."), ("Towsley", "Don")]
     assert ref.title == "Fluid models of queues"
+
+
+@pytest.mark.parametrize(
+    ("text", "count", "venue", "locator"),
+    [
+        (
+            "M. de Groot, K. van der Linden, A. Ortiz, Phys. Rev. E 94, 012301 (2016).",
+            3,
+            "Phys. Rev. E",
+            ("94", "012301"),
+        ),
+        (
+            "R. A. Lima, F. C. d. Souza and T. Moura, \\emph{Quim. Nova}, 2011, \\textbf{34}, 62.",
+            3,
+            "Quim. Nova",
+            ("34", "62"),
+        ),
+        (
+            "J. Garcia de Haro, E. Sanz, \\emph{Rev. Esp. Cardiol.}, 2009, \\textbf{62}, 7.",
+            2,
+            "Rev. Esp. Cardiol",
+            ("62", "7"),
+        ),
+        # A journal abbreviated in lower case, cut short at its last word.
+        ("H. Okada, T. Mori, K. Sato et al., J. sleep res. (2019).", 3, "J. sleep res.", None),
+        # Someone known by one name among the others.
+        (
+            "R. Tanaka, Suharto, K. Ito, \\emph{Tetrahedron}, 2016, \\textbf{72}, 5.",
+            3,
+            "Tetrahedron",
+            ("72", "5"),
+        ),
+    ],
+    ids=["particles", "particle-cut-short", "three-word-family", "lower-case-journal", "mononym"],
+)
+def test_titleless_citations_with_particles_and_lower_case_journals(
+    text: str, count: int, venue: str, locator: tuple[str, str] | None
+) -> None:
+    """Such a citation read as titled made its journal a title nothing matches."""
+    ref = parse_freetext(text, key="k")
+    assert (ref.title, len(ref.authors), ref.venue) == (None, count, venue)
+    assert (ref.volume, ref.pages) == (locator or (None, None))
+
+
+@pytest.mark.parametrize(
+    ("text", "last_name", "title"),
+    [
+        (
+            "Okafor N, Brandt K, Lindqvist J.Sparse Attention for Long Documents. "
+            "Trans Assoc Comput Linguist. 2022;10:1-15.",
+            ("Lindqvist", "J"),
+            "Sparse Attention for Long Documents",
+        ),
+        (
+            "Chen Y, Park S, Adeyemi T, et al.Contrastive Pretraining of Sensor Data. "
+            "Proc AAAI Conf Artif Intell. 2023;37:101-9.",
+            ("Adeyemi", "T"),
+            "Contrastive Pretraining of Sensor Data",
+        ),
+    ],
+    ids=["after-an-initial", "after-et-al"],
+)
+def test_a_title_ocr_ran_into_the_names_still_begins_the_title(
+    text: str, last_name: tuple[str, str], title: str
+) -> None:
+    ref = parse_freetext(text, key="k")
+    assert ((ref.authors[-1].family, ref.authors[-1].given), ref.title) == (last_name, title)
+
+
+def test_an_ocr_capital_i_inside_a_family_name_is_still_a_person() -> None:
+    """ "KoehIer" is OCR's "Koehler", not a company spelt like "DeepMind"."""
+    ref = parse_freetext(
+        "Novak, Petra, Frederic KoehIer, and Ana Ruiz. 2021. “Sparse Recovery Bounds.” "
+        "Ann. Stat. 49: 1–20.",
+        key="k",
+    )
+    assert [(p.family, p.is_organisation) for p in ref.authors] == [
+        ("Novak", False),
+        ("KoehIer", False),
+        ("Ruiz", False),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "title"),
+    [
+        (
+            "Moreau C. Sex and Gender Differences in Drug Metabolism. Handb exp pharmacol. 2014.",
+            "Sex and Gender Differences in Drug Metabolism",
+        ),
+        (
+            "Osei K. Trade and Aid in the Age of Austerity. Rethinking Development. 2016:12-30.",
+            "Trade and Aid in the Age of Austerity",
+        ),
+    ],
+)
+def test_one_vancouver_author_then_a_title_with_and_is_not_names_in_reading_order(
+    text: str, title: str
+) -> None:
+    """ "Kingma and Jimmy Ba" goes on with names; "Sex and Gender Differences in …" has
+    words no name has."""
+    ref = parse_freetext(text, key="k")
+    assert (len(ref.authors), ref.title) == (1, title)
+
+
+def test_a_citation_of_names_and_a_year_alone_is_titleless() -> None:
+    """A work without a venue, cited in a title-less style: nothing to take for a title."""
+    ref = parse_freetext("Q. Sun and W. Zhou, 2020.", key="k")
+    assert (ref.title, ref.venue, ref.year, len(ref.authors)) == (None, None, 2020, 2)

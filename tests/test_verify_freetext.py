@@ -474,3 +474,44 @@ def test_a_one_author_titleless_citation_two_articles_fit_is_not_identified() ->
     result = decide(Evidence(reference=reference, candidates=[HYPOTHERMIA, other]))
 
     assert result.verdict == Verdict.UNVERIFIED
+
+
+def _journal_article(title: str, families: list[str], first_page: str, doi: str) -> Work:
+    return Work(
+        source="crossref",
+        doi=doi,
+        title=title,
+        authors=[Person(family, "A.") for family in families],
+        year=2014,
+        venue="European Journal of Cancer",
+        volume="50",
+        pages=first_page,
+    )
+
+
+def test_a_titleless_citation_is_not_another_article_of_its_third_author() -> None:
+    """Same journal, volume and year, led by a name the citation lists third: another
+    paper, which must neither be taken for the cited one nor make it ambiguous."""
+    cited = _journal_article("Anti-OX40 pharmacology", ["Sukumaran", "Kim", "Huseni"], "71", "1")
+    other = _journal_article("T-cell immunotherapy", ["Huseni", "Du", "Zhu"], "45", "2")
+    reference = parse_freetext(
+        "S. Sukumaran, J. Kim, M. Huseni et al., Eur. J. Cancer \\textbf{50}, 71 (2014).", key="k"
+    )
+
+    result = decide(Evidence(reference=reference, candidates=[other, cited]))
+
+    assert (result.verdict, result.matched and result.matched.doi) == (Verdict.VERIFIED, "1")
+
+
+def test_a_titleless_citation_names_the_part_of_a_series_on_its_page() -> None:
+    """Two parts of one series share the authors, journal, volume and year; the cited
+    first page tells them apart."""
+    part_one = _journal_article("New plants from the West", ["Heller"], "580", "1")
+    part_two = _journal_article("New plants from the West II", ["Heller"], "626", "2")
+    reference = parse_freetext(
+        "A. A. Heller, \\emph{Eur. J. Cancer}, 2014, \\textbf{50}, 626.", key="k"
+    )
+
+    result = decide(Evidence(reference=reference, candidates=[part_one, part_two]))
+
+    assert (result.verdict, result.matched and result.matched.doi) == (Verdict.VERIFIED, "2")

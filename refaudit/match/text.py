@@ -223,8 +223,15 @@ def ocr_form(word: str) -> str:
 
 
 def is_ocr_slip(cited: str, found: str) -> bool:
-    """Two different words that OCR could have read one for the other."""
-    return cited != found and len(cited) > 1 and ocr_form(cited) == ocr_form(found)
+    """Two different words that OCR could have read one for the other.
+
+    Letters are also compared alone: a misread "e" next to an "l" ("Intclligence")
+    makes a pair ("cl") that the merged forms no longer share.
+    """
+    if cited == found or len(cited) <= 1:
+        return False
+    letters = cited.translate(_OCR_LETTERS) == found.translate(_OCR_LETTERS)
+    return letters or ocr_form(cited) == ocr_form(found)
 
 
 _RAW_WORD = re.compile(r"[^\W_]+")

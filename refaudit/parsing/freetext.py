@@ -29,7 +29,7 @@ from refaudit.identifiers import (
     parse_arxiv_id,
 )
 from refaudit.models import Reference
-from refaudit.names import is_organisation_name
+from refaudit.names import PARTICLES, is_organisation_name
 from refaudit.parsing.citenames import (
     CAP,
     ET_AL,
@@ -94,27 +94,41 @@ _VANCOUVER = re.compile(
 # Physics styles (AIP, APS) print no title: `A. Author, B. Author, Venue 87, 69 (2016).`
 # The initials are matched once (an atomic group): "S. " read as "S." and " " two ways
 # made a long list of names that is no titleless citation take minutes to refuse.
-_INITIALS_NAME = rf"(?>(?:[{CAP}]\.[\s\-]?)+\s?)[^\W\d_][\w'’\-]*(?:\s[^\W\d_][\w'’\-]*)?"
+# After the initials, a particle cut short ("S. M. C. d. Santos") and a family name of up
+# to three words ("S. van de Goor", "P. de Vries Albertin", "L. M. Diele Viegas").
+_NAME_WORD = r"[^\W\d_][\w'’\-]*"
+_INITIALS_NAME = (
+    rf"(?>(?:[{CAP}]\.[\s\-]?)+\s?)(?:[a-z]{{1,2}}\.\s)?{_NAME_WORD}(?:\s{_NAME_WORD}){{0,2}}"
+)
 
 
-def _names(name: str, between: str, et_al: str) -> str:
-    """The `authors` group of a title-less style: `name`s cut by `between`, then an
-    optional `et_al`."""
-    return rf"(?P<authors>{name}(?:{between}{name})*(?:{et_al})?)"
+# Someone known by one name ("N. N. Win, T. Ito, Ismail, T. Kodama") among the others.
+_MONONYM = rf"[{CAP}][^\W\d_][\w'’\-]*"
+
+
+def _names(name: str, between: str, et_al: str, later: str | None = None) -> str:
+    """The `authors` group of a title-less style: `name`s cut by `between` (after the
+    first, also a `later` form), then an optional `et_al`."""
+    then = f"(?:{name}|{later})" if later else name
+    return rf"(?P<authors>{name}(?:{between}{then})*(?:{et_al})?)"
 
 
 _TITLELESS = re.compile(
-    "^" + _names(_INITIALS_NAME, r",\s*(?:and\s+)?", r",?\s+et\s+al\.") + r",\s+"
+    "^" + _names(_INITIALS_NAME, r",\s*(?:and\s+)?", r",?\s+et\s+al\.", _MONONYM) + r",\s+"
     rf"(?P<venue>[^\d,“”{EMPH_OPEN}{EMPH_CLOSE}]+?)\s*(?P<tail>\d[^()]*?)?\s*\((?P<year>{YEAR})\)\.?$"
 )
 # A word cut short with a full stop and followed by more of the name: "Surv. Geophys.".
-_ABBREVIATED_NAME = re.compile(r"\b[^\W\d_]{2,8}\.\s+[^\W\d_]")
+_ABBREVIATED_NAME = re.compile(r"\b[^\W\d_]{2,8}\.(?:\s+[^\W\d_]|$)")
+# A journal's name is shorter than this: a venue that may hold commas stops looking for
+# the year after it here, not at the end of a long list of names.
+VENUE_CHARS = 300
 # Chemistry (RSC) styles print no title and put the year first:
-# `A. Author and B. Author, Venue, 2012, 35, 1937.` (volume and pages may be left out)
+# `A. Author and B. Author, Venue, 2012, 35, 1937.` (volume and pages may be left out;
+# a work without a venue is cited by names and year alone: `A. Author, 2020.`)
 _TITLELESS_RSC = re.compile(
-    "^" + _names(_INITIALS_NAME, r"(?:,\s*|,?\s+and\s+)", r",?\s+et\s+al\.?") + ","
-    rf"\s+{EMPH_OPEN}?(?P<venue>[^\d“”{EMPH_OPEN}{EMPH_CLOSE}]+?"
-    rf"(?:,\s*\d{{1,2}})?){EMPH_CLOSE}?,\s*(?P<year>{YEAR})"
+    "^" + _names(_INITIALS_NAME, r"(?:,\s*|,?\s+and\s+)", r",?\s+et\s+al\.?", _MONONYM) + ","
+    rf"(?:\s+{EMPH_OPEN}?(?P<venue>[^\d“”{EMPH_OPEN}{EMPH_CLOSE}]{{1,{VENUE_CHARS}}}?"
+    rf"(?:,\s*\d{{1,2}})?){EMPH_CLOSE}?,)?\s*(?P<year>{YEAR})"
     r"(?:,\s*(?P<tail>\d[^()]*?))?\.?$"
 )
 # ACS prints no title and inverts every name, names cut by semicolons:
@@ -124,6 +138,7 @@ _TITLELESS_ACS = re.compile(
     "^" + _names(_ACS_NAME, r";\s", r";?\s+et\s+al\.") + r"\s+"
     rf"(?P<venue>[^\d;“”{EMPH_OPEN}{EMPH_CLOSE}]+?)\s+(?P<year>{YEAR}),?\s*(?P<tail>[^()]*?)\.?$"
 )
+_PAGES_ALONE = re.compile(r"(?P<pages>\d+\s*[–-]\s*\d+)")
 # A journal's abbreviation keeps at most one unabbreviated lower-case word ("Z. fur
 # Psychosom. Med."); a title has more.
 _LOWER_WORD = re.compile(r"(?:^|\s)[a-z][^\s.]*(?=\s|$)")
@@ -230,9 +245,10 @@ def read_style(text: str) -> _Parts:
     # Author, Is it robust? (2021).") mean the "venue" was a title, unless it is written
     # as a journal's abbreviation ("Y. Wen, G. Hug, Electr. Power Syst. Res. (2024)").
     tail = titleless.group("tail") if titleless else None
+    venue = titleless.group("venue") if titleless else None
     if (
         titleless
-        and (tail or _is_abbreviation(titleless.group("venue")) or _set_as_journal(titleless))
+        and (tail or not venue or _is_abbreviation(venue) or _set_as_journal(titleless))
         and not re.search(r"[^\W\d_]{3}", tail or "")
     ):
         return _Parts(
@@ -305,12 +321,17 @@ def _read_acs(match: re.Match[str]) -> _Parts:
     journal = re.search(r"(?<=\.)\s(J\.)$", authors)
     if journal and not ET_AL.search(authors):
         authors, venue = authors[: journal.start()], f"J. {venue}"
+    tail = match.group("tail") or ""
+    # A page range alone after the year is a chapter's pages in a book ("Crofts, T.; Lee,
+    # M. Sexting Young People 2015, 75–90"), not a volume.
+    chapter = _PAGES_ALONE.fullmatch(clean(tail))
     return _Parts(
         authors=authors.replace(";", " and"),
         style="family-first",
         venue=venue,
         year=int(match.group("year")),
-        tail=match.group("tail") or "",
+        tail=tail,
+        locator={"pages": chapter.group("pages")} if chapter else {},
     )
 
 
@@ -324,9 +345,11 @@ def _names_go_on(rest: str) -> bool:
     head = rest[: end.start()] if end else rest
     if ":" in head:
         return False
-    if re.match(r"[^\W\d_][\w'’\-]*\s+and\s", rest):
-        return True
     words = [w for w in re.findall(r"[^\W\d_][\w'’\-.]*", head) if w not in ("and", "et", "al")]
+    # Names hold no lower-case word but a particle: "Sex and Gender Differences in
+    # Pharmacology" is a title.
+    if re.match(r"[^\W\d_][\w'’\-]*\s+and\s", rest):
+        return all(w[0].isupper() or w.lower() in PARTICLES for w in words)
     later_names = [part.split() for part in re.split(r",\s*(?:and\s+)?|\s+and\s+", head)[1:]]
     separated = (head.count(",") >= 2 or (head.count(",") >= 1 and " and " in head)) and all(
         len(name) >= 2 for name in later_names if name

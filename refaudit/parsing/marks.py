@@ -25,17 +25,22 @@ YEAR = r"(?:1[5-9]\d\d|20\d\d)"
 
 
 _HYPHENS = str.maketrans({"\u2010": "-", "\u2011": "-"})
+# OCR drops the space after a full stop: "Veness J.Gaussian Gated …", "et al.Composite …"
+# end the names there as surely as with the space.
+_GLUED_AFTER_NAMES = re.compile(r"(?:(?<=\s[A-Z]\.)(?=[A-Z][a-z]{2})|(?<=\set al\.)(?=[A-Z]))")
 
 
 def decode(text: str) -> str:
     """LaTeX → Unicode, keeping \\emph spans as EMPH_OPEN…EMPH_CLOSE.
 
     Citations pasted from web pages bring HTML entities ("Ch&apos;ng") along, and
-    publishers' typographic hyphens ("Alix‐Panabières", U+2010) read as the ASCII one.
+    publishers' typographic hyphens ("Alix‐Panabières", U+2010) read as the ASCII one;
+    a space OCR dropped after the names' full stop is put back.
     """
     marked = _mark_emphasis(html.unescape(text).translate(_HYPHENS))
     marked = re.sub(r"\\newblock\b\s*", NEWBLOCK, marked.replace("\\\\", " "))
-    return latex_to_text(marked).replace("``", "“").replace("''", "”")
+    decoded = latex_to_text(marked).replace("``", "“").replace("''", "”")
+    return _GLUED_AFTER_NAMES.sub(" ", decoded)
 
 
 def _mark_emphasis(text: str) -> str:
