@@ -9,7 +9,7 @@ file are skipped. An input that cannot be audited gets an error line; the batch
 goes on.
 
 Engines: `local` runs a process pool on this machine; `ray` runs the same
-function as Ray tasks (`ray.init()` locally or on `--ray-address`), with one
+function on one Ray actor per worker (`ray.init()` locally or on `--ray-address`), with one
 rate-limiter actor per live source shared by every worker, so a whole cluster
 stays within each API's published limits.
 """

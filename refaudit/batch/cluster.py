@@ -1,18 +1,19 @@
-"""`refaudit batch --engine ray`: the batch as Ray tasks, one rate limiter per live source.
+"""`refaudit batch --engine ray`: the batch on Ray actors, one rate limiter per live source.
 
-Every task runs `audit_one` as the local engine does. Before each request a
-task's source clients ask their source's `RateLimiter` actor for a slot (the
-`shared_pacer` hook of `refaudit.sources.pacing`), so however many workers and
-machines there are, the cluster as a whole keeps to each API's published rate
-as one polite client. A worker opens its own mirror connection (`--mirror`):
-SQLite on a shared file system, or PostgreSQL, ideally a read replica per group
-of workers.
+One actor per worker runs `audit_one` on each input sent to it, as the local
+engine does. Before each request a worker's source clients ask their source's
+`RateLimiter` actor for a slot (the `shared_pacer` hook of
+`refaudit.sources.pacing`), so however many workers and machines there are, the
+cluster as a whole keeps to each API's published rate as one polite client. A
+worker opens its own mirror connection (`--mirror`): SQLite on a shared file
+system, or PostgreSQL, ideally a read replica per group of workers.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
+from collections import deque
 from collections.abc import Iterator
 from typing import Any
 
@@ -60,10 +61,15 @@ def ray_module() -> Any:
     return ray
 
 
+#: Inputs queued on each worker behind the one it audits: it starts the next the moment
+#: one ends, instead of idling while the driver hears of it and sends another.
+QUEUED_PER_WORKER = 1
+
+
 def run_on_ray(
     jobs: list[tuple[str, str]], settings: Settings, workers: int, address: str | None
 ) -> Iterator[BatchLine]:
-    """Audit `jobs` as Ray tasks, at most `workers` at a time; yield lines as they finish."""
+    """Audit `jobs` on `workers` Ray actors, an input at a time each; yield lines as they end."""
     ray = ray_module()
     started_here = not ray.is_initialized()
     if started_here:
@@ -74,6 +80,7 @@ def run_on_ray(
             logging_level="warning",
             log_to_driver=False,
         )
+    auditors: list[Any] = []
     try:
         live = [name for name in settings.sources if name in registry.SOURCE_NAMES]
         actor = ray.remote(num_cpus=0)(RateLimiter)
@@ -81,18 +88,42 @@ def run_on_ray(
             name: actor.options(name=LIMITER_PREFIX + name, get_if_exists=True).remote()
             for name in live
         }
-        task = ray.remote(num_cpus=1)(_audit_task)
-        queue = list(jobs)
-        running: list[Any] = []
-        while queue or running:
-            while queue and len(running) < max(1, workers):
-                source, target = queue.pop(0)
-                running.append(task.remote(source, settings, target, limiters))
-            finished, running = ray.wait(running, num_returns=1)
+        # A worker that dies (its node lost) comes back, and its queued inputs are sent again.
+        auditor = ray.remote(num_cpus=1, max_restarts=3, max_task_retries=3)(Auditor)
+        auditors = [auditor.remote(settings, limiters) for _ in range(max(1, workers))]
+        queue = deque(jobs)
+        owner: dict[Any, int] = {}
+        queued = [0] * len(auditors)
+        while queue or owner:
+            for n, worker in enumerate(auditors):
+                while queue and queued[n] <= QUEUED_PER_WORKER:
+                    source, target = queue.popleft()
+                    owner[worker.audit.remote(source, target)] = n
+                    queued[n] += 1
+            finished, _ = ray.wait(list(owner), num_returns=1)
+            queued[owner.pop(finished[0])] -= 1
             yield ray.get(finished[0])
     finally:
+        for worker in auditors:
+            ray.kill(worker)
         if started_here:
             ray.shutdown()
+
+
+class Auditor:
+    """One Ray worker's process, auditing the inputs sent to it one after another.
+
+    The process stays for the whole batch, so what its first input built (imports,
+    the LTWA abbreviator, the matchers' caches) serves every later one, and the
+    settings cross to it once.
+    """
+
+    def __init__(self, settings: Settings, limiters: dict[str, Any]) -> None:
+        self._settings = settings
+        self._limiters = limiters
+
+    def audit(self, source: str, report_file: str) -> BatchLine:
+        return _audit_task(source, self._settings, report_file, self._limiters)
 
 
 def _audit_task(

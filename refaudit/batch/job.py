@@ -1,6 +1,6 @@
 """One input of a batch: audited by the one pipeline, its report written, its results line.
 
-The local process pool and the Ray tasks (`cluster`) both run `audit_one`, so
+The local process pool and the Ray actors (`cluster`) both run `audit_one`, so
 an input's line is the same whichever engine audited it.
 """
 
