@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from refaudit import match
 from refaudit.models import Reference, Work
-from refaudit.parsing.reread import reread_with_title
 
 # A title with at most this many words changed is a near miss when it scores at
 # least this, or when this share of its words (and at least this many) is kept:
@@ -76,6 +75,9 @@ def reread_as_record(reference: Reference, work: Work) -> Reference | None:
         return None
     if match.normalize_text(reference.title) == match.normalize_text(work.title):
         return None
+    # The free-text reader compiles its styles on import: not before the first request.
+    from refaudit.parsing.reread import reread_with_title
+
     reread = reread_with_title(reference, work.title, names_written_whole(work))
     if reread is None or not reread.title or not reread.venue:
         return None

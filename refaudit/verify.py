@@ -32,7 +32,6 @@ from refaudit.findings import MISMATCH_CODES
 from refaudit.identifiers import arxiv_id_from_doi
 from refaudit.merge import merge_records, priority
 from refaudit.models import Finding, Reference, Result, SourceStatus, Verdict, Work
-from refaudit.parsing.reread import reread_names
 from refaudit.recognise import (
     is_convincing,
     names_written_whole,
@@ -565,6 +564,9 @@ def _as_written(reference: Reference, records: list[Work]) -> Reference:
         reread = reread_as_record(reference, work)
         if reread is not None:
             return reread
+    # The free-text reader compiles its styles on import: not before the first request.
+    from refaudit.parsing.reread import reread_names
+
     for work in records:
         names = reread_names(reference, names_written_whole(work))
         if names is not None:

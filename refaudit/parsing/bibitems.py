@@ -10,7 +10,6 @@ from collections.abc import Iterator
 
 from refaudit.models import Reference
 from refaudit.parsing.bibinfo import apply_tagged
-from refaudit.parsing.freetext import parse_freetext
 from refaudit.parsing.lines import LineIndex
 
 _THEBIBLIOGRAPHY = re.compile(
@@ -33,6 +32,9 @@ def parse_bibitems(text: str, *, file: str, lines: LineIndex | None = None) -> l
 
 def iter_bibitems(text: str, *, file: str, lines: LineIndex | None = None) -> Iterator[Reference]:
     """`parse_bibitems`, one reference at a time (each item is parsed when it is reached)."""
+    # Imported here: a `.tex` citing a `.bib` needs no free-text reader, nor its compiled styles.
+    from refaudit.parsing.freetext import parse_freetext
+
     lines = lines or LineIndex(text)
     for body_start, body, items in _items(text):
         for index, item in enumerate(items):

@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING
 from refaudit.errors import InputError
 from refaudit.identifiers import parse_arxiv_id
 from refaudit.models import Bibliography, RunStats
-from refaudit.parsing.archives import extract_sources, gunzip
 
 if TYPE_CHECKING:
     import httpx
@@ -131,6 +130,9 @@ async def _download(
 
 def _read_source(data: bytes, root: Path, *, label: str) -> Bibliography:
     """What the answer holds: a PDF, a gzip'd tarball or .tex, or (decoded already) either."""
+    # Here, not at the top: `check` asks every input whether it names a paper (`is_arxiv`),
+    # and a file's check needs neither the archive readers nor their XML parser.
+    from refaudit.parsing.archives import extract_sources, gunzip
     from refaudit.parsing.files import parse_file
 
     if data.startswith(b"%PDF"):  # the authors withheld the source: read the PDF's list

@@ -27,7 +27,6 @@ import httpx
 from refaudit.config import Settings
 from refaudit.errors import InputError
 from refaudit.models import Bibliography, InputProblem, Reference
-from refaudit.parsing.csljson import csl_citation_key, csl_reference
 from refaudit.sources.client import user_agent
 
 PAGE = 100
@@ -268,6 +267,9 @@ def _data(item: Mapping[str, Any]) -> Mapping[str, Any]:
 
 
 def _bibliography(items: list[dict[str, Any]], library: Library) -> Bibliography:
+    # Here, not at the top: `check` asks every input whether it names a library (`is_zotero`).
+    from refaudit.parsing.csljson import csl_citation_key, csl_reference
+
     problems: list[InputProblem] = []
     references: list[Reference] = []
     used: set[str] = set()
