@@ -48,37 +48,31 @@ class CitationFields(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    key: str | None = Field(None, max_length=200, description="your key for it (default refN)")
-    title: str | None = Field(None, max_length=MAX_CITATION_CHARS)
-    authors: list[str] | None = Field(
-        None, max_length=500, description='"Given Family" or "Family, Given" per author'
+    key: str | None = Field(
+        default=None, max_length=200, description="your key for it (default refN)"
     )
-    year: int | None = Field(None, ge=1000, le=2999)
-    venue: str | None = Field(None, max_length=MAX_CITATION_CHARS)
-    doi: str | None = Field(None, max_length=300)
-    arxiv_id: str | None = Field(None, max_length=100)
-    pmid: str | None = Field(None, max_length=20)
-    url: str | None = Field(None, max_length=2_000)
+    title: str | None = Field(default=None, max_length=MAX_CITATION_CHARS)
+    authors: list[str] | None = Field(
+        default=None, max_length=500, description='"Given Family" or "Family, Given" per author'
+    )
+    year: int | None = Field(default=None, ge=1000, le=2999)
+    venue: str | None = Field(default=None, max_length=MAX_CITATION_CHARS)
+    doi: str | None = Field(default=None, max_length=300)
+    arxiv_id: str | None = Field(default=None, max_length=100)
+    pmid: str | None = Field(default=None, max_length=20)
+    url: str | None = Field(default=None, max_length=2_000)
 
 
 def citation_reference(
-    *,
-    citation: str | None,
-    title: str | None,
-    authors: list[str] | None,
-    year: int | None,
-    venue: str | None,
-    doi: str | None,
-    arxiv_id: str | None,
-    pmid: str | None,
-    url: str | None,
-    key: str = "citation",
+    citation: str | None, given: CitationFields, key: str = "citation"
 ) -> Reference:
     """A Reference from free text and/or fields; explicit fields win over parsed text."""
     from refaudit.identifiers import normalize_doi, parse_arxiv_id
     from refaudit.names import parse_names
     from refaudit.parsing import parse_freetext
 
+    title, authors, year, venue = given.title, given.authors, given.year, given.venue
+    doi, arxiv_id, pmid, url = given.doi, given.arxiv_id, given.pmid, given.url
     if not (citation and citation.strip()) and not any((title, doi, arxiv_id, pmid)):
         raise ToolError("give either a citation string or at least a title, doi, arxiv_id or pmid")
     if citation and citation.strip():
@@ -211,8 +205,7 @@ async def verify_reference(
     from refaudit.render.json import result_model
 
     state = server_state(ctx)
-    reference = citation_reference(
-        citation=citation,
+    given = CitationFields(
         title=title,
         authors=authors,
         year=year,
@@ -222,6 +215,7 @@ async def verify_reference(
         pmid=pmid,
         url=url,
     )
+    reference = citation_reference(citation, given)
     report = await pipeline(
         state, lambda: audit_references([reference], state.settings, transport=state.transport)
     )
@@ -252,21 +246,13 @@ async def verify_references(
         key = f"ref{number}"
         try:
             if isinstance(item, str):
-                parsed.append(_free_text(item, key))
+                parsed.append(citation_reference(item, CitationFields(), key))
             else:
-                fields = item.model_dump(exclude={"key"})
-                parsed.append(citation_reference(citation=None, key=item.key or key, **fields))
+                parsed.append(citation_reference(None, item, item.key or key))
         except ToolError as exc:
             raise ToolError(f"references[{number - 1}]: {exc}") from exc
     report = await _audit(state, Bibliography(references=parsed))
     return await _report(state, report)
-
-
-def _free_text(text: str, key: str) -> Reference:
-    fields: dict[str, Any] = dict.fromkeys(
-        ("title", "authors", "year", "venue", "doi", "arxiv_id", "pmid", "url")
-    )
-    return citation_reference(citation=text, key=key, **fields)
 
 
 async def verify_bibliography(
