@@ -23,7 +23,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypedDict
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
 import certifi
 import httpx
@@ -98,6 +98,9 @@ class RequestOptions(TypedDict, total=False):
     cache: bool
     #: the rate-limit pool the request waits in
     pool: str
+    #: characters the query keeps unescaped (the API reads them as they are), so that a
+    #: list bounded by the URL's length (Crossref's `filter=doi:…,doi:…`) holds more
+    literal: str
 
 
 #: The stats of the run a long-lived client is working for (set by `open_sources` when it
@@ -114,6 +117,14 @@ class Outgoing:
     pairs: list[tuple[str, str]]
     json_body: Any
     headers: Mapping[str, str] | None
+    literal: str = ""
+
+    def target(self) -> tuple[str, tuple[tuple[str, str], ...] | None]:
+        """The URL and the parameters httpx is given (which escapes all but letters,
+        digits and `-._~`): the query is written out here when characters stay literal."""
+        if not self.literal or not self.pairs:
+            return self.url, tuple(self.pairs) or None
+        return f"{self.url}?{urlencode(self.pairs, safe=self.literal, quote_via=quote)}", None
 
 
 class SourceClient:
@@ -250,6 +261,7 @@ class SourceClient:
         check: Check | None = None,
         cache: bool = True,
         pool: str = "default",
+        literal: str = "",
     ) -> Fetched:
         url = self.base_url + path
         pairs = _pairs(params)
@@ -273,7 +285,7 @@ class SourceClient:
         if use_cache:
             self._sending[key] = done
         try:
-            outgoing = Outgoing(method, url, pairs, json_body, headers)
+            outgoing = Outgoing(method, url, pairs, json_body, headers, literal)
             fetched = await self._send_with_retries(outgoing, accept, check, self._pool(pool))
             if use_cache:
                 band = "negative" if fetched.status == 404 else ttl
@@ -426,10 +438,11 @@ class SourceClient:
             if left is not None:
                 left.set()
             sent_at = self._clock()
+            target, params = outgoing.target()
             response = await self._http.request(
                 outgoing.method,
-                url,
-                params=tuple(outgoing.pairs) or None,
+                target,
+                params=params,
                 json=outgoing.json_body,
                 headers=outgoing.headers,
                 extensions={"trace": wire},
