@@ -158,7 +158,7 @@ class OpenAlexSource(Source):
             return []
         if query.topic_terms or query.year_from or query.year_to or _BOOLEAN_SYNTAX.search(text):
             return await self._search_alone(query, text)
-        asked = _TitleSearch(text, min(BATCH_PAGE, max(1, query.limit)))
+        asked = _TitleSearch.of(text, min(BATCH_PAGE, max(1, query.limit)))
         cached = self.client.cached("/works", self._title_params(asked))
         if cached is not None:
             return [to_work(item) for item in _results(cached)]
@@ -206,8 +206,9 @@ class OpenAlexSource(Source):
             return [*first, *second]
         answers: list[list[Work]] = []
         alone: list[int] = []
+        helds = [_held(item) for item in items]
         for index, asked in enumerate(batch):
-            mine = [item for item in items if asked.may_match(item)]
+            mine = [item for item, held in zip(items, helds, strict=True) if asked.may_match(held)]
             if len(mine) > asked.limit:
                 # Its own search would rank them and keep the best: ask it.
                 alone.append(index)
@@ -318,28 +319,35 @@ class OpenAlexSource(Source):
 
 @dataclass(frozen=True)
 class _TitleSearch:
-    """One title search: its text and how many works it asks for."""
+    """One title search: its text, how many works it asks for, and the words (reduced
+    as `_reduce` reduces them, four letters or more) a work must hold to match it."""
 
     text: str
     limit: int
+    words: tuple[str, ...] = ()
 
-    @property
-    def words(self) -> list[str]:
-        """The words a work must hold to match, reduced as `_reduce` reduces them."""
-        return [w for w in map(_reduce, _words(self.text)) if len(w) >= 4]
+    @classmethod
+    def of(cls, text: str, limit: int) -> _TitleSearch:
+        return cls(text, limit, tuple(w for w in map(_reduce, _words(text)) if len(w) >= 4))
 
-    def may_match(self, item: dict[str, Any]) -> bool:
-        """The work holds every word of the title in its title or abstract.
+    def may_match(self, held: _Held) -> bool:
+        """The work whose words are `held` has every word of the title in its title or
+        abstract.
 
         OpenAlex stems words and drops stop words; this test is looser than its
         (plurals reduced, then a shared beginning of three to five letters, words
-        under four letters ignored), so a work this search found is never lost. A
-        work of another title in the batch that passes it too is almost always one
-        this search finds as well; if it makes more works than the page holds, the
-        title is asked again alone.
+        under four letters ignored), so a work this search found through its title
+        or abstract is never lost (one found through its full text alone does not
+        carry the cited title and is left out). A work of another title in the batch
+        that passes it too is almost always one this search finds as well; if it
+        makes more works than the page holds, the title is asked again alone.
         """
-        held = _held(item)
         return all(_akin(word, held) for word in self.words)
+
+
+#: By length k (3-5): the first k letters of a work's words longer than k, and of those
+#: exactly k + 1 letters long.
+_Held = dict[int, tuple[set[str], set[str]]]
 
 
 def _fits_one_search(batch: list[_TitleSearch]) -> bool:
@@ -363,9 +371,8 @@ def _reduce(word: str) -> str:
     return word
 
 
-def _held(item: dict[str, Any]) -> dict[int, tuple[set[str], set[str]]]:
-    """By length k (3-5): the first k letters of the work's words longer than k, and of
-    those exactly k + 1 letters long."""
+def _held(item: dict[str, Any]) -> _Held:
+    """The words of a work's title and abstract, as `_TitleSearch.may_match` reads them."""
     text = " ".join(
         part
         for part in (
@@ -375,7 +382,7 @@ def _held(item: dict[str, Any]) -> dict[int, tuple[set[str], set[str]]]:
         )
         if part
     )
-    held: dict[int, tuple[set[str], set[str]]] = {k: (set(), set()) for k in (3, 4, 5)}
+    held: _Held = {k: (set(), set()) for k in (3, 4, 5)}
     for word in {_reduce(w) for w in _words(text)}:
         for k, (longer, next_up) in held.items():
             if len(word) > k:
@@ -385,7 +392,7 @@ def _held(item: dict[str, Any]) -> dict[int, tuple[set[str], set[str]]]:
     return held
 
 
-def _akin(word: str, held: dict[int, tuple[set[str], set[str]]]) -> bool:
+def _akin(word: str, held: _Held) -> bool:
     """Some held word shares its beginning with `word`: all but one letter of the shorter
     of the two, and at most five."""
     most = min(len(word), 6) - 1
