@@ -12,6 +12,9 @@ holding back gains nothing or costs most:
   come one at a time (a single citation checked), and the next may never come;
 - a call sent ahead of its turn (`request_priority` below 0, a search that feeds an
   idle slow pool) goes at once, taking the calls already waiting with it.
+
+Where concurrent audits share a source (the MCP server), their calls may share a
+batch; its request waits in the pool, and is counted, as the first call's.
 """
 
 from __future__ import annotations
