@@ -411,11 +411,24 @@ async def _search(item: Evidence, sources: Sources, feed: _SlowPoolFeed) -> None
     head_start = 1 if _identifier_unknown(item) else 0
     disproved = _identifier_disproved(item)
     answers_matter = _answers_matter(reference)
-    for query in search_queries(reference):
+    queries = search_queries(reference)
+    request_priority.set(SEARCH_PRIORITY - head_start)
+    # When nothing found can change the plan, its searches go out together instead.
+    first, record = (
+        await _general_index_first(item, sources, order, queries)
+        if answers_matter
+        else (None, None)
+    )
+    if record is not None:
+        _leave_unasked(item, sources, f"{record.source} found the cited work")
+        return
+    if first is not None:
+        budget -= 1
+    for number, query in enumerate(queries):
         # Only searches count towards settling: an identifier look-up that found
         # nothing says nothing about the title.
-        searched: list[str] = []
-        sent: set[str] = set()
+        searched: list[str] = [first] if first is not None and number == 0 else []
+        sent: set[str] = set(searched)
         for name in order:
             if name in sent:
                 continue
@@ -430,7 +443,7 @@ async def _search(item: Evidence, sources: Sources, feed: _SlowPoolFeed) -> None
                 detail = f"the search budget ({planner.SEARCH_BUDGET} requests) was spent"
                 _leave_unasked(item, sources, detail)
                 return
-            later = order[order.index(name) + 1 :]
+            later = [n for n in order[order.index(name) + 1 :] if not (number == 0 and n == first)]
             planned = _planned_after(
                 reference, later, kind, [*searched, name], searchable, identified, disproved
             )
@@ -461,6 +474,54 @@ async def _search(item: Evidence, sources: Sources, feed: _SlowPoolFeed) -> None
             if settled is not None:
                 _leave_unasked(item, sources, f"{settled.source} found the cited work")
                 return
+
+
+async def _general_index_first(
+    item: Evidence, sources: Sources, order: list[str], queries: list[SearchQuery]
+) -> tuple[str | None, Work | None]:
+    """Search a general index before the registrar's matcher: the index's name if it
+    answered, and the registrar's record if it settles the citation.
+
+    A plan that opens with the registrar's matcher (Crossref, for journal articles)
+    costs a request a reference in the registrar's slowest pool. A general index that
+    answers many titles in one request (OpenAlex) is searched first instead; if it
+    names the work's DOI, the registrar's record is fetched by that DOI, in one request
+    with the other DOIs asked about meanwhile. A record that settles the citation is
+    what the matcher would have found, and ends the plan; otherwise (the index's own
+    record settling it included) the plan goes on with the matcher, the index already
+    answered.
+    """
+    registrar = sources.get(order[0]) if order else None
+    if registrar is None or not registry.entry(registrar.name).matcher or not queries:
+        return None, None
+    index = next(
+        (
+            source
+            for name in order[1:]
+            if planner.is_general(name)
+            and (source := sources.get(name)) is not None
+            and source.batches_searches
+        ),
+        None,
+    )
+    if index is None:
+        return None, None
+    reference = item.reference
+    works = await ask(item, index.name, index.search(queries[0]))
+    if works is None:
+        return None, None
+    item.searched_by.add(index.name)
+    item.candidates.extend(works)
+    doi = next((w.doi for w in works if w.doi and is_convincing(reference, w)), None)
+    if doi is None or is_datacite_arxiv_doi(doi.lower()):
+        return index.name, None
+    record = await ask(Ledger(), registrar.name, registrar.lookup_doi(doi))
+    if record is None or not settles(reference, record):
+        return index.name, None
+    item.answered(registrar.name)
+    item.searched_by.add(registrar.name)
+    item.candidates.append(record)
+    return index.name, record
 
 
 def _planned_after(

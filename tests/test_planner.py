@@ -26,6 +26,7 @@ from tests.fakes import (
     crossref_list,
     crossref_work,
     openalex_list,
+    openalex_work,
 )
 
 ALL = registry.SOURCE_NAMES
@@ -416,8 +417,9 @@ async def test_searches_no_answer_could_spare_go_out_together(tmp_path: Path) ->
 
 @pytest.mark.anyio
 async def test_a_search_whose_answer_may_end_the_plan_goes_alone(tmp_path: Path) -> None:
-    """With its year the same citation is settled by Crossref's record: OpenAlex, asked
-    only after Crossref, is never asked."""
+    """With its year the same citation is settled by Crossref's record: the searches go
+    one after the other, OpenAlex's first (it answers many titles in one request), and
+    Crossref's matcher only once OpenAlex has named no DOI."""
     review = crossref_work(
         "10.1002/14651858.cd004142.pub2",
         "Exercise for dysmenorrhoea",
@@ -431,8 +433,64 @@ async def test_a_search_whose_answer_may_end_the_plan_goes_alone(tmp_path: Path)
     wire, fake, item = await _searched_with_overlap(tmp_path, cited, [review])
 
     assert wire.most == 1
-    assert (fake.count("crossref"), fake.count("openalex")) == (1, 0)
-    assert item.statuses["openalex"].why == "decided"
+    assert [fake.count("openalex"), fake.count("crossref")] == [1, 1]
+    assert fake.requests[0].url.host == "api.openalex.org"
+    assert "query.bibliographic" in fake.requests[1].url.params
+    assert item.searched_by == {"openalex", "crossref"}
+
+
+@pytest.mark.anyio
+async def test_a_doi_the_general_index_names_brings_the_registrars_record_without_a_search(
+    tmp_path: Path,
+) -> None:
+    """Journal articles without a DOI: OpenAlex's search names each one's DOI, and
+    Crossref's records come through DOI filters (shared by the DOIs asked about together)
+    instead of one matcher search each."""
+    fake = FakeUpstreams()
+    reviews = [
+        ("10.1002/14651858.cd004142.pub2", "Exercise for dysmenorrhoea", "Brown"),
+        ("10.1002/14651858.cd002764.pub2", "Nonsteroidal anti-inflammatory drugs", "Marjoribanks"),
+    ]
+    fake.serve_crossref(
+        [
+            crossref_work(doi, title, year=2010, venue=COCHRANE, authors=[("J", author)])
+            for doi, title, author in reviews
+        ]
+    )
+    fake.route(
+        "openalex",
+        r"/works",
+        lambda request, _m: openalex_list(
+            [
+                openalex_work(f"W{n}", title, doi=doi, year=2010, venue=COCHRANE, authors=[author])
+                for n, (doi, title, author) in enumerate(reviews)
+                if title == request.url.params["search"]
+            ]
+        ),
+    )
+    cited = [
+        Reference(
+            key=f"r{n}",
+            entry_type="article",
+            title=title,
+            year=2010,
+            venue=COCHRANE,
+            authors=[Person(family=author, given="J")],
+        )
+        for n, (_doi, title, author) in enumerate(reviews)
+    ]
+    config = Settings(sources=["crossref", "openalex"], cache_dir=tmp_path, data_dir=tmp_path)
+
+    async with open_sources(config, RunStats(), transport=fake.transport()) as sources:
+        items = await gather_evidence(cited, sources)
+
+    sent = fake.requests_to("crossref")
+    assert all(r.url.params["filter"].startswith("doi:") for r in sent)
+    assert not any("query.bibliographic" in r.url.params for r in sent)
+    for item, (doi, _title, _author) in zip(items, reviews, strict=True):
+        assert [w.source for w in item.candidates] == ["crossref", "openalex"]
+        assert item.candidates[0].doi == doi
+        assert item.statuses["crossref"].state == "answered"
 
 
 @pytest.mark.parametrize(

@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeVar
 
+from refaudit.identifiers import normalize_doi
 from refaudit.models import Reference, Work
 from refaudit.sources import registry
 
@@ -60,6 +61,9 @@ class Source:
     doi_batch_size: int | None = None
     #: identifiers one resolving look-up request answers (None: all of them in one)
     id_batch_size: int | None = None
+    #: title searches made close together share a request (`coalesce`): a search
+    #: costs a fraction of one
+    batches_searches: bool = False
 
     def __init__(self, client: SourceClient, settings: Settings) -> None:
         """Every registry source is built so; one that reads settings (keys, a contact
@@ -88,6 +92,11 @@ class Source:
     async def lookup_dois(self, dois: list[str]) -> dict[str, Work]:
         """Canonical lower-case DOI → work, batched as the API allows."""
         return {}
+
+    async def lookup_doi(self, doi: str) -> Work | None:
+        """One DOI's record (a source that batches sends it with others asked meanwhile)."""
+        canonical = normalize_doi(doi)
+        return (await self.lookup_dois([canonical])).get(canonical) if canonical else None
 
     async def lookup_arxiv(self, arxiv_ids: list[str]) -> dict[str, Work]:
         """arXiv id without version → work."""

@@ -28,6 +28,7 @@ User-Agent. Crossref Metadata Plus tokens (CROSSREF_PLUS_API_TOKEN) go in the
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import quote
@@ -39,6 +40,7 @@ from refaudit.models import Notice, Person, Work
 from refaudit.notices import WITHDRAWING_KINDS, normalize_notice_kind
 from refaudit.sources.base import SearchQuery, Source, all_at_once
 from refaudit.sources.client import SourceClient
+from refaudit.sources.coalesce import Coalescer
 from refaudit.sources.mapping import (
     as_int,
     first_text,
@@ -60,6 +62,9 @@ MAX_FILTER_CHARS = 3000
 #: a DOI, such as `(`, `;` or `<`, is escaped).
 FILTER_LITERAL = ":/,"
 RATE_LIMIT = RateLimit(rps=5, burst=1, concurrency=1)
+#: How long a DOI asked about alone waits for others to share its filter, in the list
+#: pool's intervals.
+LINGER_INTERVALS = 5
 
 #: Fields refaudit reads; `select` keeps list answers a few KB per item.
 SELECT_FIELDS = (
@@ -120,6 +125,9 @@ class CrossrefSource(Source):
         self._mailto = settings.mailto
         token = settings.api_key(NAME)
         self._headers = {"Crossref-Plus-API-Token": f"Bearer {token}"} if token else None
+        self._dois: Coalescer[str, dict[str, Work]] = Coalescer(
+            self._lookup_together, _fits_one_filter, self._linger, client.now, client.pause
+        )
 
     def id_batches(self, keys: list[str]) -> list[list[str]]:
         alone = [[d] for d in keys if not fits_filter(d)]
@@ -136,6 +144,37 @@ class CrossrefSource(Source):
         for answer in await all_at_once(self._fetch_batch(batch) for batch in batches):
             found.update(answer)
         return found
+
+    async def lookup_doi(self, doi: str) -> Work | None:
+        """One DOI's record, asked in one filter with the DOIs asked about meanwhile."""
+        canonical = normalize_doi(doi)
+        if not canonical or not fits_filter(canonical):
+            return await super().lookup_doi(doi)
+        cached = self.client.cached("/works", self._batch_params([canonical]))
+        if cached is not None:
+            return next((to_work(item) for item in _items(cached)), None)
+        return (await self._dois.ask(canonical)).get(canonical)
+
+    async def _lookup_together(self, dois: list[str]) -> list[dict[str, Work]]:
+        """One filter for `dois`; each DOI's part of the answer is cached as the answer to
+        its own filter, so a later run asks for it alone without sending anything."""
+        wanted = unique(dois)
+        found = await self._batch_records(wanted)
+        for doi in wanted:
+            items = [found[doi][1]] if doi in found else []
+            answer = {
+                "status": "ok",
+                "message-type": "work-list",
+                "message": {"total-results": len(items), "items": items},
+            }
+            self.client.remember(
+                "/works", self._batch_params([doi]), json.dumps(answer), ttl="integrity"
+            )
+        records = {doi: work for doi, (work, _item) in found.items()}
+        return [records] * len(dois)
+
+    def _linger(self) -> float:
+        return LINGER_INTERVALS / self.client.slowest_rps
 
     async def search(self, query: SearchQuery) -> list[Work]:
         text = query.text()
@@ -210,29 +249,40 @@ class CrossrefSource(Source):
         return to_work(fetched.member("message", kind=dict, missing=missing))
 
     async def _fetch_batch(self, batch: list[str]) -> dict[str, Work]:
-        params: list[tuple[str, Any]] = [
-            ("filter", ",".join(f"doi:{doi}" for doi in batch)),
-            ("rows", len(batch)),
-            ("select", ",".join(SELECT_FIELDS)),
-        ]
+        return {doi: work for doi, (work, _item) in (await self._batch_records(batch)).items()}
+
+    async def _batch_records(self, batch: list[str]) -> dict[str, tuple[Work, dict[str, Any]]]:
+        """Each DOI of `batch` Crossref holds, with its record as answered."""
         fetched = await self.client.get(
             "/works",
-            self._with_mailto(params),
+            self._batch_params(batch),
             headers=self._headers,
             ttl="integrity",
             pool="list",
             literal=FILTER_LITERAL,
         )
         wanted = set(batch)
-        found: dict[str, Work] = {}
+        found: dict[str, tuple[Work, dict[str, Any]]] = {}
         for item in _items(fetched):
             work = to_work(item)
             if work.doi in wanted:
-                found[work.doi] = work
+                found[work.doi] = (work, item)
         return found
+
+    def _batch_params(self, batch: list[str]) -> list[tuple[str, Any]]:
+        params: list[tuple[str, Any]] = [
+            ("filter", ",".join(f"doi:{doi}" for doi in batch)),
+            ("rows", len(batch)),
+            ("select", ",".join(SELECT_FIELDS)),
+        ]
+        return self._with_mailto(params)
 
     def _with_mailto(self, params: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
         return [*params, ("mailto", self._mailto)] if self._mailto else params
+
+
+def _fits_one_filter(dois: list[str]) -> bool:
+    return len(filter_batches(unique(dois))) <= 1
 
 
 def fits_filter(doi: str) -> bool:

@@ -102,6 +102,7 @@ class OpenAlexSource(Source):
     """DOI, PMID and OpenAlex-id lookups, title search and the citation graph (api.openalex.org)."""
 
     name = NAME
+    batches_searches = True
 
     def __init__(self, client: SourceClient, settings: Settings) -> None:
         super().__init__(client, settings)

@@ -19,6 +19,7 @@ from fakes import (
     make_client,
 )
 
+from refaudit.cache import ResponseCache
 from refaudit.config import Settings
 from refaudit.errors import SourceUnavailable, UnexpectedResponse
 from refaudit.models import NoticeKind
@@ -73,6 +74,27 @@ async def test_the_filter_syntax_goes_unescaped_so_ninety_journal_dois_fit_one_u
     sent = fake.requests[0].url
     assert f"filter=doi:{dois[0]},doi:{dois[1]}," in str(sent)
     assert len(str(sent)) < 4096
+
+
+async def test_dois_asked_one_at_a_time_together_share_one_filter_and_are_cached_alone(
+    tmp_path: Path,
+) -> None:
+    """A search that names a DOI asks for Crossref's record of it alone; the DOIs asked
+    about together go in one filter, and each is then in the cache on its own."""
+    fake = FakeUpstreams()
+    dois = ["10.1002/14651858.cd004142.pub2", "10.1038/nature14539", "10.1000/unknown"]
+    fake.serve_crossref([crossref_work(doi, f"Paper {n}") for n, doi in enumerate(dois[:2])])
+    cache = ResponseCache(tmp_path / "cache.sqlite3")
+    crossref = CrossrefSource(make_client(fake, "crossref", cache=cache), Settings())
+
+    found = await asyncio.gather(*(crossref.lookup_doi(doi) for doi in dois))
+    again = CrossrefSource(make_client(fake, "crossref", cache=cache), Settings())
+    later = [await again.lookup_doi(doi) for doi in reversed(dois)]
+
+    assert [w.title if w else None for w in found] == ["Paper 0", "Paper 1", None]
+    assert fake.count("crossref") == 1
+    assert fake.requests[0].url.params["filter"].count("doi:") == 3
+    assert [w.title if w else None for w in later] == [None, "Paper 1", "Paper 0"]
 
 
 async def test_more_dois_than_a_url_holds_are_split_and_unknown_ones_are_simply_absent() -> None:
