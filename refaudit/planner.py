@@ -9,7 +9,10 @@ reads what kind of work is cited and:
   an 1890 book is not on arXiv, a history journal is not in PubMed or DBLP);
 - orders the others so that the cheapest source most likely to settle the
   identity goes first: Crossref's bibliographic matcher for journal articles
-  and citation strings, OpenAlex for the rest, then the specialist indexes
+  and citation strings (a journal article's title is searched in OpenAlex just
+  before it, `evidence._general_index_first`, as OpenAlex answers many titles in
+  one request and a DOI it names brings Crossref's record without the matcher),
+  OpenAlex for the rest, then the specialist indexes
   (DBLP for computing, PubMed for biomedicine, arXiv for preprints), and
   Semantic Scholar, whose shared 1 request/s pool sets the floor of a run,
   last;
