@@ -492,8 +492,10 @@ async def _general_index_first(
     answered.
     """
     registrar = sources.get(order[0]) if order else None
-    if registrar is None or not registry.entry(registrar.name).matcher or not queries:
+    if registrar is None or not registry.entry(registrar.name).matcher:
         return None, None
+    if not (queries and queries[0].title):
+        return None, None  # a citation string: only the matcher reads it whole
     index = next(
         (
             source
