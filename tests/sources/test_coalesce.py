@@ -1,0 +1,88 @@
+"""Coalescer: when calls share a request, and when one goes without waiting for others."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from fakes import FakeClock
+
+from refaudit.sources.coalesce import Coalescer
+from refaudit.sources.pacing import request_priority
+
+pytestmark = pytest.mark.anyio
+
+
+class Upstream:
+    """Answers each batch with its queries upper-cased, and notes every batch it was sent."""
+
+    def __init__(self, most: int = 10) -> None:
+        self.batches: list[list[str]] = []
+        self.clock = FakeClock()
+        self.coalescer: Coalescer[str, str] = Coalescer(
+            self.send, lambda batch: len(batch) <= most, lambda: 0.5, self.clock, self.clock.sleep
+        )
+
+    async def send(self, batch: list[str]) -> list[str]:
+        self.batches.append(list(batch))
+        return [query.upper() for query in batch]
+
+
+async def test_calls_of_one_moment_share_a_request_and_each_gets_its_own_answer() -> None:
+    upstream = Upstream()
+
+    answers = await asyncio.gather(*(upstream.coalescer.ask(q) for q in ["a", "b", "c"]))
+
+    assert answers == ["A", "B", "C"]
+    assert upstream.batches == [["a", "b", "c"]]
+    assert upstream.clock.sleeps == []  # after a quiet spell nothing waits
+
+
+async def test_a_call_soon_after_another_waits_for_company() -> None:
+    upstream = Upstream()
+    await upstream.coalescer.ask("first")
+
+    answers = await asyncio.gather(
+        upstream.coalescer.ask("second"), upstream.coalescer.ask("third")
+    )
+
+    assert answers == ["SECOND", "THIRD"]
+    assert upstream.batches == [["first"], ["second", "third"]]
+    assert upstream.clock.sleeps == [0.5]
+
+
+async def test_a_call_that_would_not_fit_sends_the_batch_it_found_and_starts_another() -> None:
+    upstream = Upstream(most=2)
+
+    await asyncio.gather(*(upstream.coalescer.ask(q) for q in "abcde"))
+
+    assert upstream.batches == [["a", "b"], ["c", "d"], ["e"]]
+
+
+async def test_a_call_sent_ahead_of_its_turn_takes_the_waiting_calls_along_at_once() -> None:
+    upstream = Upstream()
+    await upstream.coalescer.ask("first")
+    waiting = asyncio.ensure_future(upstream.coalescer.ask("waiting"))
+    await asyncio.sleep(0)
+
+    async def ahead() -> str:
+        request_priority.set(-1.0)
+        return await upstream.coalescer.ask("ahead")
+
+    assert await ahead() == "AHEAD"
+    assert await waiting == "WAITING"
+    assert upstream.batches == [["first"], ["waiting", "ahead"]]
+
+
+async def test_a_failed_request_fails_every_call_in_it() -> None:
+    clock = FakeClock()
+
+    async def down(batch: list[str]) -> list[str]:
+        raise ConnectionError("down")
+
+    coalescer: Coalescer[str, str] = Coalescer(
+        down, lambda batch: True, lambda: 0.5, clock, clock.sleep
+    )
+    outcomes = await asyncio.gather(coalescer.ask("a"), coalescer.ask("b"), return_exceptions=True)
+
+    assert [type(outcome) for outcome in outcomes] == [ConnectionError, ConnectionError]
