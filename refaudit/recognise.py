@@ -249,13 +249,36 @@ def _first_initial(given: str) -> str:
 
 
 def _venue_abbreviated(reference: Reference, work: Work) -> bool:
-    """The cited venue is the record's, abbreviated ("Electr. Power Syst. Res.")."""
+    """The cited venue is the record's, abbreviated ("Electr. Power Syst. Res."), or the
+    same preprint server ("SSRN Electron. J.")."""
+    return venue_as_record(reference, work) is not None
+
+
+def venue_as_record(reference: Reference, work: Work) -> str | None:
+    """The cited venue as it names the record's, or None when it does not.
+
+    An ACS string does not say whose a "J." before the journal is: "Gray, J. J. Cell
+    Syst." is Gray, J. in J. Cell Syst. or Gray, J. J. in Cell Syst.; the record says.
+    """
     if not reference.venue or not work.venue:
-        return False
-    kind = match.compare_venues(
-        reference.venue, work.venue, found_short=work.venue_short, found_aliases=work.venue_aliases
-    ).kind
-    return kind in ("same", "abbreviation", "acronym")
+        return None
+    readings = [reference.venue]
+    if reference.venue.startswith("J. ") and reference.authors and not reference.title:
+        readings.append(reference.venue.removeprefix("J. "))
+    for venue in readings:
+        comparison = match.compare_venues(
+            venue, work.venue, found_short=work.venue_short, found_aliases=work.venue_aliases
+        )
+        if comparison.kind in ("same", "abbreviation", "acronym") or (
+            comparison.cited_preprint and comparison.found_preprint and _server(venue, work.venue)
+        ):
+            return venue
+    return None
+
+
+def _server(cited: str, found: str) -> bool:
+    """Two preprint venues name one server: "SSRN Electron. J." and "SSRN Electronic Journal"."""
+    return match.normalize_text(cited).split()[:1] == match.normalize_text(found).split()[:1]
 
 
 def _coauthors_agree(reference: Reference, work: Work) -> bool:

@@ -37,6 +37,7 @@ from refaudit.recognise import (
     names_written_whole,
     reread_as_record,
     title_in_text,
+    venue_as_record,
 )
 from refaudit.sources.doiorg import TITLE as DOI_ORG
 from refaudit.sources.doiorg import Registration
@@ -571,4 +572,9 @@ def _as_written(reference: Reference, records: list[Work]) -> Reference:
         names = reread_names(reference, names_written_whole(work))
         if names is not None:
             return replace(reference, authors=names)
+    if not reference.title:
+        # A title-less ACS citation's "J." read as the journal's, where the record says so.
+        venue = next((v for w in records if (v := venue_as_record(reference, w))), None)
+        if venue and venue != reference.venue:
+            return replace(reference, venue=venue)
     return reference

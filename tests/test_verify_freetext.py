@@ -515,3 +515,49 @@ def test_a_titleless_citation_names_the_part_of_a_series_on_its_page() -> None:
     result = decide(Evidence(reference=reference, candidates=[part_one, part_two]))
 
     assert (result.verdict, result.matched and result.matched.doi) == (Verdict.VERIFIED, "2")
+
+
+@pytest.mark.parametrize(
+    ("text", "work"),
+    [
+        (
+            "Okoro, A. J.; Lindahl, E.; Park, J. J. Cell Syst. 2023.",
+            Work(
+                source="crossref",
+                title="Learned potentials for protein design",
+                authors=[Person("Okoro", "A. J."), Person("Lindahl", "E."), Person("Park", "J.")],
+                year=2023,
+                venue="Cell Systems",
+            ),
+        ),
+        (
+            "N. W. Rahman, SSRN Electron. J. (2024).",
+            Work(
+                source="crossref",
+                title="Household savings under inflation",
+                authors=[Person("Rahman", "Nur Wardina")],
+                year=2024,
+                venue="SSRN Electronic Journal",
+            ),
+        ),
+    ],
+    ids=["acs-initial-or-journal", "preprint-server"],
+)
+def test_a_titleless_venue_read_either_way_or_a_preprint_server_is_the_records(
+    text: str, work: Work
+) -> None:
+    """ "Park, J. J. Cell Syst." is Park, J. in J. Cell Syst. or Park, J. J. in Cell Syst.;
+    an SSRN paper's venue is the server's name, abbreviated."""
+    assert _verdict(text, work) == (Verdict.VERIFIED, set())
+
+
+def test_a_titleless_citation_of_another_preprint_server_is_not_identified() -> None:
+    work = Work(
+        source="crossref",
+        title="Household savings under inflation",
+        authors=[Person("Rahman", "Nur Wardina")],
+        year=2024,
+        venue="SSRN Electronic Journal",
+    )
+    verdict, _ = _verdict("N. W. Rahman, Research Square (2024).", work)
+    assert verdict == Verdict.UNVERIFIED

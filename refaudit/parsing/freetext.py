@@ -132,11 +132,13 @@ _TITLELESS_RSC = re.compile(
     r"(?:,\s*(?P<tail>\d[^()]*?))?\.?$"
 )
 # ACS prints no title and inverts every name, names cut by semicolons:
-# `Family, I. J.; Family, K. J. Food Sci. 1986, 51, 1–5.`
+# `Family, I. J.; Family, K. J. Food Sci. 1986, 51, 1–5.` (an issue may follow the
+# volume: `2017, 9(45), 101–114`)
 _ACS_NAME = rf"[^\W\d_][\w'’\-]*(?:\s[^\W\d_][\w'’\-]*){{0,2}},\s[{CAP}]\.(?:\s?-?[{CAP}]\.)*"
 _TITLELESS_ACS = re.compile(
     "^" + _names(_ACS_NAME, r";\s", r";?\s+et\s+al\.") + r"\s+"
-    rf"(?P<venue>[^\d;“”{EMPH_OPEN}{EMPH_CLOSE}]+?)\s+(?P<year>{YEAR}),?\s*(?P<tail>[^()]*?)\.?$"
+    rf"(?P<venue>[^\d;“”{EMPH_OPEN}{EMPH_CLOSE}]+?)\s+(?P<year>{YEAR}),?\s*"
+    r"(?P<tail>(?:[^()]|\(\d+\))*?)\.?$"
 )
 _PAGES_ALONE = re.compile(r"(?P<pages>\d+\s*[–-]\s*\d+)")
 # A journal's abbreviation keeps at most one unabbreviated lower-case word ("Z. fur
