@@ -24,16 +24,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from refaudit.errors import MirrorError
+from refaudit.mirror import store
 from refaudit.mirror.records import COLUMNS, UPSTREAMS, MirrorRecord
-from refaudit.mirror.store import (
-    Candidate,
-    CandidateSearch,
-    MirrorBuilder,
-    MirrorInfo,
-    MirrorStore,
-    RetractionRows,
-    display_location,
-)
 from refaudit.retractions.store import Snapshot
 
 if TYPE_CHECKING:
@@ -83,10 +75,10 @@ def connect(url: str, *, dict_rows: bool = False, **options: Any) -> psycopg.Con
         return psycopg.connect(url, **options)
     except psycopg.OperationalError as exc:
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise MirrorError(f"cannot connect to {display_location(url)}: {reason}") from exc
+        raise MirrorError(f"cannot connect to {store.display_location(url)}: {reason}") from exc
 
 
-class PostgresStore(MirrorStore):
+class PostgresStore(store.MirrorStore):
     """A built PostgreSQL mirror."""
 
     def __init__(self, url: str) -> None:
@@ -107,7 +99,7 @@ class PostgresStore(MirrorStore):
         self._held = {row["table_name"] for row in tables} & set(UPSTREAMS)
         self._db.execute(f"SET pg_trgm.similarity_threshold = {TRIGRAM_THRESHOLD}")
 
-    def info(self) -> MirrorInfo:
+    def info(self) -> store.MirrorInfo:
         size = self._db.execute(
             "SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) AS size FROM pg_class c"
             " JOIN pg_namespace n ON n.oid = c.relnamespace"
@@ -115,7 +107,7 @@ class PostgresStore(MirrorStore):
             (SCHEMA,),
         ).fetchone()
         total = int(size["size"]) if size else None
-        return MirrorInfo.from_meta(self.location, "postgresql", self._meta, total)
+        return store.MirrorInfo.from_meta(self.location, "postgresql", self._meta, total)
 
     def _lookup(self, upstream: str, field: str, values: Sequence[str]) -> list[bytes]:
         rows = self._db.execute(
@@ -123,9 +115,7 @@ class PostgresStore(MirrorStore):
         ).fetchall()
         return [bytes(row["body"]) for row in rows]
 
-    def _candidates(self, upstream: str, search: CandidateSearch) -> list[Candidate]:
-        clauses: list[str] = []
-        args: list[Any] = []
+    def _candidates(self, upstream: str, search: store.CandidateSearch) -> list[store.Candidate]:
         if search.mode == "similar":
             match, order = "title %% %s", "similarity(title, %s) DESC"
             args = [search.text]
@@ -143,16 +133,13 @@ class PostgresStore(MirrorStore):
             )
             args = [query]
             order_args = [query]
-        clauses.append(match)
-        for condition, year in search.year_bounds("year", "%s"):
-            clauses.append(condition)
-            args.append(year)
+        bounds, years = search.year_bounds("year", "%s")
         sql = (
-            f"SELECT title, body FROM {SCHEMA}.{upstream} WHERE {' AND '.join(clauses)}"
+            f"SELECT title, body FROM {SCHEMA}.{upstream} WHERE {' AND '.join([match, *bounds])}"
             f" ORDER BY {order} LIMIT %s"
         )
-        rows = self._db.execute(sql, (*args, *order_args, search.limit)).fetchall()
-        return [Candidate(row["title"] or "", bytes(row["body"])) for row in rows]
+        rows = self._db.execute(sql, (*args, *years, *order_args, search.limit)).fetchall()
+        return [store.Candidate(row["title"] or "", bytes(row["body"])) for row in rows]
 
     def _unknown_title_words(self, upstream: str, words: Sequence[str]) -> list[str]:
         # One index probe per word: is it among the title lexemes (weight A) of any record?
@@ -167,7 +154,7 @@ class PostgresStore(MirrorStore):
         unknown = {queries[row["q"]] for row in rows}
         return [word for word in words if word in unknown]
 
-    def _retraction_rows(self) -> RetractionRows:
+    def _retraction_rows(self) -> store.RetractionRows:
         return _PostgresRetractions(self._db, self.location)
 
     def upsert(self, records: Iterable[MirrorRecord]) -> int:
@@ -205,7 +192,7 @@ class PostgresStore(MirrorStore):
         self._meta = {row["key"]: row["value"] for row in rows}
 
 
-class PostgresBuilder(MirrorBuilder):
+class PostgresBuilder(store.MirrorBuilder):
     """COPY into a staging schema; `publish` renames it to `refaudit_mirror`."""
 
     def __init__(self, url: str) -> None:
@@ -351,10 +338,10 @@ def _copy_retractions(db: psycopg.Connection[Any], schema: str, snapshot: Path) 
 
 
 def _display(url: str) -> str:
-    return display_location(url)
+    return store.display_location(url)
 
 
-class _PostgresRetractions(Snapshot, RetractionRows):
+class _PostgresRetractions(Snapshot, store.RetractionRows):
     """The mirror's Retraction Watch rows, queried by the snapshot's own lookups."""
 
     def __init__(self, db: psycopg.Connection[Any], location: str) -> None:

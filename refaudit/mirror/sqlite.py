@@ -18,15 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 from refaudit.crashpoint import crash_point, left_behind, pid_tag
 from refaudit.errors import MirrorError
+from refaudit.mirror import store
 from refaudit.mirror.records import COLUMNS, UPSTREAMS, MirrorRecord
-from refaudit.mirror.store import (
-    Candidate,
-    CandidateSearch,
-    MirrorBuilder,
-    MirrorInfo,
-    MirrorStore,
-    RetractionRows,
-)
 
 if TYPE_CHECKING:
     from refaudit.models import RetractionRecord
@@ -69,7 +62,7 @@ _BATCH = 5000
 ANY_WORDS = 6
 
 
-class SqliteStore(MirrorStore):
+class SqliteStore(store.MirrorStore):
     """A built SQLite mirror, opened read-only unless `writable`."""
 
     def __init__(self, path: Path, *, writable: bool = False) -> None:
@@ -91,8 +84,10 @@ class SqliteStore(MirrorStore):
             raise MirrorError(f"{path} is not a refaudit mirror ({exc})") from exc
         self._held = {name for (name,) in tables} & set(UPSTREAMS)
 
-    def info(self) -> MirrorInfo:
-        return MirrorInfo.from_meta(self.location, "sqlite", self._meta, self.path.stat().st_size)
+    def info(self) -> store.MirrorInfo:
+        return store.MirrorInfo.from_meta(
+            self.location, "sqlite", self._meta, self.path.stat().st_size
+        )
 
     def _lookup(self, upstream: str, field: str, values: Sequence[str]) -> list[bytes]:
         found: list[bytes] = []
@@ -103,7 +98,7 @@ class SqliteStore(MirrorStore):
             found += [row[0] for row in self._db.execute(sql, chunk)]
         return found
 
-    def _candidates(self, upstream: str, search: CandidateSearch) -> list[Candidate]:
+    def _candidates(self, upstream: str, search: store.CandidateSearch) -> list[store.Candidate]:
         if search.mode == "similar":
             # Word prefixes survive a slip late in a word ("Atention", "recognitoin").
             terms = [f'"{w[:4]}"*' for w in search.words if len(w) >= 5]
@@ -121,18 +116,15 @@ class SqliteStore(MirrorStore):
             expression = "{title abstract} : (" + " OR ".join(terms) + ")"
         if search.authors and search.mode == "any":
             expression += " OR authors : (" + " OR ".join(f'"{a}"' for a in search.authors) + ")"
-        clauses = [f"{upstream}_fts MATCH ?"]
-        args: list[object] = [expression]
-        for condition, year in search.year_bounds("t.year", "?"):
-            clauses.append(condition)
-            args.append(year)
+        bounds, years = search.year_bounds("t.year", "?")
+        where = " AND ".join([f"{upstream}_fts MATCH ?", *bounds])
         sql = (
             f"SELECT t.title, t.body FROM {upstream}_fts JOIN {upstream} t ON t.id = "
-            f"{upstream}_fts.rowid WHERE {' AND '.join(clauses)} ORDER BY rank LIMIT ?"
+            f"{upstream}_fts.rowid WHERE {where} ORDER BY rank LIMIT ?"
         )
         return [
-            Candidate(title or "", body)
-            for title, body in self._db.execute(sql, (*args, search.limit))
+            store.Candidate(title or "", body)
+            for title, body in self._db.execute(sql, (expression, *years, search.limit))
         ]
 
     def _rarest(self, upstream: str, words: Sequence[str]) -> list[str]:
@@ -175,7 +167,7 @@ class SqliteStore(MirrorStore):
             self._vocabularies.add(upstream)
         return vocabulary
 
-    def _retraction_rows(self) -> RetractionRows:
+    def _retraction_rows(self) -> store.RetractionRows:
         return _SnapshotRows(self.path)
 
     def upsert(self, records: Iterable[MirrorRecord]) -> int:
@@ -221,7 +213,7 @@ class SqliteStore(MirrorStore):
         self._meta = dict(self._db.execute("SELECT key, value FROM mirror_meta"))
 
 
-class SqliteBuilder(MirrorBuilder):
+class SqliteBuilder(store.MirrorBuilder):
     """Loads into `<mirror>.building-pid<N>`, renamed over the mirror by `publish`.
 
     A staging file whose process is gone is what a killed build left: it is removed,
@@ -355,7 +347,7 @@ def _record_retraction_meta(db: sqlite3.Connection) -> None:
     )
 
 
-class _SnapshotRows(RetractionRows):
+class _SnapshotRows(store.RetractionRows):
     """The mirror file's Retraction Watch tables, read through the snapshot's own queries."""
 
     def __init__(self, path: Path) -> None:

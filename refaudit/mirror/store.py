@@ -57,11 +57,12 @@ class CandidateSearch:
     year_to: int | None = None
     limit: int = 50
 
-    def year_bounds(self, column: str, mark: str) -> list[tuple[str, int]]:
-        """The year range as SQL conditions on `column` with `mark` for the bound, each
-        with its value (none for an open end)."""
+    def year_bounds(self, column: str, mark: str) -> tuple[list[str], list[int]]:
+        """The year range as SQL conditions on `column` with `mark` for the bound, and the
+        bounds' values (none for an open end)."""
         bounds = [(f"{column} >= {mark}", self.year_from), (f"{column} <= {mark}", self.year_to)]
-        return [(condition, year) for condition, year in bounds if year]
+        kept = [(condition, year) for condition, year in bounds if year]
+        return [condition for condition, _ in kept], [year for _, year in kept]
 
 
 #: The mirror's backends, as reports name them.
