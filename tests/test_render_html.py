@@ -67,13 +67,31 @@ def test_the_report_is_one_file_with_no_external_assets() -> None:
 
 def test_references_are_grouped_by_what_needs_action() -> None:
     page = html_report()
-    order = [page.index(f"id=group-{name}") for name in ("failing", "error", "warning", "quiet")]
+    order = [
+        page.index(f"id=group-{name}") for name in ("failing", "error", "warning", "suppressed")
+    ]
     assert order == sorted(order)
     failing = page[page.index("id=group-failing") : page.index("id=group-error")]
     assert "smith2021quantum" in failing and "wakefield1998" in failing
     assert "lecun2015deep" not in failing, "an error that the policy does not fail on"
     assert "2 reference(s) fail the run" in page
     assert "data-verdict='retracted'" in page, "a retracted work is not shown as verified"
+
+
+def test_the_page_files_each_reference_in_the_section_the_terminal_lists_it_in() -> None:
+    """An unverified reference whose verdict finding the report adds (none from the
+    pipeline) is a warning in both, under the same titles."""
+    report = sample_report()
+    (unverified,) = [r for r in report.results if r.reference.key == "offline2020"]
+    unverified.findings = []
+    page = render(report, "html", RenderContext())
+    table = render(report, "table", RenderContext())
+    warnings = page[page.index("id=group-warning") : page.index("id=group-suppressed")]
+    assert "id='ref-offline2020'" in warnings
+    assert table.index("Warnings (1)") < table.index("offline2020") < table.index("Suppressed")
+    for title, count in (("Failing the run", 2), ("Warnings", 1), ("Suppressed and skipped", 1)):
+        assert f"{title} ({count})" in table
+        assert f"{title} (<span class=count>{count}</span>)" in page
 
 
 def test_cited_and_found_are_side_by_side_with_the_changed_words_marked() -> None:

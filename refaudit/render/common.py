@@ -7,10 +7,12 @@ can dispatch to them without an import cycle.
 from __future__ import annotations
 
 import functools
+import json
 import re
 import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
+from importlib import resources
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Protocol
 
@@ -94,6 +96,37 @@ def rows(result: Result, context: RenderContext) -> list[Row]:
         )
         for finding in ordered
     ]
+
+
+@dataclass(frozen=True)
+class Group:
+    """A section of the human-readable reports; the terminal and the HTML page list the same."""
+
+    id: str
+    title: str
+    purpose: str
+    """what the section asks of the reader"""
+    style: str
+    """the rich style of the section's title on a terminal"""
+
+
+#: The sections in the order a reader acts on them (the wording is in groups.json).
+GROUPS = tuple(
+    Group(**group)
+    for group in json.loads(resources.files(__package__).joinpath("groups.json").read_text("utf-8"))
+)
+
+
+def group_of(result: Result, result_rows: list[Row]) -> str:
+    """The section a result is listed in: failing the run, else its worst active finding."""
+    if result.verdict == Verdict.SKIPPED:
+        return "suppressed"
+    if any(row.failing for row in result_rows):
+        return "failing"
+    active = [row.finding.severity for row in result_rows if not row.finding.suppressed]
+    if active:
+        return max(active, key=SEVERITY_RANK.__getitem__)
+    return "suppressed" if result_rows else "verified"
 
 
 class ReportStream(Protocol):

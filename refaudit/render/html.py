@@ -20,10 +20,13 @@ from typing import TYPE_CHECKING
 
 from refaudit.models import AuditReport, Notice, Result, Work
 from refaudit.render.common import (
+    GROUPS,
     RenderContext,
     Spool,
     StreamBase,
     display_path,
+    group_of,
+    rows,
     snapshot_line,
 )
 from refaudit.render.json import report_model, result_model
@@ -46,15 +49,6 @@ _COLOURS = {
     "info": "#2b6cb0",
     "none": "#8a8f98",
 }
-# Sections in the order a reader acts on them: (id, title, what it asks of the reader).
-_GROUPS = (
-    ("failing", "Fails the run", "fix these before the manuscript ships"),
-    ("error", "Errors", "wrong metadata that does not fail the run under this policy"),
-    ("warning", "Warnings", "worth a look: slips, newer versions, sources that could not answer"),
-    ("info", "Notes", "nothing wrong; something could be added"),
-    ("quiet", "Suppressed and skipped", "left out on purpose, with the reason"),
-    ("verified", "Verified", "the cited metadata matches the record"),
-)
 _WORD = re.compile(r"\S+")
 
 
@@ -90,12 +84,13 @@ class HtmlStream(StreamBase):
     def __init__(self, context: RenderContext) -> None:
         super().__init__(context)
         self._tally = _Tally()
-        self._cards = {name: Spool() for name, _, _ in _GROUPS}
+        self._cards = {group.id: Spool() for group in GROUPS}
 
     def _render(self, result: Result) -> None:
-        model = result_model(result, self._context)
+        result_rows = rows(result, self._context)
+        model = result_model(result, self._context, result_rows)
         self._tally.add(model)
-        self._cards[_group_of(model)].add(_card(model), "\n")
+        self._cards[group_of(result, result_rows)].add(_card(model), "\n")
 
     def write(self, report: AuditReport, write: Callable[[str], object]) -> None:
         model = report_model(report, self._context, with_results=False)
@@ -120,17 +115,17 @@ class HtmlStream(StreamBase):
             write(piece)
         write(after)
         first = True
-        for name, title, purpose in _GROUPS:
-            cards = self._cards[name]
+        for group in GROUPS:
+            cards = self._cards[group.id]
             if not cards.count:
                 cards.close()
                 continue
-            opened = "" if name in ("verified", "quiet") else " open"
+            opened = "" if group.id in ("verified", "suppressed") else " open"
             write(
                 ("" if first else "\n")
-                + f"<section class='group {name}' id=group-{name}><details{opened}>"
-                f"<summary><h2>{_e(title)} (<span class=count>{cards.count}</span>)</h2>"
-                f"<span class=purpose>{_e(purpose)}</span></summary>"
+                + f"<section class='group {group.id}' id=group-{group.id}><details{opened}>"
+                f"<summary><h2>{_e(group.title)} (<span class=count>{cards.count}</span>)</h2>"
+                f"<span class=purpose>{_e(group.purpose)}</span></summary>"
             )
             for piece in cards.pieces():
                 write(piece)
@@ -143,16 +138,6 @@ class HtmlStream(StreamBase):
 _SECTIONS_SLOT = "\u0000refaudit-sections\u0000"
 #: Stands for the links to the failing references in the summary.
 _FAILING_SLOT = "\u0000refaudit-failing\u0000"
-
-
-def _group_of(result: ReferenceResult) -> str:
-    if result.failing:
-        return "failing"
-    if result.verdict == "skipped":
-        return "quiet"
-    if result.worst_severity:
-        return result.worst_severity
-    return "quiet" if result.findings else "verified"
 
 
 def _shown_verdict(result: ReferenceResult) -> str:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from refaudit.models import AuditReport, Result
 from refaudit.render.common import (
     RenderContext,
+    Row,
     Spool,
     StreamBase,
     report_summary,
@@ -49,8 +50,10 @@ def report_model(
     )
 
 
-def result_model(result: Result, context: RenderContext) -> ReferenceResult:
-    """One verdict with its evidence; findings as every renderer lists them."""
+def result_model(
+    result: Result, context: RenderContext, result_rows: list[Row] | None = None
+) -> ReferenceResult:
+    """One verdict with its evidence; findings as every renderer lists them (`result_rows`)."""
     from refaudit.report import ReferenceResult, ReportedFinding
 
     reference = result.reference
@@ -68,7 +71,7 @@ def result_model(result: Result, context: RenderContext) -> ReferenceResult:
         reason=result.reason,
         findings=[
             ReportedFinding(**vars(row.finding), baselined=row.baselined, failing=row.failing)
-            for row in rows(result, context)
+            for row in (rows(result, context) if result_rows is None else result_rows)
         ],
         integrity=result.integrity,
         sources=result.sources,

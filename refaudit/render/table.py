@@ -12,9 +12,10 @@ import json
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from refaudit.models import SEVERITY_RANK, AuditReport, InputProblem, Result, Verdict
+from refaudit.models import AuditReport, InputProblem, Result, Verdict
 from refaudit.policy import report_tally
 from refaudit.render.common import (
+    GROUPS,
     RenderContext,
     Row,
     Spool,
@@ -23,6 +24,7 @@ from refaudit.render.common import (
     display_path,
     finding_message,
     finding_source,
+    group_of,
     location,
     mirror_line,
     rows,
@@ -32,28 +34,8 @@ from refaudit.render.common import (
     verdict_counts,
 )
 
-_GROUPS = (
-    ("failing", "Failing the run", "bold red"),
-    ("error", "Errors", "red"),
-    ("warning", "Warnings", "yellow"),
-    ("info", "Notes", "cyan"),
-    ("suppressed", "Suppressed and skipped", "dim"),
-    ("verified", "Verified", "green"),
-)
 _SEVERITY_STYLE = {"error": "red", "warning": "yellow", "info": "cyan"}
 _NARROW = 100
-
-
-def group_of(result: Result, result_rows: list[Row]) -> str:
-    """The table a result is listed in: failing the run, else its worst active finding."""
-    if result.verdict == Verdict.SKIPPED:
-        return "suppressed"
-    if any(row.failing for row in result_rows):
-        return "failing"
-    active = [row.finding.severity for row in result_rows if not row.finding.suppressed]
-    if active:
-        return max(active, key=SEVERITY_RANK.__getitem__)
-    return "suppressed" if result_rows else "verified"
 
 
 #: Results per printed table. A group longer than this is printed as consecutive
@@ -92,7 +74,7 @@ class TableStream(StreamBase):
         )
         # Below 100 columns the source joins the finding's text instead of a column.
         self._narrow = self._console.width < _NARROW
-        self._groups = {name: _Group() for name, _, _ in _GROUPS}
+        self._groups = {group.id: _Group() for group in GROUPS}
         self._lines = Spool()  # concise: one finding per line
         self._details = Spool()
 
@@ -129,17 +111,19 @@ class TableStream(StreamBase):
                 _print_problem_lines(report, console)
             _print_summary(report, context, console)
             return
-        for name, title, colour in _GROUPS:
-            group = self._groups[name]
+        for section in GROUPS:
+            group = self._groups[section.id]
             if not group.count:
                 continue
-            if name == "verified" and not context.verbose:
+            if section.id == "verified" and not context.verbose:
                 console.print(
                     Text(f"{group.count} verified reference(s) not listed (use --verbose)", "dim")
                 )
                 continue
             group.print(
-                Text(f"{title} ({group.count})", style=f"bold {colour}"), self._narrow, console
+                Text(f"{section.title} ({group.count})", style=f"bold {section.style}"),
+                self._narrow,
+                console,
             )
 
         if report.problems:
