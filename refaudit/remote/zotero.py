@@ -28,6 +28,7 @@ from refaudit.config import Settings
 from refaudit.errors import InputError
 from refaudit.models import Bibliography, InputProblem, Reference
 from refaudit.sources.client import user_agent
+from refaudit.sources.types import work_types
 
 PAGE = 100
 MAX_ITEMS = 50_000
@@ -43,19 +44,7 @@ _SPEC = re.compile(
 )
 _NEXT = re.compile(r'<([^>]+)>\s*;\s*rel="?next"?')
 # Zotero's item types → CSL types, for items that come without their CSL-JSON.
-_CSL_TYPES = {
-    "journalArticle": "article-journal",
-    "conferencePaper": "paper-conference",
-    "book": "book",
-    "bookSection": "chapter",
-    "thesis": "thesis",
-    "report": "report",
-    "preprint": "article",
-    "magazineArticle": "article-magazine",
-    "newspaperArticle": "article-newspaper",
-    "manuscript": "manuscript",
-    "webpage": "webpage",
-}
+_CSL_TYPES = work_types("zotero")
 _CONTAINERS = ("publicationTitle", "proceedingsTitle", "bookTitle", "websiteTitle")
 
 

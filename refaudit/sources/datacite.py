@@ -39,6 +39,7 @@ from refaudit.sources.mapping import (
     unique,
 )
 from refaudit.sources.pacing import RateLimit
+from refaudit.sources.types import work_types
 from refaudit.text import strip_markup
 
 NAME = "datacite"
@@ -49,17 +50,7 @@ WINDOW_S = 300
 RATE_LIMIT = RateLimit(rps=480 / WINDOW_S, burst=5, concurrency=4)
 IDENTIFIED_RATE_LIMIT = RateLimit(rps=990 / WINDOW_S, burst=5, concurrency=4)
 
-_TYPES = {
-    "preprint": "preprint",
-    "journalarticle": "journal-article",
-    "conferencepaper": "proceedings-article",
-    "book": "book",
-    "bookchapter": "book-chapter",
-    "dissertation": "thesis",
-    "report": "report",
-    "dataset": "dataset",
-    "software": "software",
-}
+_TYPES = work_types(NAME)
 _VERSION_RELATIONS = frozenset({"isversionof", "isidenticalto", "ispreviousversionof"})
 _QUERY_SYNTAX = re.compile(r"[^\w\s'-]+")
 

@@ -25,6 +25,7 @@ from refaudit.names import display_name_to_person
 from refaudit.sources.base import SearchQuery, Source
 from refaudit.sources.mapping import query_words, year_from
 from refaudit.sources.pacing import RateLimit
+from refaudit.sources.types import work_types
 from refaudit.text import strip_markup
 
 NAME = "dblp"
@@ -35,15 +36,7 @@ RATE_LIMIT = RateLimit(rps=1.0, burst=1, concurrency=2)
 MAX_QUERY_WORDS = 10
 FALLBACK_WORDS = 6
 _HOMONYM_NUMBER = re.compile(r"\s+\d{4}$")
-TYPES = {
-    "Journal Articles": "journal-article",
-    "Conference and Workshop Papers": "proceedings-article",
-    "Books and Theses": "book",
-    "Parts in Books or Collections": "book-chapter",
-    "Editorship": "proceedings",
-    "Data and Artifacts": "dataset",
-    "Reference Works": "reference-entry",
-}
+TYPES = work_types(NAME)
 
 
 class DblpSource(Source):

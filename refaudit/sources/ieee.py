@@ -39,6 +39,7 @@ from refaudit.sources.pacing import RateLimit
 from refaudit.sources.quota import window_end
 from refaudit.sources.registry import entry, having
 from refaudit.sources.response import Fetched, retry_after_seconds
+from refaudit.sources.types import work_types
 from refaudit.text import strip_markup
 
 NAME = "ieee"
@@ -49,13 +50,7 @@ DOI_PREFIXES = entry(NAME).doi_prefixes
 YEAR_SLACK = 1
 MAX_OR_WORDS = 10
 _IEEE_VENUE = re.compile(r"\b(?:IEEE|IET|IEE)\b")
-_TYPES = {
-    "Conferences": "proceedings-article",
-    **dict.fromkeys(("Journals", "Magazines", "Early Access Articles"), "journal-article"),
-    "Books": "book-chapter",
-    "Standards": "standard",
-    "Courses": "other",
-}
+_TYPES = work_types(NAME)
 
 
 class IeeeXploreSource(Source):

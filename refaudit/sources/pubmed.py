@@ -31,6 +31,7 @@ from refaudit.sources.client import SourceClient
 from refaudit.sources.mapping import chunked, query_words, year_from
 from refaudit.sources.pacing import RateLimit
 from refaudit.sources.response import Fetched
+from refaudit.sources.types import work_types
 from refaudit.text import strip_markup
 
 NAME = "pubmed"
@@ -51,16 +52,7 @@ NOTICE_REFTYPES = frozenset(
     }
 )
 # Checked in order; the first publication type found decides the work type.
-PUBTYPES = (
-    ("Retraction of Publication", "retraction-notice"),
-    ("Published Erratum", "correction-notice"),
-    ("Expression of Concern", "expression-of-concern-notice"),
-    ("Preprint", "preprint"),
-    ("Editorial", "editorial"),
-    ("Letter", "letter"),
-    ("Review", "review"),
-    ("Journal Article", "journal-article"),
-)
+PUBTYPES = tuple(work_types(NAME).items())
 
 
 def rate_limits(settings: Settings) -> dict[str, RateLimit]:

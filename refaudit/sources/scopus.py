@@ -54,6 +54,7 @@ from refaudit.sources.mapping import (
 from refaudit.sources.pacing import RateLimit
 from refaudit.sources.registry import entry
 from refaudit.sources.response import Fetched, retry_after_seconds
+from refaudit.sources.types import work_types
 from refaudit.text import strip_markup
 
 NAME = "scopus"
@@ -72,17 +73,8 @@ _CREATOR = re.compile(r"^(?P<family>.+?)\s+(?P<initials>(?:[A-Z][a-z]?\.-?)+)$")
 _DOI_UNQUOTABLE = re.compile(r'["\\]')
 #: Scopus document subtypes: article, review, letter, editorial, note and erratum are
 #: all journal articles to refaudit
-_TYPES = {
-    **dict.fromkeys(("ar", "re", "le", "ed", "no", "er"), "journal-article"),
-    "cp": "proceedings-article",
-    "ch": "book-chapter",
-    "bk": "book",
-}
-_AGGREGATION_TYPES = {
-    "Journal": "journal-article",
-    "Conference Proceeding": "proceedings-article",
-    **dict.fromkeys(("Book", "Book Series"), "book-chapter"),
-}
+_TYPES = work_types(NAME)
+_AGGREGATION_TYPES = work_types("scopus aggregation")
 
 
 class _NotEntitled(SourceError):

@@ -30,6 +30,7 @@ from refaudit.sources.base import SearchQuery, Source
 from refaudit.sources.client import SourceClient
 from refaudit.sources.mapping import query_words, year_from
 from refaudit.sources.pacing import RateLimit
+from refaudit.sources.types import work_types
 from refaudit.text import strip_markup
 
 NAME = "semanticscholar"
@@ -46,16 +47,7 @@ FIELDS = (
 SELECT_FIELDS = (*FIELDS.split(","), "abstract")
 # S2 publicationTypes → refaudit's work types, most specific first: S2 lists many
 # conference papers as ["JournalArticle", "Conference"], and they are conference papers.
-TYPES = {
-    "Conference": "proceedings-article",
-    "Review": "review",
-    "BookSection": "book-chapter",
-    "Book": "book",
-    "Dataset": "dataset",
-    "Editorial": "editorial",
-    "LettersAndComments": "letter",
-    "JournalArticle": "journal-article",
-}
+TYPES = work_types(NAME)
 
 
 class SemanticScholarSource(Source):
