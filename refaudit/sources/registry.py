@@ -4,16 +4,18 @@ This is the only place that names sources. Configuration (base URLs, their
 `REFAUDIT_<SOURCE>_URL` overrides, key variables), the evidence order (which
 source resolves which identifier, search stages, whose fields win), the
 retraction screen and the `refaudit sources` command all read it. A new source
-is one module of the shape in `base.py` plus one `SourceEntry` below
-(docs/contributing.md walks through it). The module itself is imported only
-when a run opens the source.
+is one module of the shape in `base.py` plus one `[[source]]` table in
+registry.toml (docs/architecture.md walks through it). The module itself is
+imported only when a run opens the source.
 """
 
 from __future__ import annotations
 
+import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Literal
+from dataclasses import dataclass, field, fields
+from importlib import resources
+from typing import Any, Literal
 
 
 @dataclass(frozen=True)
@@ -143,168 +145,30 @@ class Endpoint:
         return f"REFAUDIT_{self.name.upper()}_URL"
 
 
-SOURCES: tuple[SourceEntry, ...] = (
-    SourceEntry(
-        name="crossref",
-        title="Crossref",
-        target="refaudit.sources.crossref:CrossrefSource",
-        base_url="https://api.crossref.org",
-        limits=(
-            "5 requests/s, 1 concurrent list query; polite pool (mailto) 10/s, lists 3/s; "
-            "Plus token 50/s"
-        ),
-        capabilities=frozenset({"doi", "search", "integrity", "topic"}),
-        credentials=(Credential("api_key", ("CROSSREF_PLUS_API_TOKEN",)),),
-        resolves={"doi": 0},
-        search_stage=1,
-        free_text_stage=0,
-        field_priority=0,
-        authoritative_type=True,
-        holds_arxiv_dois=False,
-        screens_retractions=True,
-        mirrored=True,
-        matcher=True,
-        ranked=True,
-        covers=frozenset({"article", "book", "chapter"}),
-        registers_dois=True,
-    ),
-    SourceEntry(
-        name="openalex",
-        title="OpenAlex",
-        target="refaudit.sources.openalex:OpenAlexSource",
-        base_url="https://api.openalex.org",
-        limits="10 requests/s; 100,000 calls a day",
-        capabilities=frozenset({"doi", "pmid", "openalex", "search", "integrity", "topic"}),
-        credentials=(Credential("api_key", ("OPENALEX_API_KEY",)),),
-        resolves={"doi": 0},
-        search_stage=0,
-        free_text_stage=1,
-        field_priority=50,
-        citation_graph=1,
-        screens_retractions=True,
-        notice_provenance=1,
-        retraction_flag=True,
-        mirrored=True,
-    ),
-    SourceEntry(
-        name="semanticscholar",
-        title="Semantic Scholar",
-        target="refaudit.sources.semanticscholar:SemanticScholarSource",
-        base_url="https://api.semanticscholar.org",
-        limits="1 request/s with a key; the keyless pool is shared by every caller",
-        capabilities=frozenset({"doi", "arxiv", "pmid", "s2", "search", "topic"}),
-        credentials=(Credential("api_key", ("S2_API_KEY",)),),
-        resolves={"arxiv": 0, "doi": 1},
-        search_stage=3,
-        free_text_stage=3,
-        holds=frozenset(
-            {"article", "conference", "chapter", "thesis", "report", "preprint", "dataset"}
-        ),
-        last_resort=True,
-        mirrored=True,
-        ranked=True,
-        field_priority=60,
-        citation_graph=0,
-    ),
-    SourceEntry(
-        name="arxiv",
-        title="arXiv",
-        target="refaudit.sources.arxiv:ArxivSource",
-        base_url="https://export.arxiv.org",
-        limits="1 request every 3 s, one at a time",
-        capabilities=frozenset({"arxiv", "search", "topic"}),
-        resolves={"arxiv": 0},
-        search_stage=5,
-        field_priority=30,
-        holds=frozenset({"preprint", "article", "conference", "report"}),
-        first_year=1991,
-        covers=frozenset({"preprint"}),
-        last_resort=True,
-    ),
-    SourceEntry(
-        name="datacite",
-        title="DataCite",
-        target="refaudit.sources.datacite:DataCiteSource",
-        base_url="https://api.datacite.org",
-        limits="480 requests per 5 minutes; 990 with a contact address (mailto)",
-        capabilities=frozenset({"doi", "search"}),
-        resolves={"arxiv-doi": 0, "doi": 1},
-        field_priority=10,
-        authoritative_type=True,
-        holds=frozenset({"dataset"}),
-        covers=frozenset({"dataset"}),
-        registers_dois=True,
-    ),
-    SourceEntry(
-        name="pubmed",
-        title="PubMed",
-        target="refaudit.sources.pubmed:PubMedSource",
-        base_url="https://eutils.ncbi.nlm.nih.gov/entrez/eutils",
-        limits="3 requests/s; 10 with NCBI_API_KEY",
-        capabilities=frozenset({"pmid", "doi", "search", "integrity"}),
-        credentials=(Credential("api_key", ("NCBI_API_KEY",)),),
-        resolves={"pmid": 0},
-        search_stage=2,
-        free_text_stage=2,
-        field_priority=20,
-        authoritative_type=True,
-        holds_arxiv_dois=False,
-        notice_provenance=0,
-        holds=frozenset({"article", "preprint", "book", "chapter"}),
-        field="biomedicine",
-    ),
-    SourceEntry(
-        name="dblp",
-        title="DBLP",
-        target="refaudit.sources.dblp:DblpSource",
-        base_url="https://dblp.org",
-        limits="about 1 request/s (unpublished; 429 with Retry-After beyond)",
-        capabilities=frozenset({"search"}),
-        search_stage=4,
-        free_text_stage=4,
-        field_priority=40,
-        authoritative_type=True,
-        field="computing",
-        last_resort=True,
-    ),
-    SourceEntry(
-        name="scopus",
-        title="Scopus",
-        target="refaudit.sources.scopus:ScopusSource",
-        base_url="https://api.elsevier.com",
-        limits="9 requests/s; 20,000 requests a week per key",
-        capabilities=frozenset({"doi", "search", "integrity"}),
-        credentials=(
-            Credential("api_key", ("ELSEVIER_API_KEY", "ELSEVIER_KEY")),
-            Credential("insttoken", ("ELSEVIER_INSTTOKEN",)),
-        ),
-        requires_key=True,
-        key_help="a free key from https://dev.elsevier.com (set ELSEVIER_API_KEY)",
-        quota=Quota(20_000, "week", "first-request"),
-        asked="undecided",
-        holds=frozenset({"article", "conference", "chapter", "book"}),
-        field_priority=45,
-        holds_arxiv_dois=False,
-        notice_provenance=2,
-        retraction_flag=True,
-    ),
-    SourceEntry(
-        name="ieee",
-        title="IEEE Xplore",
-        target="refaudit.sources.ieee:IeeeXploreSource",
-        base_url="https://ieeexploreapi.ieee.org",
-        limits="10 calls/s; 200 calls a day per key (default plan)",
-        capabilities=frozenset({"doi", "search"}),
-        credentials=(Credential("api_key", ("IEEE_API_KEY",)),),
-        requires_key=True,
-        key_help="a free key from https://developer.ieee.org (set IEEE_API_KEY)",
-        quota=Quota(200, "day", "utc-midnight"),
-        asked="undecided",
-        holds=frozenset({"article", "conference", "chapter", "book"}),
-        doi_prefixes=("10.1109/", "10.23919/", "10.1049/"),
-        field_priority=15,
-        holds_arxiv_dois=False,
-    ),
+def _source_entry(table: dict[str, Any]) -> SourceEntry:
+    """One `[[source]]` table of registry.toml: word lists become the fields' sets."""
+    unknown = set(table) - {f.name for f in fields(SourceEntry)}
+    if unknown:
+        raise ValueError(f"registry.toml: {table.get('name')}: unknown keys {sorted(unknown)}")
+    values = dict(table)
+    for name in ("capabilities", "holds", "covers"):
+        if name in values:
+            values[name] = frozenset(values[name])
+    values["doi_prefixes"] = tuple(values.get("doi_prefixes", ()))
+    values["credentials"] = tuple(
+        Credential(c["setting"], tuple(c["env"])) for c in values.get("credentials", ())
+    )
+    if "quota" in values:
+        values["quota"] = Quota(**values["quota"])
+    return SourceEntry(**values)
+
+
+#: The sources, as registry.toml lists them: facts about each API, kept as data.
+SOURCES: tuple[SourceEntry, ...] = tuple(
+    _source_entry(table)
+    for table in tomllib.loads(
+        resources.files(__package__).joinpath("registry.toml").read_text("utf-8")
+    )["source"]
 )
 
 ENDPOINTS: tuple[Endpoint, ...] = (
