@@ -8,7 +8,7 @@ What refaudit asks:
   as fit in MAX_FILTER_CHARS of filter as sent, which keeps the URL under ~4 KB
   (Crossref sets no count on a filter's values, only the URL's length). The filter's
   `:`, `/` and `,` go unescaped, as Crossref's own examples write them (a URL's query
-  may hold them as they are), so about 110 DOIs of usual length fit, not 80. A DOI
+  may hold them as they are), so about 100 DOIs of usual length fit, not 80. A DOI
   containing a comma cannot go into a filter (commas separate filter clauses), so it
   is fetched alone with `GET /works/{doi}`.
 - Bibliographic search: `GET /works?query.bibliographic=<title authors year>&rows=N`
