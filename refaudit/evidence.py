@@ -66,6 +66,11 @@ class Evidence(Ledger):
     searched_by: set[str] = field(default_factory=set)
     #: the verdict reached when this reference's search ended, and what it was reached on
     early: tuple[tuple[object, ...], Result] | None = field(default=None, repr=False, compare=False)
+    #: the DOI of the work the early verdict identified, and the Crossref look-up it rode
+    #: along with (for the retraction screen: no part of the verdict)
+    screening: tuple[str, Awaitable[dict[str, Work]]] | None = field(
+        default=None, repr=False, compare=False
+    )
 
     @property
     def id_records(self) -> list[Work]:
@@ -138,6 +143,7 @@ async def gather_evidence(
                 await asyncio.to_thread(item.decide_early, decide)
             else:
                 item.decide_early(decide)
+            _ride_for_screening(item, sources)
         if on_done:
             on_done()
 
@@ -316,23 +322,52 @@ def _free_source_failed(item: Evidence) -> bool:
     return any(registry.entry(name).asked == "always" for name in item.failures)
 
 
+def _ride_for_screening(item: Evidence, sources: Sources) -> None:
+    """Ask Crossref about the DOI the early verdict identified in a look-up about to be
+    sent anyway (`Source.ride_doi`), so the screen need not ask for it at the end."""
+    crossref = sources.get("crossref")
+    matched = item.early[1].matched if item.early is not None else None
+    doi = (matched.doi or "").lower() if matched is not None else ""
+    if crossref is None or not doi or not _needs_crossref_record(item, doi):
+        return
+    ride = crossref.ride_doi(doi)
+    if ride is not None:
+        answer = asyncio.ensure_future(ride)
+        # Read at the end only if the verdict still rests on this DOI: a failure is no error.
+        answer.add_done_callback(lambda done: done.cancelled() or done.exception())
+        item.screening = (doi, answer)
+
+
+def _needs_crossref_record(item: Evidence, doi: str) -> bool:
+    """The retraction screen still wants Crossref's record of `doi` (its notices)."""
+    known = any(
+        w.source == "crossref" and (w.doi or "").lower() == doi
+        for w in item.id_records + item.candidates
+    )
+    return not known and not is_datacite_arxiv_doi(doi)
+
+
 async def complete_for_screening(wanted: list[tuple[Evidence, str]], sources: Sources) -> None:
     """Fetch Crossref's record for identified DOIs it has not given yet.
 
     A reference found by search (no DOI cited) still needs Crossref's `updated-by`
-    notices for the retraction screen; one batched request covers ~90 DOIs. A
-    record Crossref's own search returned carries them already (the same fields
-    are selected), so its DOI is not asked for again.
+    notices for the retraction screen. Where its DOI rode along with a look-up sent
+    during the search (`_ride_for_screening`), that answer is used; the rest go in
+    one batched request per ~100 DOIs. A record Crossref's own search returned
+    carries the notices already (the same fields are selected), so its DOI is not
+    asked for again.
     """
     crossref = sources.get("crossref")
     pending: dict[str, list[Evidence]] = {}
     for item, doi in wanted:
-        known = any(
-            w.source == "crossref" and (w.doi or "").lower() == doi
-            for w in item.id_records + item.candidates
-        )
-        if crossref is not None and not known and not is_datacite_arxiv_doi(doi):
-            pending.setdefault(doi, []).append(item)
+        if crossref is None or not _needs_crossref_record(item, doi):
+            continue
+        if item.screening is not None and item.screening[0] == doi:
+            found = await ask(item, "crossref", item.screening[1])
+            if found is not None:
+                item.candidates.extend([found[doi]] if doi in found else [])
+                continue
+        pending.setdefault(doi, []).append(item)
     if not pending or crossref is None:
         return
     served = [item for items in pending.values() for item in items]

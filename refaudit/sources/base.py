@@ -98,6 +98,11 @@ class Source:
         canonical = normalize_doi(doi)
         return (await self.lookup_dois([canonical])).get(canonical) if canonical else None
 
+    def ride_doi(self, doi: str) -> Awaitable[dict[str, Work]] | None:
+        """The records of a look-up about to be sent that `doi` joins, or None where none
+        is: a DOI that is worth asking about but not a request of its own."""
+        return None
+
     async def lookup_arxiv(self, arxiv_ids: list[str]) -> dict[str, Work]:
         """arXiv id without version → work."""
         return {}

@@ -86,6 +86,17 @@ class Coalescer(Generic[Q, A]):
             await self._flush(batch, None, sender=answer)
         return await answer
 
+    def ride(self, query: Q) -> asyncio.Future[A] | None:
+        """`query`'s answer if a batch waiting to be sent has room for it; None (nothing
+        will be sent for it) when none has: a passenger never makes a request."""
+        batch = self._open
+        if batch is None or not self._fits([*batch.queries, query]):
+            return None
+        answer: asyncio.Future[A] = asyncio.get_running_loop().create_future()
+        batch.queries.append(query)
+        batch.waiting.append(answer)
+        return answer
+
     def _dispatch(self, batch: _Batch[Q, A], wait: float | None) -> None:
         """Send `batch` now (None), or in `wait` seconds, taking the calls that join it
         meanwhile (0: those made at this moment, before the event loop turns)."""

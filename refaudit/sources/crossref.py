@@ -29,7 +29,7 @@ User-Agent. Crossref Metadata Plus tokens (CROSSREF_PLUS_API_TOKEN) go in the
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 from typing import Any
 from urllib.parse import quote
 
@@ -154,6 +154,10 @@ class CrossrefSource(Source):
         if cached is not None:
             return next((to_work(item) for item in _items(cached)), None)
         return (await self._dois.ask(canonical)).get(canonical)
+
+    def ride_doi(self, doi: str) -> Awaitable[dict[str, Work]] | None:
+        canonical = normalize_doi(doi)
+        return self._dois.ride(canonical) if canonical and fits_filter(canonical) else None
 
     async def _lookup_together(self, dois: list[str]) -> list[dict[str, Work]]:
         """One filter for `dois`; each DOI's part of the answer is cached as the answer to

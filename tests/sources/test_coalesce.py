@@ -86,3 +86,17 @@ async def test_a_failed_request_fails_every_call_in_it() -> None:
     outcomes = await asyncio.gather(coalescer.ask("a"), coalescer.ask("b"), return_exceptions=True)
 
     assert [type(outcome) for outcome in outcomes] == [ConnectionError, ConnectionError]
+
+
+async def test_a_passenger_joins_a_batch_about_to_be_sent_but_never_sends_one() -> None:
+    upstream = Upstream()
+    await upstream.coalescer.ask("first")
+    assert upstream.coalescer.ride("alone") is None  # no batch open: nothing is sent
+
+    waiting = asyncio.ensure_future(upstream.coalescer.ask("waiting"))
+    await asyncio.sleep(0)
+    passenger = upstream.coalescer.ride("passenger")
+    assert passenger is not None
+
+    assert (await waiting, await passenger) == ("WAITING", "PASSENGER")
+    assert upstream.batches == [["first"], ["waiting", "passenger"]]
