@@ -352,8 +352,8 @@ async def complete_for_screening(wanted: list[tuple[Evidence, str]], sources: So
 
     A reference found by search (no DOI cited) still needs Crossref's `updated-by`
     notices for the retraction screen. Where its DOI rode along with a look-up sent
-    during the search (`_ride_for_screening`), that answer is used; the rest go in
-    one batched request per ~100 DOIs. A record Crossref's own search returned
+    during the search (`_ride_for_screening`), that answer is used; the rest go at
+    once, in one filter per ~100 DOIs. A record Crossref's own search returned
     carries the notices already (the same fields are selected), so its DOI is not
     asked for again.
     """
@@ -370,11 +370,16 @@ async def complete_for_screening(wanted: list[tuple[Evidence, str]], sources: So
         pending.setdefault(doi, []).append(item)
     if not pending or crossref is None:
         return
-    served = [item for items in pending.values() for item in items]
-    found = await ask(served, "crossref", crossref.lookup_dois(list(pending)))
-    for doi, work in (found or {}).items():
-        for item in pending.get(doi, []):
-            item.candidates.append(work)
+    # Each DOI on its own (so each is in the cache on its own, whatever rode along in this
+    # run), sent together at once.
+    asked = [
+        ask(items, "crossref", crossref.lookup_doi(doi, at_once=True))
+        for doi, items in pending.items()
+    ]
+    for items, work in zip(pending.values(), await asyncio.gather(*asked), strict=True):
+        if work is not None:
+            for item in items:
+                item.candidates.append(work)
 
 
 def needs_search(item: Evidence) -> bool:

@@ -93,8 +93,9 @@ class Source:
         """Canonical lower-case DOI → work, batched as the API allows."""
         return {}
 
-    async def lookup_doi(self, doi: str) -> Work | None:
-        """One DOI's record (a source that batches sends it with others asked meanwhile)."""
+    async def lookup_doi(self, doi: str, *, at_once: bool = False) -> Work | None:
+        """One DOI's record. A source that batches sends it with the others asked about
+        meanwhile, or (`at_once`) with those asked about at this very moment."""
         canonical = normalize_doi(doi)
         return (await self.lookup_dois([canonical])).get(canonical) if canonical else None
 

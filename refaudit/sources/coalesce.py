@@ -62,10 +62,11 @@ class Coalescer(Generic[Q, A]):
         self._open: _Batch[Q, A] | None = None
         self._tasks: set[asyncio.Task[None]] = set()
 
-    async def ask(self, query: Q) -> A:
-        """The answer to `query`, sent in the batch it joins."""
+    async def ask(self, query: Q, *, at_once: bool = False) -> A:
+        """The answer to `query`, sent in the batch it joins; a batch it opens `at_once`
+        takes only the calls made at this very moment."""
         now, linger = self._clock(), self._linger()
-        quiet = now - self._last_call >= linger
+        quiet = at_once or now - self._last_call >= linger
         self._last_call = now
         batch = self._open
         if batch is not None and not self._fits([*batch.queries, query]):

@@ -145,7 +145,7 @@ class CrossrefSource(Source):
             found.update(answer)
         return found
 
-    async def lookup_doi(self, doi: str) -> Work | None:
+    async def lookup_doi(self, doi: str, *, at_once: bool = False) -> Work | None:
         """One DOI's record, asked in one filter with the DOIs asked about meanwhile."""
         canonical = normalize_doi(doi)
         if not canonical or not fits_filter(canonical):
@@ -153,7 +153,7 @@ class CrossrefSource(Source):
         cached = self.client.cached("/works", self._batch_params([canonical]))
         if cached is not None:
             return next((to_work(item) for item in _items(cached)), None)
-        return (await self._dois.ask(canonical)).get(canonical)
+        return (await self._dois.ask(canonical, at_once=at_once)).get(canonical)
 
     def ride_doi(self, doi: str) -> Awaitable[dict[str, Work]] | None:
         canonical = normalize_doi(doi)
