@@ -996,3 +996,17 @@ def test_a_citation_of_names_and_a_year_alone_is_titleless() -> None:
     """A work without a venue, cited in a title-less style: nothing to take for a title."""
     ref = parse_freetext("Q. Sun and W. Zhou, 2020.", key="k")
     assert (ref.title, ref.venue, ref.year, len(ref.authors)) == (None, None, 2020, 2)
+
+
+def test_initials_ai_in_a_vancouver_list_are_a_persons_not_a_company() -> None:
+    """ "Meta AI" alone may be a group; "Rahman AI, Okafor SC" lists two people."""
+    ref = parse_freetext(
+        "Rahman AI, Okafor SC. Conclusions and Future Research. Electrochemical Sensing. "
+        "2016;4:143-148.",
+        key="k",
+    )
+    assert [(p.family, p.given, p.is_organisation) for p in ref.authors] == [
+        ("Rahman", "AI", False),
+        ("Okafor", "SC", False),
+    ]
+    assert ref.title == "Conclusions and Future Research"

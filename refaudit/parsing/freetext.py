@@ -86,6 +86,7 @@ _LISTING_TAIL = re.compile(
 _READING_ORDER_HEAD = re.compile(
     rf"[^\W\d_][\w'’\-]*(?:\s[^\W\d_][\w'’\-]*)?\s+(?:(?:[{CAP}]\.\s?){{1,3}}|[{CAP}])"
 )
+_FAMILY_AND_INITIALS = re.compile(rf"[^\W\d_][\w'’\-]*\s[{CAP}]{{1,3}}")
 _VANCOUVER = re.compile(
     rf"^(?P<authors>(?:{UPPER_NAME}(?:\s+{UPPER_NAME})+"
     rf"|{VANCOUVER_NAME}(?:(?:\s+{SPACED_NAME})+|(?:,\s*{VANCOUVER_NAME})*))"
@@ -291,11 +292,22 @@ def read_style(text: str) -> _Parts:
             not _READING_ORDER_HEAD.fullmatch(vancouver.group("authors").strip())
             or not _names_go_on(vancouver.group("rest"))
         )
-        and not is_organisation_name(text.split(". ", 1)[0])
+        and not _organisation_leads(text.split(". ", 1)[0])
     ):
         return _read_vancouver(vancouver)
     plain = read_plain(bare)
     return _from_sentences(plain) if plain else _Parts()
+
+
+def _organisation_leads(head: str) -> bool:
+    """The names begin with a group's ("The CMS Collaboration", "Meta AI"); in a list of
+    Vancouver names, "Zia AI" is a family name and its initials."""
+    names = re.split(r",\s*", head)
+    if len(names) == 1:
+        return is_organisation_name(head)
+    return any(
+        is_organisation_name(name) and not _FAMILY_AND_INITIALS.fullmatch(name) for name in names
+    )
 
 
 def _set_as_journal(found: re.Match[str]) -> bool:
