@@ -100,8 +100,11 @@ def protect_title(title: str) -> str:
     def protect(match: re.Match[str]) -> str:
         lead, word, trail = _split_punctuation(match.group(0))
         letters = [c for c in word if c.isalpha()]
-        before = title[: match.start()].rstrip()
-        starts_sentence = not before or before[-1] in ":.?!"
+        # The last character before the word, spaces skipped (not a copy of the title so far).
+        start = match.start()
+        while start and title[start - 1].isspace():
+            start -= 1
+        starts_sentence = not start or title[start - 1] in ":.?!"
         inner_capital = any(c.isupper() for c in letters[1:])
         proper_noun = sentence_case and not starts_sentence and letters and letters[0].isupper()
         core = escape_latex(word)
@@ -112,9 +115,12 @@ def protect_title(title: str) -> str:
     return _WORD.sub(protect, title)
 
 
+_PUNCTUATED = re.compile(r"([(\[\"'`]*)(.*?)([)\]\"',.:;!?]*)")
+
+
 def _split_punctuation(token: str) -> tuple[str, str, str]:
     """`(BERT):` → (`(`, `BERT`, `):`) so braces hug the word, not its punctuation."""
-    match = re.fullmatch(r"([(\[\"'`]*)(.*?)([)\]\"',.:;!?]*)", token)
+    match = _PUNCTUATED.fullmatch(token)
     assert match is not None  # the pattern matches any string
     return match.group(1), match.group(2), match.group(3)
 

@@ -80,16 +80,53 @@ class _Name:
     initials: str
     given: str
     organisation: bool
-    #: OCR forms of the family keys longer than one letter, and of all of them: two
-    #: different keys OCR reads alike are a slip (`is_ocr_slip`, precomputed)
-    ocr_long: frozenset[str] = frozenset()
-    ocr_all: frozenset[str] = frozenset()
-    #: the script of the name, its family and given names romanised ("박" → "bag"),
-    #: and for names written without a space (박은지, 罗浩然) the whole name both ways
-    script: Script = "latin"
-    latin_family: str = ""
-    latin_given: str = ""
-    wholes: frozenset[str] = frozenset()
+    #: the family name (particle apart) and the given names as written, and the family
+    #: name's normalised words joined, particle included: what the properties below
+    #: read. Those are needed only for names that share no family key, so most names
+    #: in a list cited as recorded never work them out.
+    written_family: str = ""
+    written_given: str = ""
+    whole_family: str = ""
+
+    @functools.cached_property
+    def ocr_long(self) -> frozenset[str]:
+        """OCR forms of the family keys longer than one letter: two different keys OCR
+        reads alike are a slip (`is_ocr_slip`, precomputed)."""
+        if self.organisation:
+            return frozenset()
+        return frozenset(ocr_form(key) for key in self.family_keys if len(key) > 1)
+
+    @functools.cached_property
+    def ocr_all(self) -> frozenset[str]:
+        """OCR forms of all the family keys."""
+        if self.organisation:
+            return frozenset()
+        return frozenset(ocr_form(key) for key in self.family_keys)
+
+    @functools.cached_property
+    def script(self) -> Script:
+        """The script the name is written in."""
+        if self.organisation:
+            return "latin"
+        return script_of(f"{self.written_family} {self.written_given}")
+
+    @functools.cached_property
+    def latin_family(self) -> str:
+        """The family name romanised ("박" → "bag")."""
+        return latin_key(self.written_family) if not self.organisation else ""
+
+    @functools.cached_property
+    def latin_given(self) -> str:
+        """The given names romanised."""
+        return latin_key(self.written_given) if not self.organisation else ""
+
+    @functools.cached_property
+    def wholes(self) -> frozenset[str]:
+        """For a name written without a space (박은지, 罗浩然), the whole name both ways."""
+        if self.script not in UNSPACED_SCRIPTS:
+            return frozenset()
+        family, given = self.whole_family, self.given
+        return frozenset({family + given, given + family})
 
 
 #: a person's fields (family, given, particle, suffix, is an organisation): a cache key
@@ -149,26 +186,17 @@ def _reduced(family: str, given: str, particle: str, suffix: str, organisation: 
         core.pop(0)
     keys.add("".join(core))
     initials = "".join(word[0] for word in given_words)
-    family_keys = frozenset(key for key in keys if key)
-    script = script_of(f"{family} {given}")
-    wholes: frozenset[str] = frozenset()
-    if script in UNSPACED_SCRIPTS:
-        joined_family, joined_given = "".join(family_words), "".join(given_words)
-        wholes = frozenset({joined_family + joined_given, joined_given + joined_family})
     return _Name(
         display=f"{particle} {family}".strip() or given,
-        family_keys=family_keys,
+        family_keys=frozenset(key for key in keys if key),
         family_words=tuple(core),
         all_words=frozenset(family_words) | frozenset(given_words),
         initials=initials,
         given="".join(given_words),
         organisation=False,
-        ocr_long=frozenset(ocr_form(key) for key in family_keys if len(key) > 1),
-        ocr_all=frozenset(ocr_form(key) for key in family_keys),
-        script=script,
-        latin_family=latin_key(family),
-        latin_given=latin_key(given),
-        wholes=wholes,
+        written_family=family,
+        written_given=given,
+        whole_family="".join(family_words),
     )
 
 

@@ -118,7 +118,7 @@ async def run_slices(
     is shut down. `total` is what `progress` is told to expect."""
     loop = asyncio.get_running_loop()
     pending = iter(references)
-    running: deque[asyncio.Future[AuditReport]] = deque()
+    running: deque[tuple[asyncio.Future[_Returned], list[Reference]]] = deque()
     merged: AuditReport | None = None
     done = 0
     try:
@@ -126,13 +126,14 @@ async def run_slices(
             while len(running) < ahead and (
                 part := list(itertools.islice(pending, SLICE_REFERENCES))
             ):
-                future = asyncio.wrap_future(pool.submit(_audit_slice, part), loop=loop)
+                future = asyncio.wrap_future(pool.submit(_audit_returned, part), loop=loop)
                 # Once one slice fails, the others fail alike (a broken pool): one error is told.
                 future.add_done_callback(_retrieved)
-                running.append(future)
+                running.append((future, part))
             if not running:
                 break
-            report = await running.popleft()
+            future, part = running.popleft()
+            report = _with_references(await future, part)
             done += len(report.results)
             if on_batch:
                 report.results = list(on_batch(report.results))
@@ -148,7 +149,7 @@ async def run_slices(
     return merged
 
 
-def _retrieved(future: asyncio.Future[AuditReport]) -> None:
+def _retrieved(future: asyncio.Future[_Returned]) -> None:
     if not future.cancelled():
         future.exception()
 
@@ -198,6 +199,35 @@ def _audit_slice(references: list[Reference]) -> AuditReport:
         raise _worker
     assert _worker is not None, "slices run only in workers started by _start_worker"
     return _worker.audit(references)
+
+
+#: A slice's report, and for each result whether its reference is the one the parent sent
+#: (then replaced by `_SENT` on the way back).
+_Returned = tuple[AuditReport, list[bool]]
+#: Stands for a reference the parent holds already.
+_SENT = Reference(key="")
+
+
+def _audit_returned(references: list[Reference]) -> _Returned:
+    """`_audit_slice`, its results sent back without the references the parent holds:
+    pickled a second time and unpickled, they cost the parent as much as the results."""
+    report = _audit_slice(references)
+    if len(report.results) != len(references):
+        return report, [False] * len(report.results)
+    sent = [r.reference is given for r, given in zip(report.results, references, strict=True)]
+    for result, same in zip(report.results, sent, strict=True):
+        if same:
+            result.reference = _SENT
+    return report, sent
+
+
+def _with_references(returned: _Returned, references: list[Reference]) -> AuditReport:
+    """The slice's report with the references it was sent put back in their results."""
+    report, sent = returned
+    for result, given, same in zip(report.results, references, sent, strict=False):
+        if same:
+            result.reference = given
+    return report
 
 
 def _context() -> multiprocessing.context.BaseContext:

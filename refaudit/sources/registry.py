@@ -11,6 +11,7 @@ imported only when a run opens the source.
 
 from __future__ import annotations
 
+import functools
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
@@ -209,8 +210,10 @@ def order(source: str) -> int:
     return SOURCE_NAMES.index(source) if source in BY_NAME else len(SOURCE_NAMES)
 
 
+@functools.cache
 def stages(kind: Literal["title", "free_text"]) -> tuple[tuple[str, ...], ...]:
-    """Search stages: names per stage, each stage asked only if the earlier ones left it open."""
+    """Search stages: names per stage, each stage asked only if the earlier ones left it open
+    (the registry is fixed: worked out once, not for every reference's search plan)."""
     attribute = "search_stage" if kind == "title" else "free_text_stage"
     numbers = sorted({getattr(e, attribute) for e in SOURCES if getattr(e, attribute) is not None})
     return tuple(
