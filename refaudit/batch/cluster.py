@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from refaudit.batch.job import BatchLine, audit_one
+from refaudit.collector import collect_less
 from refaudit.config import Settings
 from refaudit.errors import RefauditError
 from refaudit.sources import registry
@@ -119,6 +120,7 @@ class Auditor:
     """
 
     def __init__(self, settings: Settings, limiters: dict[str, Any]) -> None:
+        collect_less()
         self._settings = settings
         self._limiters = limiters
 

@@ -26,6 +26,7 @@ from refaudit.cli import (
     sources,
 )
 from refaudit.cli.common import RefauditGroup, use_plain_type_labels
+from refaudit.collector import collect_less
 
 use_plain_type_labels()
 
@@ -90,6 +91,7 @@ def main(args: list[str] | None = None) -> None:
     debug = "--debug" in head or os.environ.get("REFAUDIT_DEBUG", "") not in ("", "0")
     if "--debug" in head:
         argv.remove("--debug")
+    collect_less()
     try:
         app(argv, prog_name="refaudit")
     except Exception as error:  # noqa: BLE001 - the one place every bug surfaces

@@ -25,6 +25,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor
 
+from refaudit.collector import collect_less
 from refaudit.config import MIRROR_SOURCE, Settings
 from refaudit.models import AuditReport, Reference, Result, RunStats
 from refaudit.pipeline import Stores, audit_with
@@ -166,6 +167,7 @@ class _Worker:
         self.clients = contextlib.AsyncExitStack()
         opening = open_sources(settings, RunStats())
         self.sources = self.loop.run_until_complete(self.clients.enter_async_context(opening))
+        collect_less()
         #: closes everything once: when the worker process exits, or when called
         self.close = multiprocessing.util.Finalize(self, self._close, exitpriority=10)
 
