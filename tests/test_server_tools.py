@@ -213,6 +213,32 @@ async def test_get_bibtex_needs_identifiers_or_works() -> None:
     assert "at most 100 items" in error_text(too_many)
 
 
+@pytest.mark.parametrize(
+    ("field", "value", "complaint"),
+    [
+        ("doi", "10.1/" + "x" * 400, "at most 300 characters"),
+        ("venue", "Journal of " + "Widgets " * 300, "at most 2000 characters"),
+        ("pmid", "1" * 50, "at most 20 characters"),
+        ("year", 20222, "less than or equal to 2999"),
+    ],
+)
+async def test_get_bibtex_refuses_metadata_beyond_the_bounds_verify_reference_has(
+    field: str, value: object, complaint: str
+) -> None:
+    """A work given as metadata is bounded field by field as a citation is."""
+    work = {"title": "Widget tolerance in humid climates", field: value}
+    fake = upstreams(WIDGETS)
+    async with connected(settings_for(), fake) as client:
+        as_metadata = await client.call_tool("get_bibtex", {"works": [work]})
+        as_citation = await client.call_tool(
+            "verify_reference", {"title": work["title"], field: value}
+        )
+
+    assert complaint in error_text(as_metadata)
+    assert complaint in error_text(as_citation)
+    assert fake.requests == []
+
+
 def long_abstract_openalex() -> dict[str, Any]:
     words = [f"word{n}" for n in range(400)]
     return openalex_work(

@@ -22,9 +22,6 @@ from refaudit.sources import sharing
 
 T = TypeVar("T")
 
-#: Longest free-text citation, title or identifier a tool takes.
-MAX_CITATION_CHARS = 2_000
-
 
 def server_state(ctx: Context) -> ServerState:
     """The state the server's lifespan yielded (settings, shared sources, health)."""

@@ -16,7 +16,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from refaudit.models import Person, Work
 from refaudit.novelty import MAX_CONTEXT_CHARS, MAX_IDEA_CHARS, NoveltyReport
 from refaudit.report import BibtexResults, PaperDetailsResult, SearchResults
-from refaudit.server.calling import MAX_CITATION_CHARS, counted, server_state
+from refaudit.server import bounds
+from refaudit.server.calling import counted, server_state
 from refaudit.sources import registry
 
 #: Most identifiers or metadata objects get_bibtex takes.
@@ -32,20 +33,20 @@ class PaperMetadata(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    title: str = Field(min_length=1, max_length=MAX_CITATION_CHARS)
+    title: bounds.GivenText
     authors: list[str | Person] = Field(default_factory=list, max_length=500)
-    year: int | None = Field(None, ge=1000, le=2999)
+    year: bounds.Year | None = None
     date: str | None = None
     type: str | None = Field(None, description="journal-article, proceedings-article, …")
-    venue: str | None = None
-    publisher: str | None = None
+    venue: bounds.CitationText | None = None
+    publisher: bounds.CitationText | None = None
     volume: str | None = None
     issue: str | None = None
     pages: str | None = None
-    doi: str | None = None
-    arxiv_id: str | None = None
-    pmid: str | None = None
-    url: str | None = None
+    doi: bounds.Doi | None = None
+    arxiv_id: bounds.ArxivId | None = None
+    pmid: bounds.Pmid | None = None
+    url: bounds.Url | None = None
     isbn: list[str] = Field(default_factory=list)
 
 
@@ -54,8 +55,8 @@ async def search_references(
     query: Annotated[
         str, Field(min_length=1, max_length=1_000, description="title words, authors, topic")
     ],
-    year_from: Annotated[int | None, Field(ge=1000, le=2999)] = None,
-    year_to: Annotated[int | None, Field(ge=1000, le=2999)] = None,
+    year_from: bounds.Year | None = None,
+    year_to: bounds.Year | None = None,
     sources: Annotated[
         list[SourceName] | None,
         Field(
@@ -103,7 +104,7 @@ def _shortened(work: Work) -> Work:
 async def get_bibtex(
     ctx: Context,
     identifiers: Annotated[
-        list[Annotated[str, Field(min_length=1, max_length=MAX_CITATION_CHARS)]] | None,
+        list[bounds.GivenText] | None,
         Field(
             max_length=MAX_IDENTIFIERS,
             description="DOIs, arXiv ids, PMIDs, S2/OpenAlex ids or exact titles",
@@ -173,7 +174,7 @@ async def paper_details(
         str,
         Field(
             min_length=1,
-            max_length=MAX_CITATION_CHARS,
+            max_length=bounds.MAX_CITATION_CHARS,
             description="DOI, arXiv id, PMID, S2/OpenAlex id or title",
         ),
     ],

@@ -14,14 +14,13 @@ from pydantic import Field
 
 from refaudit.report import DoiIntegrity, NoticeDetails, RetractionCheck, RetractionList
 from refaudit.retractions.store import CREDIT
+from refaudit.server import bounds
 from refaudit.server.calling import counted, in_thread, pipeline, server_state
 
 
 async def check_retractions(
     ctx: Context,
-    dois: Annotated[
-        list[Annotated[str, Field(max_length=300)]], Field(min_length=1, max_length=500)
-    ],
+    dois: Annotated[list[bounds.Doi], Field(min_length=1, max_length=500)],
 ) -> RetractionCheck:
     """Screen DOIs for retractions, withdrawals, expressions of concern and corrections.
 
@@ -130,9 +129,7 @@ async def search_retractions(
 
 async def get_notice(
     ctx: Context,
-    notice_doi: Annotated[
-        str, Field(max_length=300, description="DOI of the retraction/correction notice")
-    ],
+    notice_doi: Annotated[bounds.Doi, Field(description="DOI of the retraction/correction notice")],
 ) -> NoticeDetails:
     """A retraction or correction notice by its DOI, and the papers it concerns."""
     from refaudit import retractions

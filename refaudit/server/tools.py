@@ -25,7 +25,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from refaudit.models import AuditReport, Bibliography, Reference
 from refaudit.report import CorrectedBibliography, FixedEntry, LeftEntry, ReferenceResult, Report
-from refaudit.server.calling import MAX_CITATION_CHARS, in_thread, pipeline, server_state
+from refaudit.server import bounds
+from refaudit.server.calling import in_thread, pipeline, server_state
 from refaudit.server.discovery import assess_novelty, get_bibtex, paper_details, search_references
 from refaudit.server.retractions import (
     check_retractions,
@@ -51,16 +52,16 @@ class CitationFields(BaseModel):
     key: str | None = Field(
         default=None, max_length=200, description="your key for it (default refN)"
     )
-    title: str | None = Field(default=None, max_length=MAX_CITATION_CHARS)
+    title: bounds.CitationText | None = None
     authors: list[str] | None = Field(
         default=None, max_length=500, description='"Given Family" or "Family, Given" per author'
     )
-    year: int | None = Field(default=None, ge=1000, le=2999)
-    venue: str | None = Field(default=None, max_length=MAX_CITATION_CHARS)
-    doi: str | None = Field(default=None, max_length=300)
-    arxiv_id: str | None = Field(default=None, max_length=100)
-    pmid: str | None = Field(default=None, max_length=20)
-    url: str | None = Field(default=None, max_length=2_000)
+    year: bounds.Year | None = None
+    venue: bounds.CitationText | None = None
+    doi: bounds.Doi | None = None
+    arxiv_id: bounds.ArxivId | None = None
+    pmid: bounds.Pmid | None = None
+    url: bounds.Url | None = None
 
 
 def citation_reference(
@@ -173,26 +174,25 @@ async def verify_reference(
     citation: Annotated[
         str | None,
         Field(
-            max_length=MAX_CITATION_CHARS,
+            max_length=bounds.MAX_CITATION_CHARS,
             description="the whole citation as free text, in any common style",
         ),
     ] = None,
-    title: Annotated[str | None, Field(max_length=MAX_CITATION_CHARS)] = None,
+    title: bounds.CitationText | None = None,
     authors: Annotated[
         list[str] | None,
         Field(
             max_length=500, description='one string per author: "Given Family" or "Family, Given"'
         ),
     ] = None,
-    year: Annotated[int | None, Field(ge=1000, le=2999)] = None,
+    year: bounds.Year | None = None,
     venue: Annotated[
-        str | None,
-        Field(max_length=MAX_CITATION_CHARS, description="journal, conference or book"),
+        bounds.CitationText | None, Field(description="journal, conference or book")
     ] = None,
-    doi: Annotated[str | None, Field(max_length=300)] = None,
-    arxiv_id: Annotated[str | None, Field(max_length=100)] = None,
-    pmid: Annotated[str | None, Field(max_length=20)] = None,
-    url: Annotated[str | None, Field(max_length=2_000)] = None,
+    doi: bounds.Doi | None = None,
+    arxiv_id: bounds.ArxivId | None = None,
+    pmid: bounds.Pmid | None = None,
+    url: bounds.Url | None = None,
 ) -> ReferenceResult:
     """Check one citation against the scholarly sources and screen it for retractions.
 
@@ -226,7 +226,7 @@ async def verify_reference(
 async def verify_references(
     ctx: Context,
     references: Annotated[
-        list[Annotated[str, Field(min_length=1, max_length=MAX_CITATION_CHARS)] | CitationFields],
+        list[bounds.GivenText | CitationFields],
         Field(
             min_length=1,
             max_length=MAX_REFERENCES,
