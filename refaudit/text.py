@@ -61,11 +61,42 @@ def latex_to_text(value: str) -> str:
         # Users mean a bare & or % literally; LaTeX would drop it (alignment tab, comment).
         text = _BARE_SPECIAL.sub(r"\\\1", text)
         try:
-            text = _converter().latex_to_text(text)  # type: ignore[attr-defined]
+            text = _pylatexenc_text(text)
         except Exception:  # noqa: BLE001 - pylatexenc fails on some malformed markup
             text = re.sub(r"\\[a-zA-Z]+\*?|\\(.)", r"\1", text)
     text = _BRACES.sub("", text)
     return _SPACES.sub(" ", text.replace("\xa0", " ")).strip()
+
+
+# One accented or special letter, as names and titles write them: `{\'e}`, `{\"{o}}`,
+# `{\c{c}}`, `{\c c}`, `{\ss}`, `{\'\i}`, `\'e`, `\"{o}`; and `\&`, `\%`, `\$`, `\#`, `\_`.
+_LETTER_ARGUMENT = r"(?:[A-Za-z]|\\[ij](?![A-Za-z]))"
+_LETTER = re.compile(
+    r"(\{\\(?:[`'^\"~=.](?:\s*" + _LETTER_ARGUMENT + r"|\{" + _LETTER_ARGUMENT + r"\})"
+    r"|[A-Za-z]+(?:\s*\{" + _LETTER_ARGUMENT + r"?\}|\s+[A-Za-z])?)\}"
+    r"|\\[`'^\"~=.](?:[A-Za-z]|\{" + _LETTER_ARGUMENT + r"\})"
+    r"|\\[&%$#_])"
+)
+# What pylatexenc reads as more than its own characters, outside those letters.
+_LATEX_SPECIAL = re.compile(r"[\\$~%#^_`&]|--|''")
+
+
+def _pylatexenc_text(text: str) -> str:
+    """pylatexenc's reading of `text` (a millisecond a call), braces aside.
+
+    Where the LaTeX in it is only letters such as `{\'e}` between plain words, each
+    letter is read alone and remembered: a group or a control symbol cannot change the
+    words around it, so the text is the same once `latex_to_text` drops the braces.
+    """
+    pieces = _LETTER.split(text)
+    if any(_LATEX_SPECIAL.search(plain) for plain in pieces[::2]):
+        return _converter().latex_to_text(text)  # type: ignore[attr-defined]
+    return "".join(piece if n % 2 == 0 else _letter(piece) for n, piece in enumerate(pieces))
+
+
+@functools.lru_cache(maxsize=4096)
+def _letter(markup: str) -> str:
+    return _converter().latex_to_text(markup)  # type: ignore[attr-defined]
 
 
 def unwrap_href(text: str, *, keep_url: bool = False) -> str:

@@ -79,6 +79,24 @@ def test_latex_to_text(latex: str, text: str) -> None:
 
 
 @pytest.mark.parametrize(
+    ("latex", "text"),
+    [
+        (r"Proen{\c{c}}a and Kantarc{\i}o{\u{g}}lu", "Proença and Kantarcıoğlu"),
+        (r"{\.I}. Ba{\c{s}}er, D{\'{\i}}az, K{\'\i}rk", "İ. Başer, Díaz, Kírk"),
+        (r"{D{\'i}az Romero} and Gro{\ss} e", "Díaz Romero and Groß e"),
+        (r"{{\v S}vanda} {\L}{\'o}d{\'z} {\aa}{\O}", "Švanda Łódź åØ"),
+        (r"Banking \& Finance, 100\% {III.} Teil", "Banking & Finance, 100% III. Teil"),
+        (r"M\"{u}ller \'Etienne {\H{o}} {\~n} {\textit{a}}b", "Müller Étienne ő ñ ab"),
+        (r"{\'e}---and {\'e} $x$", "é—and é x"),
+    ],
+)
+def test_accented_letters_read_alone_read_as_in_their_text(latex: str, text: str) -> None:
+    """Letters like {\\'e} between plain words are converted one at a time; where anything
+    else is LaTeX (a dash, math), the whole string goes to pylatexenc as before."""
+    assert latex_to_text(latex) == text
+
+
+@pytest.mark.parametrize(
     ("bibtex", "display"),
     [
         ("Maria dos Santos", "Maria dos Santos"),
