@@ -8,6 +8,7 @@ written (they are already LaTeX).
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -249,8 +250,12 @@ def corrected_entry(reference: Reference, work: Work, findings: list[Finding]) -
     fields = dict(_lower_keys(reference.fields))
     if entry_type != reference.entry_type.lower():
         fields = _rename_venue_field(fields, entry_type)
-    from_work = work_fields(work, entry_type)
     venue_field = _VENUE_FIELD.get(entry_type, "howpublished")
+
+    @functools.cache
+    def from_work() -> dict[str, str]:
+        # Written only when a finding takes a field from the record: most take none.
+        return work_fields(work, entry_type)
 
     for finding in findings:
         if finding.suppressed or finding.code not in FIXABLE_CODES:
@@ -258,13 +263,13 @@ def corrected_entry(reference: Reference, work: Work, findings: list[Finding]) -
         reported = finding.field or ""
         name = _BIBTEX_FIELD.get(reported, reported)
         if name == "year":
-            _correct_year(fields, _stated_year(finding) or from_work.get("year"))
+            _correct_year(fields, _stated_year(finding) or from_work().get("year"))
             continue
         if name == "venue":
             name = next((n for n in ("journal", "booktitle") if n in fields), venue_field)
             replacement = escape_latex(work.venue) if work.venue else None
         else:
-            replacement = from_work.get(name)
+            replacement = from_work().get(name)
         if not name:
             continue
         if replacement:
