@@ -261,6 +261,38 @@ def test_names_in_reading_order_after_a_given_name_and_initial() -> None:
     assert ref.title == "Sparse probing of language models"
 
 
+@pytest.mark.parametrize(
+    ("text", "title", "venue", "families"),
+    [
+        (
+            "Nadia Okafor, J. Lindqvist, and Tomas R Berg. 2019. Seasonal drift of "
+            "groundwater nitrate in glacial aquifers. Water Research 161, 4 (2019), 112–120. "
+            "https://doi.org/10.1016/j.watres.2019.05.001",
+            "Seasonal drift of groundwater nitrate in glacial aquifers",
+            "Water Research",
+            ["Okafor", "Lindqvist", "Berg"],
+        ),
+        (
+            "Keiko Mori, R. Ashworth, and L. Fenn. 2021. Ranking under uncertainty. "
+            "Annals of Applied Statistics (2021).",
+            "Ranking under uncertainty",
+            "Annals of Applied Statistics",
+            ["Mori", "Ashworth", "Fenn"],
+        ),
+    ],
+    ids=["with-locator", "venue-and-year-only"],
+)
+def test_acm_author_year_with_an_initial_led_name_is_not_a_title_less_citation(
+    text: str, title: str, venue: str, families: list[str]
+) -> None:
+    # "Nadia Okafor, J." has the shape of an inverted ACS name; the title after the
+    # year says this is ACM's author-year list, names in reading order.
+    ref = parse_freetext(text, key="k")
+    assert ref.title == title
+    assert ref.venue == venue
+    assert [p.family for p in ref.authors] == families
+
+
 def test_nature_style() -> None:
     ref = parse_freetext(
         r"LeCun, Y., Bengio, Y. \& Hinton, G. Deep learning. \emph{Nature} \textbf{521}, "

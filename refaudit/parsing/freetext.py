@@ -262,8 +262,14 @@ def read_style(text: str) -> _Parts:
             tail=titleless.group("tail") or "",
         )
     # ACS sets the journal and volume in italics: the marks only get in the way here.
+    # The year is followed by the volume, or ends the citation: words after it ("Smith,
+    # J. 2015. A title. Venue (2015).") are a title, and the "venue" was more names.
     acs = _TITLELESS_ACS.match(re.sub(f"[{EMPH_OPEN}{EMPH_CLOSE}]", "", bare))
-    if acs and _is_abbreviation(acs.group("venue"), whole=True):
+    if (
+        acs
+        and _is_abbreviation(acs.group("venue"), whole=True)
+        and not re.match(r"[\s.,;:]*[^\W\d_]", acs.group("tail"))
+    ):
         return _read_acs(acs)
     marked = read_marked(bare)
     if marked:
