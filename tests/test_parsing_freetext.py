@@ -293,6 +293,13 @@ def test_acm_author_year_with_an_initial_led_name_is_not_a_title_less_citation(
     assert [p.family for p in ref.authors] == families
 
 
+def test_an_acs_volume_in_roman_numerals_keeps_the_citation_title_less() -> None:
+    ref = parse_freetext("Harlow, P. J. J. Am. Acad. Relig. 1951, XIX, 88–93.", key="k")
+    assert ref.title is None
+    assert ref.venue == "J. Am. Acad. Relig."
+    assert [p.family for p in ref.authors] == ["Harlow"]
+
+
 def test_nature_style() -> None:
     ref = parse_freetext(
         r"LeCun, Y., Bengio, Y. \& Hinton, G. Deep learning. \emph{Nature} \textbf{521}, "

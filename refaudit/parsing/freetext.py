@@ -141,6 +141,9 @@ _TITLELESS_ACS = re.compile(
     rf"(?P<venue>[^\d;“”{EMPH_OPEN}{EMPH_CLOSE}]+?)\s+(?P<year>{YEAR}),?\s*"
     r"(?P<tail>(?:[^()]|\(\d+\))*?)\.?$"
 )
+# Words after an ACS year, where the volume (in digits or Roman numerals: "1943, XI,
+# 104–106") belongs: a title ("Smith, J. 2015. A title. Venue (2015).").
+_WORDS_AFTER_YEAR = re.compile(r"[\s.,;:]*(?![IVXLCDM]+,)[^\W\d_]")
 _PAGES_ALONE = re.compile(r"(?P<pages>\d+\s*[–-]\s*\d+)")
 # A journal's abbreviation keeps at most one unabbreviated lower-case word ("Z. fur
 # Psychosom. Med."); a title has more.
@@ -262,13 +265,12 @@ def read_style(text: str) -> _Parts:
             tail=titleless.group("tail") or "",
         )
     # ACS sets the journal and volume in italics: the marks only get in the way here.
-    # The year is followed by the volume, or ends the citation: words after it ("Smith,
-    # J. 2015. A title. Venue (2015).") are a title, and the "venue" was more names.
+    # Words after the year are a title, and the "venue" before it was more names.
     acs = _TITLELESS_ACS.match(re.sub(f"[{EMPH_OPEN}{EMPH_CLOSE}]", "", bare))
     if (
         acs
         and _is_abbreviation(acs.group("venue"), whole=True)
-        and not re.match(r"[\s.,;:]*[^\W\d_]", acs.group("tail"))
+        and not _WORDS_AFTER_YEAR.match(acs.group("tail"))
     ):
         return _read_acs(acs)
     marked = read_marked(bare)
