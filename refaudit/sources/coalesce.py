@@ -22,12 +22,19 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from refaudit.sources.pacing import request_priority
 
+if TYPE_CHECKING:
+    from refaudit.sources.client import SourceClient
+
 Q = TypeVar("Q")
 A = TypeVar("A")
+
+#: How long the first call of a batch waits for others, in the client's slowest pool's
+#: intervals: no longer than it could wait in that pool's queue.
+LINGER_INTERVALS = 5
 
 
 @dataclass
@@ -146,3 +153,15 @@ class Coalescer(Generic[Q, A]):
         for answer, result in zip(batch.waiting, answers, strict=True):
             if not answer.done():
                 answer.set_result(result)
+
+
+def client_coalescer(
+    client: SourceClient,
+    send: Callable[[list[Q]], Awaitable[Sequence[A]]],
+    fits: Callable[[list[Q]], bool],
+) -> Coalescer[Q, A]:
+    """A `Coalescer` on `client`'s clock whose batches linger `LINGER_INTERVALS` of its
+    slowest pool."""
+    return Coalescer(
+        send, fits, lambda: LINGER_INTERVALS / client.slowest_rps, client.now, client.pause
+    )

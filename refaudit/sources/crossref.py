@@ -40,7 +40,7 @@ from refaudit.models import Notice, Person, Work
 from refaudit.notices import WITHDRAWING_KINDS, normalize_notice_kind
 from refaudit.sources.base import SearchQuery, Source, all_at_once
 from refaudit.sources.client import SourceClient
-from refaudit.sources.coalesce import Coalescer
+from refaudit.sources.coalesce import Coalescer, client_coalescer
 from refaudit.sources.mapping import (
     as_int,
     first_text,
@@ -62,9 +62,6 @@ MAX_FILTER_CHARS = 3000
 #: a DOI, such as `(`, `;` or `<`, is escaped).
 FILTER_LITERAL = ":/,"
 RATE_LIMIT = RateLimit(rps=5, burst=1, concurrency=1)
-#: How long a DOI asked about alone waits for others to share its filter, in the list
-#: pool's intervals.
-LINGER_INTERVALS = 5
 
 #: Fields refaudit reads; `select` keeps list answers a few KB per item.
 SELECT_FIELDS = (
@@ -125,8 +122,8 @@ class CrossrefSource(Source):
         self._mailto = settings.mailto
         token = settings.api_key(NAME)
         self._headers = {"Crossref-Plus-API-Token": f"Bearer {token}"} if token else None
-        self._dois: Coalescer[str, dict[str, Work]] = Coalescer(
-            self._lookup_together, _fits_one_filter, self._linger, client.now, client.pause
+        self._dois: Coalescer[str, dict[str, Work]] = client_coalescer(
+            client, self._lookup_together, _fits_one_filter
         )
 
     def id_batches(self, keys: list[str]) -> list[list[str]]:
@@ -176,9 +173,6 @@ class CrossrefSource(Source):
             )
         records = {doi: work for doi, (work, _item) in found.items()}
         return [records] * len(dois)
-
-    def _linger(self) -> float:
-        return LINGER_INTERVALS / self.client.slowest_rps
 
     async def search(self, query: SearchQuery) -> list[Work]:
         text = query.text()

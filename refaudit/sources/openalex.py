@@ -44,7 +44,7 @@ from refaudit.models import Person, Work
 from refaudit.names import person_from_name
 from refaudit.sources.base import SearchQuery, Source, all_at_once
 from refaudit.sources.client import SourceClient
-from refaudit.sources.coalesce import Coalescer
+from refaudit.sources.coalesce import Coalescer, client_coalescer
 from refaudit.sources.mapping import (
     as_dict,
     as_dicts,
@@ -67,8 +67,6 @@ RATE_LIMIT = RateLimit(rps=10, burst=5, concurrency=5)
 MAX_SEARCH_CHARS = 3000
 #: Works a batched title search asks for: OpenAlex's largest page.
 BATCH_PAGE = 200
-#: How long a title search waits for others to share its request, in the pool's intervals.
-LINGER_INTERVALS = 5
 #: Search syntax (phrases, grouping, operators): a title holding any is searched alone.
 _BOOLEAN_SYNTAX = re.compile(r'[()"]|\b(?:AND|OR|NOT)\b')
 _WORD = re.compile(r"[^\W_]+")
@@ -112,8 +110,8 @@ class OpenAlexSource(Source):
         if settings.api_key(NAME):
             self._auth.append(("api_key", settings.api_key(NAME)))
         self._offline = settings.offline
-        self._titles: Coalescer[_TitleSearch, list[Work]] = Coalescer(
-            self._search_titles, _fits_one_search, self._linger, client.now, client.pause
+        self._titles: Coalescer[_TitleSearch, list[Work]] = client_coalescer(
+            client, self._search_titles, _fits_one_search
         )
 
     def id_batches(self, keys: list[str]) -> list[list[str]]:
@@ -169,9 +167,12 @@ class OpenAlexSource(Source):
 
     def _title_params(self, asked: _TitleSearch) -> list[tuple[str, Any]]:
         """The parameters of `asked` searched on its own (also its key in the cache)."""
+        return self._search_params(asked.text, asked.limit)
+
+    def _search_params(self, search: str, per_page: int) -> list[tuple[str, Any]]:
         return [
-            ("search", asked.text),
-            ("per_page", asked.limit),
+            ("search", search),
+            ("per_page", per_page),
             ("select", ",".join(SELECT_FIELDS)),
             *self._auth,
         ]
@@ -180,19 +181,11 @@ class OpenAlexSource(Source):
         fetched = await self.client.get("/works", self._title_params(asked), ttl="search")
         return [to_work(item) for item in _results(fetched)]
 
-    def _linger(self) -> float:
-        return LINGER_INTERVALS / self.client.slowest_rps
-
     async def _search_titles(self, batch: list[_TitleSearch]) -> list[list[Work]]:
         """Each title search of `batch`'s works, from one request where they share it."""
         if len(batch) == 1:
             return [await self._search_one(batch[0])]
-        params = [
-            ("search", " OR ".join(f"({asked.text})" for asked in batch)),
-            ("per_page", BATCH_PAGE),
-            ("select", ",".join(SELECT_FIELDS)),
-            *self._auth,
-        ]
+        params = self._search_params(_batch_search(batch), BATCH_PAGE)
         fetched = await self.client.get("/works", params, ttl="search", cache=False)
         items = _results(fetched)
         count = as_int(
@@ -351,9 +344,13 @@ class _TitleSearch:
 _Held = dict[int, tuple[set[str], set[str]]]
 
 
+def _batch_search(batch: list[_TitleSearch]) -> str:
+    """One `search` for every title of `batch`: OpenAlex's boolean OR of each."""
+    return " OR ".join(f"({asked.text})" for asked in batch)
+
+
 def _fits_one_search(batch: list[_TitleSearch]) -> bool:
-    search = " OR ".join(f"({asked.text})" for asked in batch)
-    return len(quote(search, safe="")) <= MAX_SEARCH_CHARS
+    return len(quote(_batch_search(batch), safe="")) <= MAX_SEARCH_CHARS
 
 
 def _words(text: str) -> list[str]:
