@@ -15,6 +15,7 @@ import asyncio
 from collections import Counter
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 from refaudit import match, planner
 from refaudit.asking import Ledger, ask
@@ -26,6 +27,8 @@ from refaudit.sources import Sources, registry
 from refaudit.sources.base import SearchQuery, Source
 from refaudit.sources.doiorg import Registration
 from refaudit.sources.pacing import request_priority
+
+_T = TypeVar("_T")
 
 SEARCH_LIMIT = 5
 # A search's turn in its pool's queue (lower goes first; identifier look-ups are 0): a
@@ -132,17 +135,17 @@ async def gather_evidence(
     # mirror) have no request to hold back, and the hand-over would cost more than it saves.
     paced = bool(sources.clients)
 
+    async def matching(work: Callable[..., _T], *args: Any) -> _T:
+        return await asyncio.to_thread(work, *args) if paced else work(*args)
+
     async def search_one(item: Evidence) -> None:
-        if await asyncio.to_thread(needs_search, item) if paced else needs_search(item):
+        if await matching(needs_search, item):
             await _search(item, sources, feed)
         else:
             _decided_without_search(item, sources)
         item.sort_records()
         if decide is not None:
-            if paced:
-                await asyncio.to_thread(item.decide_early, decide)
-            else:
-                item.decide_early(decide)
+            await matching(item.decide_early, decide)
             _ride_for_screening(item, sources)
         if on_done:
             on_done()
