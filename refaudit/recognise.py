@@ -239,7 +239,7 @@ def _sole_author_in_venue(reference: Reference, work: Work) -> bool:
     return (
         same_name
         and _first_initial(cited.given) == _first_initial(found.given) != ""
-        and (_venue_abbreviated(reference, work))
+        and _venue_abbreviated(reference, work)
     )
 
 
