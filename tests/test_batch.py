@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from refaudit.batch import expand_inputs, run_batch
-from refaudit.batch.cluster import RateLimiter
+from refaudit.batch.cluster import LIMITER_PREFIX, RateLimiter
 from refaudit.cli import app
 from refaudit.config import load_settings
 from tests.mirror_dumps import BIBLIOGRAPHY, build_test_mirror
@@ -126,6 +126,13 @@ def test_the_ray_engine_audits_as_tasks_with_shared_limiters(
     overrides = {"sources": ["mirror", "crossref"], "mirror": str(mirror), "max_retries": 0}
     settings = load_settings(env=env, overrides=overrides)
     results = tmp_path / "ray.jsonl"
+    # The batch shares the named limiter it finds; this handle keeps it alive after the
+    # batch lets go of its own, so what it paced can still be read.
+    limiter = (
+        ray.remote(num_cpus=0)(RateLimiter)
+        .options(name=LIMITER_PREFIX + "crossref", get_if_exists=True)
+        .remote()
+    )
     summary = run_batch(expand_inputs([inputs]), settings, results, workers=2, engine="ray")
     assert sorted(line.status for line in summary.lines) == ["error", "ok", "ok"]
     assert summary.references == 3
@@ -133,7 +140,6 @@ def test_the_ray_engine_audits_as_tasks_with_shared_limiters(
     assert (
         invented["verdict"] == "unverified" and invented["sources"]["crossref"]["state"] == "failed"
     )
-    limiter = ray.get_actor("refaudit-limiter-crossref")
     assert ray.get(limiter.reservations.remote()) >= 1  # the worker's requests were paced
 
 
