@@ -303,9 +303,6 @@ def batch(args: argparse.Namespace) -> dict[str, object]:
     Inputs: `copies` of scale-1000 (they share every cached match) or `distinct`
     files of 250 entries cut from every public .bib set (no two alike).
     """
-    from refaudit.batch import expand_inputs, run_batch
-    from refaudit.config import load_settings
-
     dumps = export("world", args.work / "world")
     location = str(args.work / "world.sqlite3")
     if not Path(location).is_file():
@@ -314,9 +311,6 @@ def batch(args: argparse.Namespace) -> dict[str, object]:
     shutil.rmtree(inputs, ignore_errors=True)
     inputs.mkdir()
     count = _write_inputs(inputs, args.inputs, args.copies)
-    settings = load_settings(
-        overrides={"sources": ["mirror"], "mirror": location, "use_cache": False}
-    )
     out: dict[str, object] = {"inputs": args.inputs, "files": count}
     for engine in args.engines:
         for workers in (1, 2):
@@ -324,27 +318,58 @@ def batch(args: argparse.Namespace) -> dict[str, object]:
             results.unlink(missing_ok=True)
             with _ray_cluster(engine == "ray-cluster", workers) as address:
                 load = load_average()
-                started = time.monotonic()
-                summary = run_batch(
-                    expand_inputs([inputs]),
-                    settings,
-                    results,
-                    workers=workers,
-                    engine="local" if engine == "local" else "ray",
-                    ray_address=address,
+                references, errors, seconds = _fresh_batch(
+                    inputs, location, results, workers, engine, address
                 )
-                seconds = time.monotonic() - started
             out[f"{engine}-{workers}"] = {
-                "references": summary.references,
-                "errors": summary.errors,
+                "references": references,
+                "errors": errors,
                 "seconds": round(seconds, 1),
-                "refs_per_s": round(summary.references / seconds),
+                "refs_per_s": round(references / seconds),
                 "load": load,
             }
         one, two = out.get(f"{engine}-1"), out.get(f"{engine}-2")
         if isinstance(one, dict) and isinstance(two, dict):
             out[f"{engine}-speed-up"] = round(two["refs_per_s"] / one["refs_per_s"], 2)
     return out
+
+
+def _fresh_batch(
+    inputs: Path, location: str, results: Path, workers: int, engine: str, address: str | None
+) -> tuple[int, int, float]:
+    """One `run_batch` in a new process, as each `refaudit batch` command runs: a pool's
+    workers fork from it, and from this one they would inherit the matches cached by
+    the runs before. Returns references, errors and the batch's wall time."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=1, mp_context=context) as runner:
+        job = runner.submit(_timed_batch, inputs, location, results, workers, engine, address)
+        return job.result()
+
+
+def _timed_batch(
+    inputs: Path, location: str, results: Path, workers: int, engine: str, address: str | None
+) -> tuple[int, int, float]:
+    from refaudit.batch import expand_inputs, run_batch
+    from refaudit.collector import collect_less
+    from refaudit.config import load_settings
+
+    collect_less()  # the collector as the command sets it: one worker audits in this process
+    settings = load_settings(
+        overrides={"sources": ["mirror"], "mirror": location, "use_cache": False}
+    )
+    started = time.monotonic()
+    summary = run_batch(
+        expand_inputs([inputs]),
+        settings,
+        results,
+        workers=workers,
+        engine="local" if engine == "local" else "ray",
+        ray_address=address,
+    )
+    return summary.references, summary.errors, time.monotonic() - started
 
 
 def _write_inputs(folder: Path, kind: str, copies: int) -> int:

@@ -5,8 +5,8 @@ findings) that form no cycles, beside what lives for the whole run (the modules,
 the LTWA table, the results kept for the report). With Python's default thresholds
 the collector's passes over the long-lived objects took a quarter of a mirror-only
 audit's CPU. Only processes refaudit owns call this: the command, a long audit's
-worker processes, a batch's Ray workers; the library leaves its caller's collector
-as it found it.
+worker processes, a batch's worker processes and Ray workers; the library leaves
+its caller's collector as it found it.
 """
 
 from __future__ import annotations

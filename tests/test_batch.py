@@ -145,3 +145,42 @@ def test_the_ray_engine_audits_as_tasks_with_shared_limiters(
 
 def paper_report(summary: object) -> str:
     return next(line.report for line in summary.lines if line.input.endswith("main.tex"))  # type: ignore[attr-defined]
+
+
+def test_every_engine_and_worker_count_gives_the_same_lines_and_verdicts(
+    ray_cluster: None, inputs: Path, mirror: Path, tmp_path: Path
+) -> None:
+    settings = load_settings(overrides={"sources": ["mirror"], "mirror": str(mirror)})
+    runs = {
+        (engine, workers): run_batch(
+            expand_inputs([inputs]),
+            settings,
+            tmp_path / f"{engine}-{workers}.jsonl",
+            workers=workers,
+            engine=engine,  # type: ignore[arg-type]
+        )
+        for engine in ("local", "ray")
+        for workers in (1, 2)
+    }
+    seen = {run: outcome(summary) for run, summary in runs.items()}
+    lines, verdicts = seen["local", 1]
+    assert all(found == (lines, verdicts) for found in seen.values())
+    assert [line[1] for line in lines] == ["error", "ok", "ok"]
+    assert ("he2016", "verified") in verdicts[str(inputs / "clean.bib")]
+
+
+def outcome(summary: object) -> tuple[list[tuple[object, ...]], dict[str, list[tuple[str, str]]]]:
+    """What a batch found, whichever engine ran it: each input's line, each reference's verdict."""
+    lines = sorted(
+        (line.input, line.status, line.references, line.counts, line.failing, line.error)
+        for line in summary.lines  # type: ignore[attr-defined]
+    )
+    verdicts = {
+        line.input: [
+            (result["reference"]["key"], result["verdict"])
+            for result in json.loads(Path(line.report).read_text())["results"]
+        ]
+        for line in summary.lines  # type: ignore[attr-defined]
+        if line.report
+    }
+    return lines, verdicts

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Literal
 
 from refaudit.batch.job import BatchLine, audit_one
+from refaudit.collector import collect_less
 from refaudit.config import Settings
 from refaudit.errors import InputError
 from refaudit.parsing.files import SUPPORTED_SUFFIXES
@@ -159,7 +160,8 @@ def _run_local(
         for source, report_file in jobs:
             yield audit_one(source, settings, report_file)
         return
-    with ProcessPoolExecutor(max_workers=workers) as pool:
+    # Each worker tunes its collector as the command does (spawned workers start afresh).
+    with ProcessPoolExecutor(max_workers=workers, initializer=collect_less) as pool:
         futures = [pool.submit(audit_one, source, settings, target) for source, target in jobs]
         for future in as_completed(futures):
             yield future.result()

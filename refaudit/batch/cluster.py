@@ -62,11 +62,6 @@ def ray_module() -> Any:
     return ray
 
 
-#: Inputs queued on each worker behind the one it audits: it starts the next the moment
-#: one ends, instead of idling while the driver hears of it and sends another.
-QUEUED_PER_WORKER = 1
-
-
 def run_on_ray(
     jobs: list[tuple[str, str]], settings: Settings, workers: int, address: str | None
 ) -> Iterator[BatchLine]:
@@ -89,20 +84,19 @@ def run_on_ray(
             name: actor.options(name=LIMITER_PREFIX + name, get_if_exists=True).remote()
             for name in live
         }
-        # A worker that dies (its node lost) comes back, and its queued inputs are sent again.
+        # A worker that dies (its node lost) comes back, and the input it had is sent again.
         auditor = ray.remote(num_cpus=1, max_restarts=3, max_task_retries=3)(Auditor)
         auditors = [auditor.remote(settings, limiters) for _ in range(max(1, workers))]
-        queue = deque(jobs)
-        owner: dict[Any, int] = {}
-        queued = [0] * len(auditors)
-        while queue or owner:
-            for n, worker in enumerate(auditors):
-                while queue and queued[n] <= QUEUED_PER_WORKER:
-                    source, target = queue.popleft()
-                    owner[worker.audit.remote(source, target)] = n
-                    queued[n] += 1
-            finished, _ = ray.wait(list(owner), num_returns=1)
-            queued[owner.pop(finished[0])] -= 1
+        # Each input goes to the first worker that is free, never queued behind a busy
+        # one: a long input then holds up nothing but itself.
+        queue, idle = deque(jobs), deque(auditors)
+        running: dict[Any, Any] = {}
+        while queue or running:
+            while queue and idle:
+                worker = idle.popleft()
+                running[worker.audit.remote(*queue.popleft())] = worker
+            finished, _ = ray.wait(list(running), num_returns=1)
+            idle.append(running.pop(finished[0]))
             yield ray.get(finished[0])
     finally:
         for worker in auditors:
