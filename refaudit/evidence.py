@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
-from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -71,7 +71,7 @@ class Evidence(Ledger):
     early: tuple[tuple[object, ...], Result] | None = field(default=None, repr=False, compare=False)
     #: the DOI of the work the early verdict identified, and the Crossref look-up it rode
     #: along with (for the retraction screen: no part of the verdict)
-    screening: tuple[str, Awaitable[dict[str, Work]]] | None = field(
+    screening: tuple[str, asyncio.Future[dict[str, Work]]] | None = field(
         default=None, repr=False, compare=False
     )
 
@@ -326,8 +326,8 @@ def _free_source_failed(item: Evidence) -> bool:
 
 
 def _ride_for_screening(item: Evidence, sources: Sources) -> None:
-    """Ask Crossref about the DOI the early verdict identified in a look-up about to be
-    sent anyway (`Source.ride_doi`), so the screen need not ask for it at the end."""
+    """Ask Crossref about the DOI the early verdict identified in the next look-up sent
+    with room for it (`Source.ride_doi`), so the screen need not ask for it at the end."""
     crossref = sources.get("crossref")
     matched = item.early[1].matched if item.early is not None else None
     doi = (matched.doi or "").lower() if matched is not None else ""
@@ -350,36 +350,47 @@ def _needs_crossref_record(item: Evidence, doi: str) -> bool:
     return not known and not is_datacite_arxiv_doi(doi)
 
 
-async def complete_for_screening(wanted: list[tuple[Evidence, str]], sources: Sources) -> None:
+async def complete_for_screening(
+    wanted: list[tuple[Evidence, str]], sources: Sources, evidence: Sequence[Evidence] = ()
+) -> None:
     """Fetch Crossref's record for identified DOIs it has not given yet.
 
     A reference found by search (no DOI cited) still needs Crossref's `updated-by`
-    notices for the retraction screen. Where its DOI rode along with a look-up sent
-    during the search (`_ride_for_screening`), that answer is used; the rest go at
-    once, in one filter per ~100 DOIs. A record Crossref's own search returned
-    carries the notices already (the same fields are selected), so its DOI is not
-    asked for again.
+    notices for the retraction screen. Its DOI rode along with a look-up sent during
+    the search where one had room (`_ride_for_screening`); the rest go now, together,
+    in one filter per ~100 DOIs, and a DOI whose ride failed is asked again after them.
+    A ride the final verdict no longer rests on (of any reference in `evidence`) is
+    called off. A record Crossref's own search returned carries the notices already
+    (the same fields are selected), so its DOI is not asked for again.
     """
     crossref = sources.get("crossref")
-    pending: dict[str, list[Evidence]] = {}
+    if crossref is None:
+        return
+    kept = {id(item): doi for item, doi in wanted}
+    for item in [*evidence, *(item for item, _ in wanted)]:
+        if item.screening is not None and kept.get(id(item)) != item.screening[0]:
+            item.screening[1].cancel()
+            item.screening = None
+    wanted = [(item, doi) for item, doi in wanted if _needs_crossref_record(item, doi)]
     for item, doi in wanted:
-        if crossref is None or not _needs_crossref_record(item, doi):
-            continue
-        if item.screening is not None and item.screening[0] == doi:
+        if item.screening is None and (ride := crossref.ride_doi(doi)) is not None:
+            item.screening = (doi, asyncio.ensure_future(ride))
+    crossref.release_rides()
+    again: dict[str, list[Evidence]] = {}
+    for item, doi in wanted:
+        if item.screening is not None:
             found = await ask(item, "crossref", item.screening[1])
             if found is not None:
                 item.candidates.extend([found[doi]] if doi in found else [])
                 continue
-        pending.setdefault(doi, []).append(item)
-    if not pending or crossref is None:
-        return
+        again.setdefault(doi, []).append(item)
     # Each DOI on its own (so each is in the cache on its own, whatever rode along in this
     # run), sent together at once.
     asked = [
         ask(items, "crossref", crossref.lookup_doi(doi, at_once=True))
-        for doi, items in pending.items()
+        for doi, items in again.items()
     ]
-    for items, work in zip(pending.values(), await asyncio.gather(*asked), strict=True):
+    for items, work in zip(again.values(), await asyncio.gather(*asked), strict=True):
         if work is not None:
             for item in items:
                 item.candidates.append(work)

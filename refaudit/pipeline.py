@@ -178,7 +178,7 @@ async def _audit_batch(
         if result.matched is not None and result.matched.doi
     ]
     if mirror is None:
-        await complete_for_screening(identified, sources)
+        await complete_for_screening(identified, sources, evidence)
     else:
         from refaudit.mirror.evidence import complete_mirror_first
 

@@ -100,9 +100,13 @@ class Source:
         return (await self.lookup_dois([canonical])).get(canonical) if canonical else None
 
     def ride_doi(self, doi: str) -> Awaitable[dict[str, Work]] | None:
-        """The records of a look-up about to be sent that `doi` joins, or None where none
-        is: a DOI that is worth asking about but not a request of its own."""
+        """The records of the next look-up sent with room for `doi`, or None where no
+        look-up can carry it: a DOI worth asking about, but not a request of its own
+        until `release_rides`."""
         return None
+
+    def release_rides(self) -> None:
+        """Send now the DOIs riding (`ride_doi`) that no look-up has carried yet."""
 
     async def lookup_arxiv(self, arxiv_ids: list[str]) -> dict[str, Work]:
         """arXiv id without version → work."""

@@ -13,6 +13,10 @@ holding back gains nothing or costs most:
 - a call sent ahead of its turn (`request_priority` below 0, a search that feeds an
   idle slow pool) goes at once, taking the calls already waiting with it.
 
+A passenger (`ride`) is a query worth asking but not worth a request of its own: it
+waits for the next batch sent with room for it, however long that takes, and goes on
+its own only when its caller can wait no longer (`release`).
+
 Where concurrent audits share a source (the MCP server), their calls may share a
 batch; its request waits in the pool, and is counted, as the first call's.
 """
@@ -68,6 +72,8 @@ class Coalescer(Generic[Q, A]):
         self._last_call = float("-inf")
         self._open: _Batch[Q, A] | None = None
         self._tasks: set[asyncio.Task[None]] = set()
+        #: passengers no batch has had room for yet, in the order they came
+        self._passengers: list[tuple[Q, asyncio.Future[A]]] = []
 
     async def ask(self, query: Q, *, at_once: bool = False) -> A:
         """The answer to `query`, sent in the batch it joins; a batch it opens `at_once`
@@ -94,16 +100,45 @@ class Coalescer(Generic[Q, A]):
             await self._flush(batch, None, sender=answer)
         return await answer
 
-    def ride(self, query: Q) -> asyncio.Future[A] | None:
-        """`query`'s answer if a batch waiting to be sent has room for it; None (nothing
-        will be sent for it) when none has: a passenger never makes a request."""
-        batch = self._open
-        if batch is None or not self._fits([*batch.queries, query]):
-            return None
+    def ride(self, query: Q) -> asyncio.Future[A]:
+        """`query`'s answer, carried by the batch waiting to be sent if it has room, else
+        by the next batch sent that has. A passenger never makes a request of its own
+        until `release`; cancelling its answer takes it off."""
         answer: asyncio.Future[A] = asyncio.get_running_loop().create_future()
-        batch.queries.append(query)
-        batch.waiting.append(answer)
+        batch = self._open
+        if batch is not None and self._fits([*batch.queries, query]):
+            batch.queries.append(query)
+            batch.waiting.append(answer)
+        else:
+            self._passengers.append((query, answer))
         return answer
+
+    def release(self) -> None:
+        """Send the passengers no batch has carried yet, now, in as few batches as hold them."""
+        while self._passengers:
+            batch: _Batch[Q, A] = _Batch(priority=request_priority.get())
+            self._board(batch)
+            if not self._passengers and not batch.queries:
+                return  # their callers no longer want them
+            if not batch.queries:
+                # Too long for any batch, even alone: it goes by itself anyway.
+                query, answer = self._passengers.pop(0)
+                batch.queries.append(query)
+                batch.waiting.append(answer)
+            self._dispatch(batch, None)
+
+    def _board(self, batch: _Batch[Q, A]) -> None:
+        """The waiting passengers join `batch`, in turn, while it has room for them."""
+        staying: list[tuple[Q, asyncio.Future[A]]] = []
+        for query, answer in self._passengers:
+            if answer.done():
+                continue  # its caller no longer wants it
+            if not staying and self._fits([*batch.queries, query]):
+                batch.queries.append(query)
+                batch.waiting.append(answer)
+            else:
+                staying.append((query, answer))
+        self._passengers = staying
 
     def _dispatch(self, batch: _Batch[Q, A], wait: float | None) -> None:
         """Send `batch` now (None), or in `wait` seconds, taking the calls that join it
@@ -129,6 +164,7 @@ class Coalescer(Generic[Q, A]):
             self._open = None
         if all(answer.done() for answer in batch.waiting):
             return  # every caller gave up (the audit was abandoned)
+        self._board(batch)
         request_priority.set(batch.priority)
         try:
             answers = await self._send(batch.queries)

@@ -28,6 +28,7 @@ User-Agent. Crossref Metadata Plus tokens (CROSSREF_PLUS_API_TOKEN) go in the
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator, Awaitable
 from typing import Any
@@ -154,7 +155,18 @@ class CrossrefSource(Source):
 
     def ride_doi(self, doi: str) -> Awaitable[dict[str, Work]] | None:
         canonical = normalize_doi(doi)
-        return self._dois.ride(canonical) if canonical and fits_filter(canonical) else None
+        if not canonical or not fits_filter(canonical):
+            return None
+        cached = self.client.cached("/works", self._batch_params([canonical]))
+        if cached is None:
+            return self._dois.ride(canonical)
+        answer: asyncio.Future[dict[str, Work]] = asyncio.get_running_loop().create_future()
+        items = _items(cached)
+        answer.set_result({canonical: to_work(items[0])} if items else {})
+        return answer
+
+    def release_rides(self) -> None:
+        self._dois.release()
 
     async def _lookup_together(self, dois: list[str]) -> list[dict[str, Work]]:
         """One filter for `dois`; each DOI's part of the answer is cached as the answer to

@@ -91,12 +91,47 @@ async def test_a_failed_request_fails_every_call_in_it() -> None:
 async def test_a_passenger_joins_a_batch_about_to_be_sent_but_never_sends_one() -> None:
     upstream = Upstream()
     await upstream.coalescer.ask("first")
-    assert upstream.coalescer.ride("alone") is None  # no batch open: nothing is sent
-
     waiting = asyncio.ensure_future(upstream.coalescer.ask("waiting"))
     await asyncio.sleep(0)
+
     passenger = upstream.coalescer.ride("passenger")
-    assert passenger is not None
 
     assert (await waiting, await passenger) == ("WAITING", "PASSENGER")
     assert upstream.batches == [["first"], ["waiting", "passenger"]]
+
+
+async def test_a_passenger_with_no_batch_open_waits_for_the_next_one_sent() -> None:
+    upstream = Upstream()
+    await upstream.coalescer.ask("first")
+    early = upstream.coalescer.ride("early")
+    for _ in range(5):
+        await asyncio.sleep(0)
+    assert not early.done()  # nothing was sent for it
+
+    assert await upstream.coalescer.ask("later") == "LATER"
+    assert await early == "EARLY"
+    assert upstream.batches == [["first"], ["later", "early"]]
+
+
+async def test_passengers_board_while_there_is_room_and_the_rest_wait_for_the_next() -> None:
+    upstream = Upstream(most=3)
+    passengers = [upstream.coalescer.ride(q) for q in "abcd"]
+
+    await upstream.coalescer.ask("x")
+
+    assert upstream.batches == [["x", "a", "b"]]
+    assert [p.done() for p in passengers] == [True, True, False, False]
+
+
+async def test_released_passengers_go_together_and_those_called_off_stay_behind() -> None:
+    upstream = Upstream(most=2)
+    passengers = {q: upstream.coalescer.ride(q) for q in "abcd"}
+    passengers["b"].cancel()
+
+    upstream.coalescer.release()
+
+    assert [await passengers[q] for q in "acd"] == ["A", "C", "D"]
+    assert upstream.batches == [["a", "c"], ["d"]]
+    upstream.coalescer.release()  # nobody left waiting: nothing more is sent
+    await asyncio.sleep(0)
+    assert len(upstream.batches) == 2
