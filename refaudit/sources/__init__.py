@@ -6,6 +6,7 @@ in `registry.SOURCES`.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
@@ -103,16 +104,12 @@ def load(name: str) -> tuple[SourceFactory, ModuleType]:
 
 def rate_limits_for(module: ModuleType, settings: Settings) -> dict[str, RateLimit]:
     """A module's pools (`rate_limits(settings)` or `RATE_LIMIT`), with the user's rps override."""
-    from refaudit.sources.pacing import RateLimit
-
     name = module.NAME
     chooser = getattr(module, "rate_limits", None)
     limits = dict(chooser(settings)) if chooser else {"default": module.RATE_LIMIT}
     override = settings.rate_limits.get(name)
     if override:
-        limits = {
-            pool: RateLimit(override, lim.burst, lim.concurrency) for pool, lim in limits.items()
-        }
+        limits = {pool: dataclasses.replace(lim, rps=override) for pool, lim in limits.items()}
     return limits
 
 

@@ -31,8 +31,10 @@ from refaudit.text import strip_markup
 NAME = "dblp"
 BATCH_SIZE = 1
 # No published limit: one request a second, and (as for Semantic Scholar) a second call
-# in flight so that a slow answer does not hold back the next request.
-RATE_LIMIT = RateLimit(rps=1.0, burst=1, concurrency=2)
+# in flight so that a slow answer does not hold back the next request. dblp blocks floods
+# (its FAQ: a second or two between requests is always fine), it does not refuse a request
+# that arrives a few milliseconds inside a second: the pace is refaudit's own.
+RATE_LIMIT = RateLimit(rps=1.0, burst=1, concurrency=2, enforced=False)
 MAX_QUERY_WORDS = 10
 FALLBACK_WORDS = 6
 _HOMONYM_NUMBER = re.compile(r"\s+\d{4}$")

@@ -30,11 +30,14 @@ MAX_RETRY_AFTER_S = 120.0
 # came back within ten answers was refused again a minute later. A 1 request/s pool has
 # no burst to absorb jitter: one request that arrives late is one that arrives early.
 PACING = 0.97
-#: A pool without a burst (one request at a time) leaves at least this much more than the
-#: published interval between two requests: its server counts each request when it arrives,
-#: and with no token to spare, a request that arrives this much sooner after the one before
-#: than it was sent (a busy server host, a congested path) is refused. An absolute margin,
-#: as that jitter is: 3 % of a 1 request/s interval (30 ms) was seen overrun under load.
+#: A pool without a burst (one request at a time) whose server counts its published interval
+#: leaves at least this much more than that interval between two requests: the server counts
+#: each request when it arrives, and with no token to spare, a request that arrives this much
+#: sooner after the one before than it was sent (a busy server host, a congested path) is
+#: refused. An absolute margin, as that jitter is: 3 % of a 1 request/s interval (30 ms) was
+#: seen overrun under load. A pace refaudit keeps of its own accord (`RateLimit.enforced`
+#: False: the server publishes no interval and only blocks floods) needs no margin until
+#: the server answers 429 after all.
 ARRIVAL_JITTER_S = 0.05
 PACING_STEP = 0.95
 PACING_HOLD_S = 300.0
@@ -94,6 +97,9 @@ class RateLimit:
     rps: float
     burst: int = 1
     concurrency: int = 0
+    #: the server publishes this limit and refuses what arrives beyond it; False for a
+    #: pace refaudit keeps of its own accord where none is published (dblp)
+    enforced: bool = True
 
 
 @dataclass(order=True)
@@ -201,6 +207,8 @@ class Pool:
         self._latencies: collections.deque[float] = collections.deque(maxlen=HEDGE_WINDOW)
         #: when the pace last changed after a 429 (a step back comes PACING_HOLD_S later)
         self._paced_at = clock()
+        #: answered 429 in this run: its server counts arrivals, whatever it publishes
+        self._refused = False
 
     def place(self) -> int:
         """A place in the queue, in arrival order: a call keeps it for its retries and hedge."""
@@ -229,7 +237,12 @@ class Pool:
             lowest = concurrency
         smaller = min(max(1, burst or self.limit.burst), self.limit.burst)
         self._tokens -= self.limit.burst - smaller
-        self.limit = RateLimit(min(rps or self.limit.rps, self.limit.rps), smaller, lowest)
+        self.limit = RateLimit(
+            min(rps or self.limit.rps, self.limit.rps),
+            smaller,
+            lowest,
+            enforced=self.limit.enforced or rps is not None,
+        )
 
     async def enter(
         self,
@@ -319,6 +332,7 @@ class Pool:
         """Answered 429 at this pace: the requests arrive bunched up; pace a step slower."""
         self.pacing = max(SLOWEST_PACING, self.pacing * PACING_STEP)
         self._paced_at = self._clock()
+        self._refused = True
 
     def recover(self) -> None:
         """Answered without a 429: a step back towards the usual pace, once the last
@@ -328,10 +342,10 @@ class Pool:
             self._paced_at = self._clock()
 
     def _rate(self) -> float:
-        """Tokens a second: a little under the published rate and, without a burst,
-        ARRIVAL_JITTER_S more than the published interval apart at least."""
+        """Tokens a second: a little under the published rate and, without a burst where
+        the server counts the interval, ARRIVAL_JITTER_S more than it apart at least."""
         rate = self.limit.rps * self.pacing
-        if self.limit.burst > 1:
+        if self.limit.burst > 1 or not (self.limit.enforced or self._refused):
             return rate
         return min(rate, 1 / (1 / self.limit.rps + ARRIVAL_JITTER_S))
 

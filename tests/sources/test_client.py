@@ -542,6 +542,30 @@ async def test_a_pool_without_a_burst_spaces_arrivals_beyond_the_published_inter
     assert min(b - a for a, b in itertools.pairwise(times)) == pytest.approx(1.0 + ARRIVAL_JITTER_S)
 
 
+async def test_a_pace_kept_of_its_own_accord_leaves_no_arrival_margin_until_a_429() -> None:
+    """dblp publishes no interval: refaudit's one request a second is its own, and a request
+    arriving a few milliseconds early is refused by nobody. Once the server answers 429 it
+    counts arrivals after all, and the margin stays once the pace has come back."""
+    clock = FakeClock()
+    too_many = httpx.Response(429, text="Too Many Requests", headers={"Retry-After": "0"})
+    answers = [httpx.Response(200, json={})] * 4 + [too_many]
+    upstream = Upstream(clock, [0.2], answers)
+    limits = {"default": RateLimit(rps=1, burst=1, enforced=False)}
+    client = make_client(upstream, "dblp", clock=clock, limits=limits)
+
+    for n in range(4):
+        await client.get("/search/publ/api", {"q": n})
+    await client.get("/search/publ/api", {"q": "refused"})
+    clock.now += PACING_HOLD_S
+    for n in range(3):
+        await client.get("/search/publ/api", {"q": f"later {n}"})
+
+    times = [t for t, _ in upstream.arrivals]
+    assert [b - a for a, b in itertools.pairwise(times[:4])] == pytest.approx([1 / PACING] * 3)
+    assert [b - a for a, b in itertools.pairwise(times[-2:])] == pytest.approx([spaced(1)])
+    assert spaced(1) > 1 / PACING
+
+
 async def test_a_pool_with_a_burst_keeps_its_pace_close_to_the_published_rate() -> None:
     """The margin is for pools without a token to spare: a burst absorbs the jitter."""
     fake, clock = ok_fake(), FakeClock()
