@@ -56,6 +56,27 @@ def test_an_author_year_list_without_labels_is_cut_at_its_hanging_indents() -> N
     assert "Additional tables" not in (references[-1].text or "")
 
 
+def test_a_list_under_a_german_heading_is_found_and_ends_at_the_appendix(tmp_path: Path) -> None:
+    # The numbered steps in the text are a longer run than the list: only its heading
+    # tells which run of numbers is the reference list.
+    lines = [
+        "Vorgehen",
+        *(f"{n}. Schritt {n} der Auswertung wird hier beschrieben." for n in range(1, 6)),
+        "Literaturverzeichnis",
+        "[1] K. He, X. Zhang, S. Ren, and J. Sun. Deep residual learning for image",
+        "recognition. In CVPR, 2016.",
+        "[2] A. Vaswani et al. Attention is all you need. In NeurIPS, 2017.",
+        "[3] D. P. Kingma and J. Ba. Adam: A method for stochastic optimization. In ICLR, 2015.",
+        "A. Appendix",
+        "1. Further steps of the proof follow here.",
+    ]
+    (tmp_path / "arbeit.pdf").write_bytes(pdfbytes.text_page(lines))
+    references = read_pdf(tmp_path / "arbeit.pdf")
+    assert [r.label for r in references] == ["[1]", "[2]", "[3]"]
+    assert references[0].title == "Deep residual learning for image recognition"
+    assert "proof" not in (references[-1].text or "")
+
+
 def test_alpha_labels_become_the_keys() -> None:
     references = read_pdf(FIXTURES / "alpha.pdf")
     assert [r.key for r in references][:3] == ["HZRS16", "VSPU17", "LBH15"]

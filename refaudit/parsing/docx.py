@@ -32,21 +32,12 @@ from refaudit.parsing.archives import check_parts, open_zip
 from refaudit.parsing.csljson import csl_citation_key, csl_reference
 from refaudit.parsing.endnote import endnote_items
 from refaudit.parsing.freetext import parse_freetext
+from refaudit.parsing.listparts import LIST_END, LIST_HEADING
 
 _W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 _BIBLIOGRAPHY_FIELDS = ("ADDIN ZOTERO_BIBL", "ADDIN EN.REFLIST", "ADDIN MENDELEY BIBLIOGRAPHY")
-_HEADING = re.compile(
-    r"^(?:[0-9IVXivx]+\.?\s+)?(?:references?(?: cited| list)?|bibliography|literature cited|"
-    r"works cited|cited literature|literatur(?:verzeichnis)?|références(?: bibliographiques)?|"
-    r"bibliographie|referencias|bibliografía|bibliografia|riferimenti bibliografici)\s*:?$",
-    re.IGNORECASE,
-)
-_SECTION_END = re.compile(
-    r"^(?:[0-9IVXivx]+\.?\s+|[A-Z]\.?\s+)?(?:appendix|appendices|supplementary|supporting "
-    r"information|figure legends?|figures?|tables?|author contributions?|acknowledge?ments?|"
-    r"biograph(?:y|ies)|about the authors?)\b",
-    re.IGNORECASE,
-)
+# A manuscript puts its figure legends and tables after the references, too.
+_BACK_MATTER = re.compile(r"^(?:figure legends?|figures?|tables?)\b", re.IGNORECASE)
 _LABEL = re.compile(r"^\s*(?:\[(?P<bracket>[^\]\s]{1,12})\]|(?P<number>\d{1,4})[.)]?(?=\s))\s*")
 _MIN_REFERENCE_CHARS = 15
 
@@ -321,12 +312,12 @@ def _printed_references(
         text = texts[number - 1]
         heading = _is_heading(paragraph, text)
         managed = number in reading.managed
-        if _HEADING.match(text) and (heading or len(text) < 40):
+        if LIST_HEADING.match(text) and (heading or len(text) < 40):
             inside = True
             continue
         if not (inside or managed):
             continue
-        if heading or (len(text) < 60 and _SECTION_END.match(text)):
+        if heading or (len(text) < 60 and (LIST_END.match(text) or _BACK_MATTER.match(text))):
             inside = False
             continue
         if (managed and not uncited) or len(text) < _MIN_REFERENCE_CHARS:

@@ -20,6 +20,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
+from refaudit.parsing.listparts import LIST_END, LIST_HEADING
 from refaudit.parsing.pdftext import TextLine
 
 
@@ -47,26 +48,6 @@ class _Line:
     right: float = 0.0
 
 
-_HEADINGS = {
-    "references",
-    "reference",
-    "bibliography",
-    "literature cited",
-    "works cited",
-    "references cited",
-    "cited literature",
-    "literature",
-    "reference list",
-    "references and notes",
-    "notes and references",
-}
-_HEADING_NUMBER = re.compile(r"^(?:\d+(?:\.\d+)*|[IVXLC]+|[A-Z])?[.:)]?\s*", re.IGNORECASE)
-_LIST_END = re.compile(
-    r"^(?:[A-Z](?:\.\d+)*\.?\s+|\d+(?:\.\d+)*\.?\s+)?"
-    r"(?:appendix|appendices|supplementary|supplemental|biograph|about the authors?\b|"
-    r"acknowledge?ments?\b|author contributions|checklist|index\b|glossary)",
-    re.IGNORECASE,
-)
 _BRACKET = re.compile(r"^\[(?P<label>[^\[\]]{1,60})\]\s*")
 _NUMBER_DOT = re.compile(r"^(?P<label>\d{1,4})\.\s+")
 _PARENTHESIS = re.compile(r"^\((?P<label>\d{1,4})\)\s*")
@@ -349,9 +330,7 @@ def _heading(lines: list[_Line]) -> int | None:
     for index, line in enumerate(lines):
         if len(line.text) > 40:
             continue
-        name = _HEADING_NUMBER.sub("", line.text, count=1) if line.text[:1].isdigit() else line.text
-        name = " ".join(re.sub(r"[^\w\s]", " ", name).split()).casefold()
-        if name in _HEADINGS and index + 1 < len(lines):
+        if LIST_HEADING.match(" ".join(line.text.split())) and index + 1 < len(lines):
             found = index
     return found
 
@@ -396,7 +375,7 @@ def _list_lines(lines: list[_Line], start: int) -> list[_Line]:
     body: list[_Line] = []
     for line in lines[start:]:
         short = len(line.text) < 60
-        if short and _LIST_END.match(line.text) and (line.size > size + 0.5 or _titled(line.text)):
+        if short and LIST_END.match(line.text) and (line.size > size + 0.5 or _titled(line.text)):
             break
         if short and line.size > size + 1.5 and not _label(line.text):
             break
