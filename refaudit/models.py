@@ -283,9 +283,12 @@ class InputProblem:
     file: str
     message: str
     line: int | None = None
+    """1-based, where the problem starts; None when it concerns the whole file"""
     key: str | None = None
+    """the citation key of the entry concerned, when there is one"""
     severity: Severity = "warning"
     code: str = "input"
+    """kebab-case, named in every output (parse-error, duplicate-key, undefined-citation, …)"""
 
 
 @dataclass

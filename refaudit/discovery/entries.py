@@ -37,13 +37,17 @@ class BibtexEntry:
     """BibTeX for one requested identifier, or why there is none."""
 
     identifier: str
+    """as it was asked for: a DOI, arXiv id, PMID, S2 or OpenAlex id, or a title"""
     status: Status
     bibtex: str | None = None
+    """the entry, keyed `key`; None when there is no record to write it from"""
     key: str | None = None
     source: str | None = None
     """crossref/datacite (the DOI agency's own BibTeX) or record (built from the record)"""
     message: str = ""
+    """why there is no entry, or what to know about it (a retraction notice, say)"""
     work: Work | None = None
+    """the merged record the entry describes"""
 
 
 async def bibtex_entries(

@@ -74,13 +74,19 @@ class MirrorInfo:
     """What `refaudit mirror status` prints and reports cite."""
 
     location: str
+    """the database file or PostgreSQL URL (`display_location` hides its password)"""
     backend: Backend
     built_at: str | None = None
+    """when `mirror build` finished (ISO 8601 UTC); None for a mirror never built"""
     updated_at: str | None = None
+    """when `mirror update` last finished; None until it has run once"""
     records: dict[str, int] = field(default_factory=dict)
+    """records held per upstream export and the Retraction Watch snapshot"""
     newest: dict[str, str | None] = field(default_factory=dict)
+    """per upstream, the newest record's date: how far the mirror reaches"""
     size_bytes: int | None = None
     meta: dict[str, str] = field(default_factory=dict)
+    """every fact in the `mirror_meta` table, as stored"""
 
     @classmethod
     def from_meta(
