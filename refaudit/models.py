@@ -283,7 +283,7 @@ class InputProblem:
     file: str
     message: str
     line: int | None = None
-    """1-based, where the problem starts; None when it concerns the whole file"""
+    """1-based, where the problem starts; null when it concerns the whole file"""
     key: str | None = None
     """the citation key of the entry concerned, when there is one"""
     severity: Severity = "warning"

@@ -40,7 +40,7 @@ class BibtexEntry:
     """as it was asked for: a DOI, arXiv id, PMID, S2 or OpenAlex id, or a title"""
     status: Status
     bibtex: str | None = None
-    """the entry, keyed `key`; None when there is no record to write it from"""
+    """the entry, keyed `key`; null when there is no record to write it from"""
     key: str | None = None
     source: str | None = None
     """crossref/datacite (the DOI agency's own BibTeX) or record (built from the record)"""

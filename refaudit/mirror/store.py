@@ -77,9 +77,9 @@ class MirrorInfo:
     """the database file or PostgreSQL URL (`display_location` hides its password)"""
     backend: Backend
     built_at: str | None = None
-    """when `mirror build` finished (ISO 8601 UTC); None for a mirror never built"""
+    """when `mirror build` finished (ISO 8601 UTC); null for a mirror never built"""
     updated_at: str | None = None
-    """when `mirror update` last finished; None until it has run once"""
+    """when `mirror update` last finished; null until it has run once"""
     records: dict[str, int] = field(default_factory=dict)
     """records held per upstream export and the Retraction Watch snapshot"""
     newest: dict[str, str | None] = field(default_factory=dict)
