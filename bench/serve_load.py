@@ -17,6 +17,7 @@ server must exit 0 promptly.
 
     python bench/serve_load.py                        # 50 sessions x 20 calls, realistic
     python bench/serve_load.py --sessions 5 --calls 4 --config no-limits
+    python bench/serve_load.py --log requests.jsonl   # keep scholarsim's request log
 """
 
 from __future__ import annotations
@@ -356,7 +357,7 @@ async def shutdown_wave(
 
 
 async def drive(args: argparse.Namespace) -> int:
-    simulator, sim_url = start_simulator(args.config)
+    simulator, sim_url = start_simulator(args.config, args.log)
     with tempfile.TemporaryDirectory(prefix="refaudit-serve-load-") as folder:
         root, cache = Path(folder) / "papers", Path(folder) / "cache"
         root.mkdir()
@@ -444,6 +445,7 @@ def main() -> int:
     parser.add_argument("--sessions", type=int, default=50)
     parser.add_argument("--calls", type=int, default=20, help="calls per session")
     parser.add_argument("--config", default="realistic", help="scholarsim config name or file")
+    parser.add_argument("--log", type=Path, help="append scholarsim's request log to this file")
     parser.add_argument(
         "--shutdown-sessions", type=int, default=10, help="calls in flight at SIGTERM"
     )
