@@ -214,6 +214,10 @@ class SourceClient:
         """Calls this source has waiting for their turn or in flight, in all its pools."""
         return sum(pool.backlog() for pool in self._pools.values())
 
+    def idle(self, pool: str) -> bool:
+        """No call waits for `pool`'s turn and a slot is free: a request would leave now."""
+        return self._pool(pool).idle()
+
     def waiting_first(self) -> int:
         """Calls waiting at priority 0 or lower (identifier look-ups first), in all its pools."""
         return sum(pool.waiting_first() for pool in self._pools.values())

@@ -133,6 +133,12 @@ class CrossrefSource(Source):
 
     async def lookup_dois(self, dois: list[str]) -> dict[str, Work]:
         wanted = unique([normalize_doi(doi) for doi in dois])
+        if len(wanted) == 1 and fits_filter(wanted[0]):
+            # One citation's DOI (a reference checked alone, a retraction check): on a
+            # server, while the list pool is busy, it shares a filter with the DOIs other
+            # calls ask about meanwhile rather than queue a request of its own.
+            work = await self.lookup_doi(wanted[0], at_once=self.client.idle("list"))
+            return {wanted[0]: work} if work is not None else {}
         found: dict[str, Work] = {}
         for doi in (d for d in wanted if not fits_filter(d)):
             work = await self._fetch_single(doi)

@@ -7,6 +7,8 @@ What refaudit asks:
   (BATCH_SIZE ids; OpenAlex allows up to 100 values in one OR filter).
   OpenAlex silently drops values it cannot parse from an OR list, so every DOI is
   validated first and those with a `|` or `,` (filter syntax) are fetched alone.
+  A single DOI asked while the pool is busy (on a server, one call's citation or
+  retraction check) shares its filter with the DOIs other calls ask about meanwhile.
 - OpenAlex work ids (`filter=openalex:W1|W2`) and PMIDs (`filter=ids.pmid:1|2`).
 - Title search: `GET /works?search=<title>&per_page=N`. `search` ANDs its words over
   title and abstract, so author names and years are left out of the query. Title
@@ -113,6 +115,9 @@ class OpenAlexSource(Source):
         self._titles: Coalescer[_TitleSearch, list[Work]] = client_coalescer(
             client, self._search_titles, _fits_one_search
         )
+        self._dois: Coalescer[str, dict[str, Work]] = client_coalescer(
+            client, self._lookup_together, lambda dois: len(unique(dois)) <= BATCH_SIZE
+        )
 
     def id_batches(self, keys: list[str]) -> list[list[str]]:
         alone = [[d] for d in keys if not _fits_filter(d)]
@@ -120,6 +125,8 @@ class OpenAlexSource(Source):
 
     async def lookup_dois(self, dois: list[str]) -> dict[str, Work]:
         wanted = unique([normalize_doi(doi) for doi in dois])
+        if len(wanted) == 1 and _fits_filter(wanted[0]):
+            return await self._lookup_one(wanted[0])
         found: dict[str, Work] = {}
         for doi in (d for d in wanted if not _fits_filter(d)):
             work = await self._fetch_single(f"doi:{quote(doi, safe='/')}")
@@ -128,6 +135,37 @@ class OpenAlexSource(Source):
         batchable = [d for d in wanted if _fits_filter(d)]
         found.update(await self._by_filter("doi", batchable, lambda work: work.doi))
         return found
+
+    async def _lookup_one(self, doi: str) -> dict[str, Work]:
+        """One citation's DOI (a reference checked alone, a retraction check): on a server,
+        while the pool is busy, it shares an OR filter with the DOIs other calls ask about
+        meanwhile rather than queue a request of its own."""
+        cached = self.client.cached("/works", self._filter_params("doi", [doi]))
+        if cached is None:
+            found = await self._dois.ask(doi, at_once=self.client.idle("default"))
+        else:
+            found = {work.doi: work for work in map(to_work, _results(cached)) if work.doi}
+        return {doi: found[doi]} if doi in found else {}
+
+    async def _lookup_together(self, dois: list[str]) -> list[dict[str, Work]]:
+        """One OR filter for `dois`; each DOI's part of a shared answer is cached as the
+        answer to its own filter, so a later call asks for it alone without sending anything."""
+        wanted = unique(dois)
+        fetched = await self.client.get(
+            "/works", self._filter_params("doi", wanted), ttl="integrity"
+        )
+        items = {}
+        for item in _results(fetched):
+            work = to_work(item)
+            if work.doi in wanted:
+                items[work.doi] = (work, item)
+        for doi in wanted if len(wanted) > 1 else ():
+            results = [items[doi][1]] if doi in items else []
+            answer = {"meta": {"count": len(results)}, "results": results}
+            self.client.remember(
+                "/works", self._filter_params("doi", [doi]), json.dumps(answer), ttl="integrity"
+            )
+        return [{doi: work for doi, (work, _item) in items.items()}] * len(dois)
 
     async def lookup_ids(self, ids: list[str]) -> dict[str, Work]:
         wanted = unique([_work_id(value) for value in ids])
@@ -294,14 +332,20 @@ class OpenAlexSource(Source):
         fetched = await self.client.get("/works", [*params, *self._auth])
         return [to_work(item) for item in _results(fetched)]
 
-    async def _filter(self, field: str, values: list[str]) -> list[Work]:
-        params = [
+    def _filter_params(self, field: str, values: list[str]) -> list[tuple[str, Any]]:
+        """The parameters of one OR filter (also its key in the cache)."""
+        return [
             ("filter", f"{field}:{'|'.join(values)}"),
             ("per_page", len(values)),
             ("select", ",".join(SELECT_FIELDS)),
+            *self._auth,
         ]
+
+    async def _filter(self, field: str, values: list[str]) -> list[Work]:
         # Lookups carry `is_retracted`, which must not be trusted from a week-old answer.
-        fetched = await self.client.get("/works", [*params, *self._auth], ttl="integrity")
+        fetched = await self.client.get(
+            "/works", self._filter_params(field, values), ttl="integrity"
+        )
         return [to_work(item) for item in _results(fetched)]
 
     async def _fetch_single(self, key: str) -> Work | None:

@@ -13,6 +13,7 @@ from fakes import (
     FakeClock,
     FakeUpstreams,
     Overlap,
+    YieldingClock,
     crossref_list,
     crossref_update,
     crossref_work,
@@ -25,7 +26,7 @@ from refaudit.errors import SourceUnavailable, UnexpectedResponse
 from refaudit.models import NoticeKind
 from refaudit.sources.base import SearchQuery
 from refaudit.sources.crossref import CrossrefSource, filter_batches, rate_limits, to_work
-from refaudit.sources.pacing import PACING
+from refaudit.sources.pacing import PACING, RateLimit
 
 pytestmark = pytest.mark.anyio
 
@@ -95,6 +96,34 @@ async def test_dois_asked_one_at_a_time_together_share_one_filter_and_are_cached
     assert fake.count("crossref") == 1
     assert fake.requests[0].url.params["filter"].count("doi:") == 3
     assert [w.title if w else None for w in later] == [None, "Paper 1", "Paper 0"]
+
+
+async def test_single_dois_asked_while_the_list_pool_is_busy_share_one_filter() -> None:
+    """On a server each call checks one DOI (a citation, a retraction check): the first,
+    asked while the list pool is idle, goes at once; those asked while its request is
+    out go together in one filter rather than one request each."""
+    fake = FakeUpstreams()
+    dois = ["10.1000/first", "10.1000/second", "10.1000/third"]
+    fake.serve_crossref([crossref_work(doi, f"Paper {n}") for n, doi in enumerate(dois)])
+    limits = {
+        "default": RateLimit(rps=10, burst=3, concurrency=3),
+        "list": RateLimit(rps=3, burst=3, concurrency=1),
+    }
+    clock = YieldingClock()
+    client = make_client(Overlap(fake.transport()), "crossref", clock=clock, limits=limits)
+    crossref = CrossrefSource(client, Settings())
+
+    first = asyncio.ensure_future(crossref.lookup_dois([dois[0]]))
+    while client.idle("list"):
+        await asyncio.sleep(0)
+    later = await asyncio.gather(*(crossref.lookup_dois([doi]) for doi in dois[1:]))
+
+    assert [w.title for w in (await first).values()] == ["Paper 0"]
+    assert [[w.title for w in found.values()] for found in later] == [["Paper 1"], ["Paper 2"]]
+    assert [r.url.params["filter"] for r in fake.requests] == [
+        "doi:10.1000/first",
+        "doi:10.1000/second,doi:10.1000/third",
+    ]
 
 
 async def test_more_dois_than_a_url_holds_are_split_and_unknown_ones_are_simply_absent() -> None:

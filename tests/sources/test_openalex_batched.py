@@ -9,13 +9,14 @@ from typing import Any
 
 import httpx
 import pytest
-from fakes import FakeUpstreams, json_response, make_client, openalex_work
+from fakes import FakeUpstreams, Overlap, json_response, make_client, openalex_work
 
 from refaudit.cache import ResponseCache
 from refaudit.config import Settings
 from refaudit.errors import SourceError
 from refaudit.sources.base import SearchQuery
 from refaudit.sources.openalex import OpenAlexSource
+from refaudit.sources.pacing import RateLimit
 
 pytestmark = pytest.mark.anyio
 
@@ -180,3 +181,37 @@ async def test_a_failed_batch_fails_every_search_in_it() -> None:
 
     # An outage is no answer: neither title may be reported as found nowhere.
     assert all(isinstance(outcome, SourceError) for outcome in outcomes)
+
+
+async def test_single_dois_asked_while_the_pool_is_busy_share_one_filter_and_are_cached_alone(
+    tmp_path: Path,
+) -> None:
+    """On a server each call checks one DOI: the first, asked while the pool is idle, goes
+    at once; those asked while its request is out share one OR filter, and each DOI's part
+    of that answer is then in the cache as its own."""
+    fake = FakeUpstreams()
+    dois = ["10.1000/first", "10.1000/second", "10.1000/third"]
+    fake.serve_openalex([openalex_work(f"W{n}", f"Paper {n}", doi=d) for n, d in enumerate(dois)])
+    cache = ResponseCache(tmp_path / "cache.sqlite3")
+    limits = {"default": RateLimit(rps=10, burst=5, concurrency=1)}
+    client = make_client(Overlap(fake.transport()), "openalex", cache=cache, limits=limits)
+    openalex = OpenAlexSource(client, Settings())
+
+    first = asyncio.ensure_future(openalex.lookup_dois([dois[0]]))
+    while client.idle("default"):
+        await asyncio.sleep(0)
+    later = await asyncio.gather(*(openalex.lookup_dois([doi]) for doi in dois[1:]))
+    again = source_for(fake, cache)
+    cached = [await again.lookup_dois([doi]) for doi in reversed(dois)]
+
+    assert [w.title for w in (await first).values()] == ["Paper 0"]
+    assert [[w.title for w in found.values()] for found in later] == [["Paper 1"], ["Paper 2"]]
+    assert [r.url.params["filter"] for r in fake.requests] == [
+        "doi:10.1000/first",
+        "doi:10.1000/second|10.1000/third",
+    ]
+    assert [[w.title for w in found.values()] for found in cached] == [
+        ["Paper 2"],
+        ["Paper 1"],
+        ["Paper 0"],
+    ]
