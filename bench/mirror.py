@@ -311,6 +311,8 @@ def batch(args: argparse.Namespace) -> dict[str, object]:
     shutil.rmtree(inputs, ignore_errors=True)
     inputs.mkdir()
     count = _write_inputs(inputs, args.inputs, args.copies)
+    empty = args.work / "empty"
+    empty.mkdir(exist_ok=True)
     out: dict[str, object] = {"inputs": args.inputs, "files": count}
     for engine in args.engines:
         for workers in (1, 2):
@@ -318,14 +320,20 @@ def batch(args: argparse.Namespace) -> dict[str, object]:
             results.unlink(missing_ok=True)
             with _ray_cluster(engine == "ray-cluster", workers) as address:
                 load = load_average()
-                references, errors, seconds = _fresh_batch(
+                references, errors, seconds, audits = _fresh_batch(
                     inputs, location, results, workers, engine, address
                 )
+                # The same batch with no input: what the engine costs before and after the work.
+                nothing = args.work / "batch-empty.jsonl"
+                nothing.unlink(missing_ok=True)
+                _, _, bare, _ = _fresh_batch(empty, location, nothing, workers, engine, address)
             out[f"{engine}-{workers}"] = {
                 "references": references,
                 "errors": errors,
                 "seconds": round(seconds, 1),
                 "refs_per_s": round(references / seconds),
+                "audits_s": round(audits, 1),
+                "no_input_s": round(bare, 1),
                 "load": load,
             }
         one, two = out.get(f"{engine}-1"), out.get(f"{engine}-2")
@@ -336,10 +344,11 @@ def batch(args: argparse.Namespace) -> dict[str, object]:
 
 def _fresh_batch(
     inputs: Path, location: str, results: Path, workers: int, engine: str, address: str | None
-) -> tuple[int, int, float]:
+) -> tuple[int, int, float, float]:
     """One `run_batch` in a new process, as each `refaudit batch` command runs: a pool's
     workers fork from it, and from this one they would inherit the matches cached by
-    the runs before. Returns references, errors and the batch's wall time."""
+    the runs before. Returns references, errors, the batch's wall time and the time its
+    inputs took each in their worker, summed."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
@@ -351,7 +360,7 @@ def _fresh_batch(
 
 def _timed_batch(
     inputs: Path, location: str, results: Path, workers: int, engine: str, address: str | None
-) -> tuple[int, int, float]:
+) -> tuple[int, int, float, float]:
     from refaudit.batch import expand_inputs, run_batch
     from refaudit.collector import collect_less
     from refaudit.config import load_settings
@@ -369,7 +378,9 @@ def _timed_batch(
         engine="local" if engine == "local" else "ray",
         ray_address=address,
     )
-    return summary.references, summary.errors, time.monotonic() - started
+    seconds = time.monotonic() - started
+    audits = sum(line.elapsed_s for line in summary.lines)
+    return summary.references, summary.errors, seconds, audits
 
 
 def _write_inputs(folder: Path, kind: str, copies: int) -> int:
