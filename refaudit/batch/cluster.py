@@ -62,6 +62,12 @@ def ray_module() -> Any:
     return ray
 
 
+#: The Ray a batch starts for itself runs its workers at the command's own priority, as
+#: the local engine's are: Ray lowers them to nice 15 by default, behind every other
+#: process on the machine, so on a busy one a second worker added next to nothing.
+OWN_RAY: dict[str, Any] = {"_system_config": {"worker_niceness": 0}}
+
+
 def run_on_ray(
     jobs: list[tuple[str, str]], settings: Settings, workers: int, address: str | None
 ) -> Iterator[BatchLine]:
@@ -75,6 +81,7 @@ def run_on_ray(
             include_dashboard=False,
             logging_level="warning",
             log_to_driver=False,
+            **({} if address else OWN_RAY),
         )
     auditors: list[Any] = []
     try:
