@@ -161,6 +161,24 @@ def test_bibtex_of_a_retracted_work_is_written_on_request_with_a_note_naming_the
     assert "is retracted" in appended.stderr
 
 
+def test_search_bibtex_leaves_out_a_retracted_hit_and_says_why(upstreams: World) -> None:
+    from tests.test_discovery import crossref_update, deep_crossref
+
+    notice = crossref_update("retraction", "10.1000/ret_2016", date=(2016, 3, 4))
+    upstreams.crossref = [deep_crossref(updated_by=[notice])]
+
+    table = runner.invoke(app, ["search", "deep learning", "--bibtex"], env={"COLUMNS": "200"})
+    listed = runner.invoke(app, ["search", "deep learning", "--bibtex", "--format", "json"])
+
+    assert table.exit_code == 0, table.output
+    assert "@article{lecun2015deep" not in table.stdout
+    assert f"warning: {DEEP_DOI} is retracted; its BibTeX is not printed" in table.stderr
+    assert "Retraction notice, 2016-03-04" in table.stderr
+    [entry] = json.loads(listed.stdout)["bibtex"]
+    assert entry["status"] == "retracted"
+    assert "note = {Retraction notice, 2016-03-04" in entry["bibtex"]
+
+
 def test_show_json_has_merged_record_provenance_and_citations(upstreams: World) -> None:
     from tests.test_discovery import s2_paper
 

@@ -56,7 +56,8 @@ def search(
     import asyncio
 
     from refaudit.config import load_settings
-    from refaudit.discovery import bibtex_for_works, search_works
+    from refaudit.discovery import bibtex_entries, search_works
+    from refaudit.discovery.integrity import withdrawal_note
 
     settings = load_settings()
     outcome = asyncio.run(
@@ -69,7 +70,7 @@ def search(
             limit=limit,
         )
     )
-    entries = asyncio.run(bibtex_for_works(outcome.works, settings)) if with_bibtex else []
+    entries = asyncio.run(bibtex_entries(outcome.works, settings)) if with_bibtex else []
     if output_format == OutputFormat.JSON:
         from refaudit.models import to_dict
 
@@ -80,7 +81,15 @@ def search(
     else:
         _print_search_table(outcome)
         for entry in entries:
-            typer.echo(entry.bibtex)
+            if entry.status == "ok":
+                typer.echo(entry.bibtex)
+            elif entry.work is not None:
+                stderr_console().print(
+                    f"[yellow]warning:[/] {entry.identifier} is retracted; its BibTeX is not"
+                    f" printed ({withdrawal_note(entry.work)}). `refaudit bibtex"
+                    " --allow-retracted` writes it with a note naming the notice.",
+                    highlight=False,
+                )
     if outcome.message:
         print_note(outcome.message)
     if outcome.status == "unverified":

@@ -22,7 +22,6 @@ from refaudit.discovery.details import FieldOrigin, PaperDetails, field_origins,
 from refaudit.discovery.entries import (
     BibtexEntry,
     bibtex_entries,
-    bibtex_for_works,
     metadata_entry,
     rekey,
 )
@@ -56,7 +55,6 @@ __all__ = [
     "append_to_bib",
     "bib_file_keys",
     "bibtex_entries",
-    "bibtex_for_works",
     "field_origins",
     "is_withdrawn",
     "metadata_entry",

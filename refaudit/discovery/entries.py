@@ -23,7 +23,7 @@ from refaudit.discovery.agency import (
     with_note,
 )
 from refaudit.discovery.integrity import integrity_note, is_withdrawn, withdrawal_note
-from refaudit.discovery.resolve import Status, resolve
+from refaudit.discovery.resolve import Resolution, Status, resolve
 from refaudit.models import RunStats, Work
 
 if TYPE_CHECKING:
@@ -51,68 +51,61 @@ class BibtexEntry:
 
 
 async def bibtex_entries(
-    identifiers: list[str],
+    items: Sequence[str | Work],
     settings: Settings,
     *,
     transport: httpx.AsyncBaseTransport | None = None,
     stats: RunStats | None = None,
 ) -> list[BibtexEntry]:
-    """BibTeX for each identifier or title, from the databases, keys unique across the list.
+    """BibTeX for each identifier, title or merged record, keys unique across the list.
 
-    Crossref DOIs use Crossref's own BibTeX (content negotiation), DataCite DOIs
-    (arXiv's 10.48550 included) DataCite's; anything else is written from the
-    merged record. Keys follow refaudit's `{family}{year}{firstword}` convention.
-    A withdrawn work's entry has status "retracted" and a `note` naming each notice
-    (kind, date, DOI); callers write it only when asked to.
+    An identifier or title is first resolved in the databases; a record (a search
+    hit) is written as it is. Crossref DOIs use Crossref's own BibTeX (content
+    negotiation), DataCite DOIs (arXiv's 10.48550 included) DataCite's; anything
+    else is written from the merged record. Keys follow refaudit's
+    `{family}{year}{firstword}` convention. A withdrawn work's entry has status
+    "retracted" and a `note` naming each notice (kind, date, DOI); callers write it
+    only when asked to.
     """
-    trackers = [Ledger() for _ in identifiers]
+    trackers = [Ledger() for _ in items]
     async with opening.open_discovery_sources(settings, transport, stats=stats) as opened:
-        resolutions = await asyncio.gather(
-            *(
-                resolve(text, opened, tracker)
-                for text, tracker in zip(identifiers, trackers, strict=True)
+        looked_up = iter(
+            await asyncio.gather(
+                *(
+                    resolve(item, opened, tracker)
+                    for item, tracker in zip(items, trackers, strict=True)
+                    if isinstance(item, str)
+                )
             )
         )
-        works = [r.work_for(text) for text, r in zip(identifiers, resolutions, strict=True)]
+        answers: list[tuple[str, Resolution | None, Work | None]] = []
+        for item in items:
+            if isinstance(item, str):
+                resolution = next(looked_up)
+                answers.append((item, resolution, resolution.work_for(item)))
+            else:
+                answers.append((_label(item), None, item))
         texts = await asyncio.gather(
             *(
                 _fetch_bibtex(work, opened, tracker)
-                for work, resolution, tracker in zip(works, resolutions, trackers, strict=True)
-                if resolution.records
+                for (_, _, work), tracker in zip(answers, trackers, strict=True)
+                if work is not None
             )
         )
     fetched = iter(texts)
     taken: set[str] = set()
     entries: list[BibtexEntry] = []
-    for text, resolution, work in zip(identifiers, resolutions, works, strict=True):
+    for label, looked_up_as, work in answers:
         if work is None:
-            entries.append(BibtexEntry(text, resolution.status, message=resolution.message))
+            assert looked_up_as is not None
+            entries.append(BibtexEntry(label, looked_up_as.status, message=looked_up_as.message))
             continue
         bibtex, source, note = next(fetched)
         status: Status = "ok"
         if is_withdrawn(work):
             # Written only when asked for (to discuss the retraction), and then saying so.
             status, bibtex = "retracted", with_note(bibtex, withdrawal_note(work))
-        entry = BibtexEntry(text, status, bibtex, source=source, message=note, work=work)
-        entries.append(rekey(entry, taken))
-    return entries
-
-
-async def bibtex_for_works(
-    works: Sequence[Work],
-    settings: Settings,
-    *,
-    transport: httpx.AsyncBaseTransport | None = None,
-    stats: RunStats | None = None,
-) -> list[BibtexEntry]:
-    """BibTeX for already merged records (search hits), keys unique across the list."""
-    tracker = Ledger()
-    async with opening.open_discovery_sources(settings, transport, stats=stats) as opened:
-        texts = await asyncio.gather(*(_fetch_bibtex(work, opened, tracker) for work in works))
-    taken: set[str] = set()
-    entries = []
-    for work, (bibtex, source, note) in zip(works, texts, strict=True):
-        entry = BibtexEntry(_label(work), "ok", bibtex, source=source, message=note, work=work)
+        entry = BibtexEntry(label, status, bibtex, source=source, message=note, work=work)
         entries.append(rekey(entry, taken))
     return entries
 
@@ -122,13 +115,10 @@ def _label(work: Work) -> str:
     return work.doi or (f"arXiv:{work.arxiv_id}" if work.arxiv_id else work.title or "")
 
 
-async def _fetch_bibtex(
-    work: Work | None, opened: Sources, tracker: Ledger
-) -> tuple[str, str, str]:
+async def _fetch_bibtex(work: Work, opened: Sources, tracker: Ledger) -> tuple[str, str, str]:
     """(BibTeX, origin, note): the agency's own entry, else one written from the record."""
     from refaudit.bibtex import work_to_entry
 
-    assert work is not None
     agency = agency_for(work)
     source = opened.get(agency) if agency else None
     note = ""
