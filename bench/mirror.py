@@ -349,17 +349,21 @@ def _fresh_batch(
     workers fork from it, and from this one they would inherit the matches cached by
     the runs before. Returns references, errors, the batch's wall time and the time its
     inputs took each in their worker, summed."""
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
-    context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=1, mp_context=context) as runner:
-        job = runner.submit(_timed_batch, inputs, location, results, workers, engine, address)
-        return job.result()
+    here = str(Path(__file__).parent)
+    arguments = json.dumps([str(inputs), location, str(results), workers, engine, address])
+    code = (
+        f"import json, sys; sys.path.insert(0, {here!r}); from mirror import _timed_batch;"
+        f" print(json.dumps(_timed_batch(*json.loads(sys.argv[1]))))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, arguments], check=True, capture_output=True, text=True
+    )
+    references, errors, seconds, audits = json.loads(done.stdout.splitlines()[-1])
+    return references, errors, seconds, audits
 
 
 def _timed_batch(
-    inputs: Path, location: str, results: Path, workers: int, engine: str, address: str | None
+    inputs: str, location: str, results: str, workers: int, engine: str, address: str | None
 ) -> tuple[int, int, float, float]:
     from refaudit.batch import expand_inputs, run_batch
     from refaudit.collector import collect_less
@@ -371,9 +375,9 @@ def _timed_batch(
     )
     started = time.monotonic()
     summary = run_batch(
-        expand_inputs([inputs]),
+        expand_inputs([Path(inputs)]),
         settings,
-        results,
+        Path(results),
         workers=workers,
         engine="local" if engine == "local" else "ray",
         ray_address=address,
