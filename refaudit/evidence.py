@@ -366,12 +366,13 @@ async def complete_for_screening(
     crossref = sources.get("crossref")
     if crossref is None:
         return
+    everyone = [*evidence, *(item for item, _ in wanted)]
+    wanted = [(item, doi) for item, doi in wanted if _needs_crossref_record(item, doi)]
     kept = {id(item): doi for item, doi in wanted}
-    for item in [*evidence, *(item for item, _ in wanted)]:
+    for item in everyone:
         if item.screening is not None and kept.get(id(item)) != item.screening[0]:
             item.screening[1].cancel()
             item.screening = None
-    wanted = [(item, doi) for item, doi in wanted if _needs_crossref_record(item, doi)]
     for item, doi in wanted:
         if item.screening is None and (ride := crossref.ride_doi(doi)) is not None:
             item.screening = (doi, asyncio.ensure_future(ride))
