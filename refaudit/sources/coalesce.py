@@ -18,7 +18,8 @@ waits for the next batch sent with room for it, however long that takes, and goe
 its own only when its caller can wait no longer (`release`).
 
 Where concurrent audits share a source (the MCP server), their calls may share a
-batch; its request waits in the pool, and is counted, as the first call's.
+batch; its request takes the turn in the pool of the call among them served least,
+and counts as served for each (`Caller.together`).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Generic, TypeVar
 
-from refaudit.sources.pacing import request_priority
+from refaudit.sources.pacing import Caller, request_caller, request_priority
 
 if TYPE_CHECKING:
     from refaudit.sources.client import SourceClient
@@ -47,6 +48,8 @@ class _Batch(Generic[Q, A]):
     waiting: list[asyncio.Future[A]] = field(default_factory=list)
     #: the best turn (lowest `request_priority`) among the calls it holds
     priority: float = float("inf")
+    #: the calls it holds, as the pools count them (`request_caller`)
+    callers: list[Caller | None] = field(default_factory=list)
 
 
 class Coalescer(Generic[Q, A]):
@@ -93,6 +96,7 @@ class Coalescer(Generic[Q, A]):
         batch.queries.append(query)
         batch.waiting.append(answer)
         batch.priority = min(batch.priority, request_priority.get())
+        batch.callers.append(request_caller.get())
         if batch.priority < 0:
             # Sent from this call's own task: no turn of the event loop is lost.
             if self._open is batch:
@@ -166,6 +170,7 @@ class Coalescer(Generic[Q, A]):
             return  # every caller gave up (the audit was abandoned)
         self._board(batch)
         request_priority.set(batch.priority)
+        request_caller.set(Caller.together(batch.callers))
         try:
             answers = await self._send(batch.queries)
         except Exception as exc:
@@ -176,7 +181,7 @@ class Coalescer(Generic[Q, A]):
         except BaseException:
             if sender is not None:
                 sender.cancel()
-                rest: _Batch[Q, A] = _Batch(priority=batch.priority)
+                rest: _Batch[Q, A] = _Batch(priority=batch.priority, callers=batch.callers)
                 for query, answer in zip(batch.queries, batch.waiting, strict=True):
                     if not answer.done():
                         rest.queries.append(query)

@@ -16,7 +16,7 @@ import itertools
 import math
 import statistics
 import weakref
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
@@ -79,10 +79,21 @@ class Caller:
     arriving last again at every pool.
     """
 
-    __slots__ = ("__weakref__", "client")
+    __slots__ = ("__weakref__", "client", "members")
 
-    def __init__(self, client: object = None) -> None:
+    def __init__(self, client: object = None, members: tuple[Caller, ...] = ()) -> None:
         self.client = client
+        #: the calls one shared request is for (`together`); empty for a call of its own
+        self.members = members
+
+    @classmethod
+    def together(cls, callers: Iterable[Caller | None]) -> Caller | None:
+        """The calls one shared request (a coalesced batch) is for: it takes the turn of
+        the one served least, as any of them would have, and counts as served for each."""
+        distinct = list(dict.fromkeys(c for c in callers if c is not None))
+        if len(distinct) < 2:
+            return distinct[0] if distinct else None
+        return cls(members=tuple(m for c in distinct for m in (c.members or (c,))))
 
 
 #: The call the requests made in this context are for (None: a run of its own, which
@@ -152,11 +163,11 @@ class _FairQueue:
         def rank(item: tuple[Caller | None, list[_Ticket]]) -> tuple[int, int, int]:
             caller, tickets = item
             aged = math.floor((now - self._since[caller]) / (interval * AGING_INTERVALS))
-            return (
-                self._count(caller) - aged,
-                self._count(caller.client if caller else None),
-                tickets[0].arrival,
+            served, client = min(
+                (self._count(call), self._count(call.client if call else None))
+                for call in _calls(caller)
             )
+            return (served - aged, client, tickets[0].arrival)
 
         return min(self._waiting.items(), key=rank)[1][0]
 
@@ -167,7 +178,8 @@ class _FairQueue:
         """The request leaves the queue: served, or given up."""
         ticket.gone = True
         if served and ticket.caller is not None:
-            for who in (ticket.caller, ticket.caller.client):
+            calls = _calls(ticket.caller)
+            for who in dict.fromkeys([*calls, *(c.client for c in calls if c is not None)]):
                 if who is not None:
                     self._served[who] = self._served.get(who, 0) + 1
         tickets = self._waiting.get(ticket.caller)
@@ -180,6 +192,11 @@ class _FairQueue:
         if not tickets:
             del self._waiting[ticket.caller]
             del self._since[ticket.caller]
+
+
+def _calls(caller: Caller | None) -> tuple[Caller | None, ...]:
+    """The calls a request is for: those sharing it, or its own."""
+    return caller.members if caller is not None and caller.members else (caller,)
 
 
 class Pool:

@@ -18,6 +18,7 @@ from refaudit.config import Settings
 from refaudit.errors import OfflineMiss, RateLimited, SourceUnavailable, UnexpectedResponse
 from refaudit.models import RunStats
 from refaudit.sources.client import SourceClient
+from refaudit.sources.coalesce import Coalescer
 from refaudit.sources.pacing import (
     AGING_INTERVALS,
     ARRIVAL_JITTER_S,
@@ -1010,3 +1011,37 @@ def test_every_client_shares_one_tls_context_until_the_ca_setting_changes(
     monkeypatch.setenv("SSL_CERT_FILE", certifi.where())
 
     assert first is second and context_of("crossref") is not first
+
+
+async def test_a_shared_request_goes_at_the_turn_of_its_call_served_least() -> None:
+    """A batch that a long call opened and a fresh call joined waits the fresh call's turn,
+    not the long call's; and it counts as served for both."""
+    upstream, client = _one_request_a_second("openalex")
+    long_call, other = Caller(), Caller()
+
+    async def send(batch: list[str]) -> list[str]:
+        await client.get("/works", {"n": "+".join(batch)})
+        return batch
+
+    coalescer: Coalescer[str, str] = Coalescer(
+        send, lambda batch: True, lambda: 0.5, client.now, client.pause
+    )
+
+    async def call(n: str, caller: Caller, *, shared: bool = False) -> None:
+        request_caller.set(caller)
+        await (coalescer.ask(n) if shared else client.get("/works", {"n": n}))
+
+    await asyncio.gather(*(call(f"long{i}", long_call) for i in range(3)))
+    await call("other0", other)
+    await asyncio.gather(
+        call("other1", other),
+        call("long-again", long_call),
+        call("long-shared", long_call, shared=True),
+        call("fresh-shared", Caller(), shared=True),
+    )
+
+    assert [n for _, n in upstream.arrivals][4:] == [
+        "long-shared+fresh-shared",
+        "other1",
+        "long-again",
+    ]
