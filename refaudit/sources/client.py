@@ -44,6 +44,7 @@ from refaudit.sources.pacing import (
     RateLimit,
     Wire,
     request_priority,
+    request_unwanted,
     shared_pacer,
 )
 from refaudit.sources.redaction import SECRET_PARAMS, redact, without_secrets
@@ -419,13 +420,19 @@ class SourceClient:
         unwanted: Callable[[], bool] | None = None,
     ) -> Fetched:
         url = outgoing.url
+        abandoned = request_unwanted.get()
+
+        def unasked() -> bool:
+            return any(check is not None and check() for check in (unwanted, abandoned))
 
         def stops() -> bool:
-            return self._breaker.stops(probe) or (unwanted is not None and unwanted())
+            return self._breaker.stops(probe) or unasked()
 
         if not await pool.enter(self._sleep, stops, request_priority.get(), place):
-            if unwanted is not None and unwanted():
-                raise asyncio.CancelledError  # a hedge whose first request answered meanwhile
+            if unasked():
+                # A hedge whose first request answered meanwhile, or a batch whose
+                # callers have all given up: nobody wants this request any more.
+                raise asyncio.CancelledError
             raise self._breaker.open_error(url)
         wire = Wire(pool)
         try:

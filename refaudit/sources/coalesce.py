@@ -29,7 +29,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Generic, TypeVar
 
-from refaudit.sources.pacing import Caller, request_caller, request_priority
+from refaudit.sources.pacing import Caller, request_caller, request_priority, request_unwanted
 
 if TYPE_CHECKING:
     from refaudit.sources.client import SourceClient
@@ -171,6 +171,8 @@ class Coalescer(Generic[Q, A]):
         self._board(batch)
         request_priority.set(batch.priority)
         request_caller.set(Caller.together(batch.callers))
+        # Reset after: the call's own task may be the one sending.
+        abandoned = request_unwanted.set(lambda: all(answer.done() for answer in batch.waiting))
         try:
             answers = await self._send(batch.queries)
         except Exception as exc:
@@ -191,6 +193,8 @@ class Coalescer(Generic[Q, A]):
                 for answer in batch.waiting:
                     answer.cancel()
             raise
+        finally:
+            request_unwanted.reset(abandoned)
         for answer, result in zip(batch.waiting, answers, strict=True):
             if not answer.done():
                 answer.set_result(result)

@@ -100,6 +100,13 @@ class Caller:
 #: has its pools to itself).
 request_caller: ContextVar[Caller | None] = ContextVar("request_caller", default=None)
 
+#: Set while a batch of several calls' queries is sent (`coalesce`): True once every one
+#: of those calls has given up, so a request still waiting for its turn is not sent for
+#: nobody (a retraction screen's ride called off at the end of an audit).
+request_unwanted: ContextVar[Callable[[], bool] | None] = ContextVar(
+    "request_unwanted", default=None
+)
+
 
 @dataclass(frozen=True)
 class RateLimit:

@@ -126,6 +126,36 @@ async def test_single_dois_asked_while_the_list_pool_is_busy_share_one_filter() 
     ]
 
 
+async def test_a_released_ride_called_off_while_it_waits_for_its_turn_is_never_sent() -> None:
+    """At the end of an audit the retraction screen releases the DOIs no look-up carried,
+    then calls off those the verdicts no longer rest on: one still queued behind a
+    request in flight must not be sent for nobody."""
+    fake = FakeUpstreams()
+    fake.serve_crossref([crossref_work(doi) for doi in ("10.1000/busy", "10.1000/ride")])
+    limits = {
+        "default": RateLimit(rps=10, burst=3, concurrency=3),
+        "list": RateLimit(rps=3, burst=3, concurrency=1),
+    }
+    client = make_client(
+        Overlap(fake.transport()), "crossref", clock=YieldingClock(), limits=limits
+    )
+    crossref = CrossrefSource(client, Settings())
+
+    busy = asyncio.ensure_future(crossref.lookup_dois(["10.1000/busy"]))
+    while client.idle("list"):
+        await asyncio.sleep(0)
+    ride = crossref.ride_doi("10.1000/ride")
+    assert isinstance(ride, asyncio.Future)
+    crossref.release_rides()
+    await asyncio.sleep(0)
+    ride.cancel()
+    await busy
+    for _ in range(20):
+        await asyncio.sleep(0)
+
+    assert [r.url.params["filter"] for r in fake.requests] == ["doi:10.1000/busy"]
+
+
 async def test_more_dois_than_a_url_holds_are_split_and_unknown_ones_are_simply_absent() -> None:
     fake = FakeUpstreams()
     dois = _dois(1) + ["10.1000/t-one-more"]
