@@ -154,22 +154,30 @@ class CrossrefSource(Source):
         canonical = normalize_doi(doi)
         if not canonical or not fits_filter(canonical):
             return await super().lookup_doi(doi)
-        cached = self.client.cached("/works", self._batch_params([canonical]))
+        cached = self._cached_record(canonical)
         if cached is not None:
-            return next((to_work(item) for item in _items(cached)), None)
+            return cached.get(canonical)
         return (await self._dois.ask(canonical, at_once=at_once)).get(canonical)
 
     def ride_doi(self, doi: str) -> Awaitable[dict[str, Work]] | None:
         canonical = normalize_doi(doi)
         if not canonical or not fits_filter(canonical):
             return None
-        cached = self.client.cached("/works", self._batch_params([canonical]))
+        cached = self._cached_record(canonical)
         if cached is None:
             return self._dois.ride(canonical)
         answer: asyncio.Future[dict[str, Work]] = asyncio.get_running_loop().create_future()
-        items = _items(cached)
-        answer.set_result({canonical: to_work(items[0])} if items else {})
+        answer.set_result(cached)
         return answer
+
+    def _cached_record(self, doi: str) -> dict[str, Work] | None:
+        """The cached answer to `doi`'s own filter ({} when Crossref had no such DOI), or
+        None when it is not in the cache."""
+        cached = self.client.cached("/works", self._batch_params([doi]))
+        if cached is None:
+            return None
+        items = _items(cached)
+        return {doi: to_work(items[0])} if items else {}
 
     def release_rides(self) -> None:
         self._dois.release()
