@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Iterable
 from dataclasses import dataclass, field
 from typing import Literal, TypeVar
 
-from refaudit.errors import OfflineMiss, SourceError
+from refaudit.errors import NothingToAsk, OfflineMiss, SourceError
 from refaudit.models import NotAskedWhy, SourceStatus
 
 T = TypeVar("T")
@@ -69,12 +69,16 @@ class Ledger:
 async def ask(ledgers: Ledger | Iterable[Ledger], source: str, call: Awaitable[T]) -> T | None:
     """Await one source call, recording its answer or failure on every ledger it serves.
 
-    Returns None when the source failed; only `SourceError` is caught (anything else
-    is a bug and propagates).
+    Returns None when the source failed, or was not asked as the query gave it nothing
+    to search by; only `SourceError` is caught (anything else is a bug and propagates).
     """
     served = [ledgers] if isinstance(ledgers, Ledger) else list(ledgers)
     try:
         result = await call
+    except NothingToAsk as exc:
+        for ledger in served:
+            ledger.not_asked(source, "no_query", exc.reason)
+        return None
     except SourceError as exc:
         reason = f"offline: {exc.reason}" if isinstance(exc, OfflineMiss) else exc.reason
         for ledger in served:

@@ -84,6 +84,12 @@ class RateLimited(SourceError):
         self.retry_after = retry_after
 
 
+class NothingToAsk(SourceError):
+    """The query gives the source nothing it searches by (PubMed, IEEE Xplore and Scopus
+    search title words; a citation string may have none): the source was not asked, so
+    its silence is neither an answer that nothing is there nor a failure."""
+
+
 class OfflineMiss(SourceError):
     """Offline mode and the cache holds no answer for this request."""
 

@@ -18,7 +18,7 @@ from typing import Any, Literal, Protocol
 from refaudit.findings import FINDING_CODES, Severity
 from refaudit.notices import WITHDRAWING_KINDS, NoticeKind
 
-JSON_SCHEMA_VERSION = "2.2"
+JSON_SCHEMA_VERSION = "2.3"
 
 SEVERITY_RANK: dict[str, int] = {"info": 0, "warning": 1, "error": 2}
 
@@ -228,9 +228,10 @@ class Finding:
 
 
 SourceState = Literal["answered", "failed", "not_asked", "cached"]
-#: Why the planner left a source out: the verdict could no longer change
-#: ("decided"), or the source cannot hold this kind of work ("cannot_index").
-NotAskedWhy = Literal["decided", "cannot_index"]
+#: Why a source was left out: the verdict could no longer change ("decided"), the
+#: source cannot hold this kind of work ("cannot_index"), or the citation gives it
+#: nothing it searches by ("no_query": no title words for a title search).
+NotAskedWhy = Literal["decided", "cannot_index", "no_query"]
 
 
 @dataclass
@@ -241,7 +242,8 @@ class SourceStatus:
     reason: str | None = None
     """why a source failed or was not asked"""
     why: NotAskedWhy | None = None
-    """for `not_asked`: `decided` (the verdict could no longer change) or `cannot_index`"""
+    """for `not_asked`: `decided` (the verdict could no longer change), `cannot_index` or
+    `no_query` (nothing in the citation this source searches by)"""
 
 
 @dataclass(slots=True)

@@ -75,6 +75,23 @@ def test_search_with_every_source_down_exits_3(upstreams: World) -> None:
     assert "no source could answer" in result.stderr
 
 
+def test_a_source_the_query_gives_nothing_to_search_by_is_no_answer(
+    upstreams: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # PubMed is searched by title words; a search's free text has none, so PubMed is not
+    # asked, and with every other source down nothing answered at all.
+    monkeypatch.setenv("REFAUDIT_SOURCES", ",".join([*SOURCES, "pubmed"]))
+    for name in SOURCES:
+        upstreams.fake.fail(name, "503", times=5)
+    result = runner.invoke(app, ["search", "deep learning", "--format", "json"])
+
+    assert result.exit_code == 3
+    data = json.loads(result.stdout)
+    assert data["status"] == "unverified"
+    assert data["sources"]["pubmed"]["state"] == "not_asked"
+    assert data["sources"]["pubmed"]["why"] == "no_query"
+
+
 def test_bibtex_prints_entries_with_refaudit_keys(upstreams: World) -> None:
     result = runner.invoke(app, ["bibtex", DEEP_DOI, GAN_S2])
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
-from refaudit.errors import UnexpectedResponse
+from refaudit.errors import NothingToAsk, UnexpectedResponse
 from refaudit.identifiers import normalize_doi, parse_arxiv_id
 from refaudit.models import Work
 from refaudit.names import display_name_to_person
@@ -60,7 +60,10 @@ class ArxivSource(Source):
         return found
 
     async def search(self, query: SearchQuery) -> list[Work]:
-        for search_query in search_queries(query):
+        queries = search_queries(query)
+        if not queries:
+            raise NothingToAsk(NAME, "nothing in the citation to search arXiv by")
+        for search_query in queries:
             works = await self._query(search_query, query.limit)
             if works:
                 return works

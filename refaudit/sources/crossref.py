@@ -35,7 +35,7 @@ from typing import Any
 from urllib.parse import quote
 
 from refaudit.config import Settings
-from refaudit.errors import UnexpectedResponse
+from refaudit.errors import NothingToAsk, UnexpectedResponse
 from refaudit.identifiers import normalize_doi
 from refaudit.models import Notice, Person, Work
 from refaudit.notices import WITHDRAWING_KINDS, normalize_notice_kind
@@ -203,7 +203,7 @@ class CrossrefSource(Source):
     async def search(self, query: SearchQuery) -> list[Work]:
         text = query.text()
         if not text:
-            return []
+            raise NothingToAsk(NAME, "nothing in the citation to search by")
         # A topic is searched in titles and abstracts (`query`), a work by its record.
         params: list[tuple[str, Any]] = [
             ("query" if query.topic_terms else "query.bibliographic", text),

@@ -25,7 +25,7 @@ from typing import Any
 from urllib.parse import quote
 
 from refaudit.config import Settings
-from refaudit.errors import UnexpectedResponse
+from refaudit.errors import NothingToAsk, UnexpectedResponse
 from refaudit.identifiers import arxiv_id_from_doi, normalize_doi, parse_arxiv_id
 from refaudit.models import Person, Work
 from refaudit.names import person_from_name
@@ -74,7 +74,7 @@ class DataCiteSource(Source):
     async def search(self, query: SearchQuery) -> list[Work]:
         words = " ".join(_QUERY_SYNTAX.sub(" ", query.text()).split())
         if not words:
-            return []
+            raise NothingToAsk(NAME, "nothing in the citation to search by")
         fetched = await self.client.get(
             "/dois", [("query", words), ("page[size]", max(1, query.limit))], ttl="search"
         )

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from refaudit.errors import UnexpectedResponse
+from refaudit.errors import NothingToAsk, UnexpectedResponse
 from refaudit.identifiers import arxiv_id_from_doi, normalize_doi, parse_arxiv_id
 from refaudit.models import Work
 from refaudit.names import display_name_to_person
@@ -47,7 +47,10 @@ class DblpSource(Source):
     name = NAME
 
     async def search(self, query: SearchQuery) -> list[Work]:
-        for text in search_texts(query):
+        texts = search_texts(query)
+        if not texts:
+            raise NothingToAsk(NAME, "nothing in the citation to search dblp by")
+        for text in texts:
             fetched = await self.client.get(
                 "/search/publ/api",
                 {"q": text, "format": "json", "h": query.limit},

@@ -28,7 +28,14 @@ import time
 from typing import Any
 
 from refaudit.config import Settings
-from refaudit.errors import KeyRejected, QuotaSpent, RateLimited, SourceError, UnexpectedResponse
+from refaudit.errors import (
+    KeyRejected,
+    NothingToAsk,
+    QuotaSpent,
+    RateLimited,
+    SourceError,
+    UnexpectedResponse,
+)
 from refaudit.identifiers import normalize_doi
 from refaudit.models import Reference, Work
 from refaudit.names import person_from_name
@@ -81,7 +88,9 @@ class IeeeXploreSource(Source):
     async def search(self, query: SearchQuery) -> list[Work]:
         words = query_words(query.title)
         if not words:
-            return []
+            raise NothingToAsk(
+                NAME, "IEEE Xplore is searched by title words; the citation has none"
+            )
         params: dict[str, Any] = {"max_records": max(1, min(query.limit, 200))}
         if query.year:
             params |= {"start_year": query.year - YEAR_SLACK, "end_year": query.year + YEAR_SLACK}

@@ -40,7 +40,7 @@ from typing import Any
 from urllib.parse import quote
 
 from refaudit.config import Settings
-from refaudit.errors import UnexpectedResponse
+from refaudit.errors import NothingToAsk, UnexpectedResponse
 from refaudit.identifiers import arxiv_id_from_doi, normalize_doi, parse_arxiv_id
 from refaudit.models import Person, Work
 from refaudit.names import person_from_name
@@ -192,7 +192,7 @@ class OpenAlexSource(Source):
     async def search(self, query: SearchQuery) -> list[Work]:
         text = self.describe_search(query)
         if not text:
-            return []
+            raise NothingToAsk(NAME, "nothing in the citation to search by")
         if query.topic_terms or query.year_from or query.year_to or _BOOLEAN_SYNTAX.search(text):
             return await self._search_alone(query, text)
         asked = _TitleSearch.of(text, min(BATCH_PAGE, max(1, query.limit)))

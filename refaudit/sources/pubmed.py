@@ -21,7 +21,7 @@ import re
 from typing import Any
 
 from refaudit.config import Settings
-from refaudit.errors import RateLimited, UnexpectedResponse
+from refaudit.errors import NothingToAsk, RateLimited, UnexpectedResponse
 from refaudit.identifiers import normalize_doi
 from refaudit.models import Notice, Person, Work
 from refaudit.names import display_name_to_person
@@ -95,7 +95,10 @@ class PubMedSource(Source):
         return {work.doi: work for work in summaries.values() if work.doi and work.doi in dois}
 
     async def search(self, query: SearchQuery) -> list[Work]:
-        for term in search_terms(query):
+        terms = search_terms(query)
+        if not terms:
+            raise NothingToAsk(NAME, "PubMed is searched by title words; the citation has none")
+        for term in terms:
             pmids = await self._esearch(term, retmax=query.limit, ttl="search")
             if pmids:
                 summaries = await self._summaries(pmids)

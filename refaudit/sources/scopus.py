@@ -37,7 +37,14 @@ import time
 from typing import Any
 
 from refaudit.config import Settings
-from refaudit.errors import KeyRejected, QuotaSpent, RateLimited, SourceError, UnexpectedResponse
+from refaudit.errors import (
+    KeyRejected,
+    NothingToAsk,
+    QuotaSpent,
+    RateLimited,
+    SourceError,
+    UnexpectedResponse,
+)
 from refaudit.identifiers import normalize_doi
 from refaudit.models import Person, Reference, Work
 from refaudit.names import display_name_to_person
@@ -111,7 +118,7 @@ class ScopusSource(Source):
     async def search(self, query: SearchQuery) -> list[Work]:
         words = query_words(query.title)
         if not words:
-            return []
+            raise NothingToAsk(NAME, "Scopus is searched by title words; the citation has none")
         limit = min(BATCH_SIZE, max(1, query.limit))
         years = _year_clause(query.year)
         hits = await self._search(f'TITLE("{" ".join(words)}"){years}', limit, ttl="search")

@@ -22,7 +22,7 @@ import asyncio
 from typing import Any
 
 from refaudit.config import Settings
-from refaudit.errors import UnexpectedResponse
+from refaudit.errors import NothingToAsk, UnexpectedResponse
 from refaudit.identifiers import normalize_doi
 from refaudit.models import Work
 from refaudit.names import display_name_to_person
@@ -77,7 +77,7 @@ class SemanticScholarSource(Source):
     async def search(self, query: SearchQuery) -> list[Work]:
         text = self.describe_search(query)
         if not text:
-            return []
+            raise NothingToAsk(NAME, "nothing in the citation to search by")
         fields = f"{FIELDS},abstract" if query.topic_terms else FIELDS
         params: dict[str, Any] = {"query": text, "limit": query.limit, "fields": fields}
         if query.year_from or query.year_to:
