@@ -30,7 +30,6 @@ from typing import Any
 from refaudit.config import Settings
 from refaudit.errors import (
     KeyRejected,
-    NothingToAsk,
     QuotaSpent,
     RateLimited,
     SourceError,
@@ -41,7 +40,12 @@ from refaudit.models import Reference, Work
 from refaudit.names import person_from_name
 from refaudit.sources.base import SearchQuery, Source
 from refaudit.sources.client import SourceClient
-from refaudit.sources.mapping import as_int, query_words, rarest_title_words, unique
+from refaudit.sources.mapping import (
+    as_int,
+    cited_title_words,
+    rarest_title_words,
+    unique,
+)
 from refaudit.sources.pacing import RateLimit
 from refaudit.sources.quota import window_end
 from refaudit.sources.registry import entry, having
@@ -86,11 +90,7 @@ class IeeeXploreSource(Source):
         return found
 
     async def search(self, query: SearchQuery) -> list[Work]:
-        words = query_words(query.title)
-        if not words:
-            raise NothingToAsk(
-                NAME, "IEEE Xplore is searched by title words; the citation has none"
-            )
+        words = cited_title_words(NAME, query.title)
         params: dict[str, Any] = {"max_records": max(1, min(query.limit, 200))}
         if query.year:
             params |= {"start_year": query.year - YEAR_SLACK, "end_year": query.year + YEAR_SLACK}

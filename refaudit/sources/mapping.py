@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterator, Sequence
 from typing import Any, TypeVar
 
+from refaudit.errors import NothingToAsk
 from refaudit.text import strip_markup
 
 T = TypeVar("T")
@@ -102,6 +103,18 @@ def query_words(text: str | None, *, drop_stopwords: bool = False) -> list[str]:
     """Lower-case words of a title for a search query, punctuation and hyphens dropped."""
     words = [word.lower() for word in _WORD.findall(strip_markup(text) or "")]
     return [w for w in words if w not in STOPWORDS] if drop_stopwords else words
+
+
+def cited_title_words(source: str, title: str | None) -> list[str]:
+    """The words of the cited title, for a source searched by title words alone.
+
+    Raises:
+        NothingToAsk: the citation has no title words, so the source cannot be asked.
+    """
+    words = query_words(title)
+    if not words:
+        raise NothingToAsk(source, "searched by title words; the citation has none")
+    return words
 
 
 def rarest_title_words(title: str | None, most: int) -> list[str]:

@@ -39,7 +39,6 @@ from typing import Any
 from refaudit.config import Settings
 from refaudit.errors import (
     KeyRejected,
-    NothingToAsk,
     QuotaSpent,
     RateLimited,
     SourceError,
@@ -53,7 +52,7 @@ from refaudit.sources.client import SourceClient
 from refaudit.sources.mapping import (
     as_int,
     chunked,
-    query_words,
+    cited_title_words,
     rarest_title_words,
     unique,
     year_from,
@@ -116,9 +115,7 @@ class ScopusSource(Source):
         return found
 
     async def search(self, query: SearchQuery) -> list[Work]:
-        words = query_words(query.title)
-        if not words:
-            raise NothingToAsk(NAME, "Scopus is searched by title words; the citation has none")
+        words = cited_title_words(NAME, query.title)
         limit = min(BATCH_SIZE, max(1, query.limit))
         years = _year_clause(query.year)
         hits = await self._search(f'TITLE("{" ".join(words)}"){years}', limit, ttl="search")
