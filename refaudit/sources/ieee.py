@@ -40,12 +40,7 @@ from refaudit.models import Reference, Work
 from refaudit.names import person_from_name
 from refaudit.sources.base import SearchQuery, Source
 from refaudit.sources.client import SourceClient
-from refaudit.sources.mapping import (
-    as_int,
-    cited_title_words,
-    rarest_title_words,
-    unique,
-)
+from refaudit.sources.mapping import as_int, cited_title_words, rarest_title_words, unique
 from refaudit.sources.pacing import RateLimit
 from refaudit.sources.quota import window_end
 from refaudit.sources.registry import entry, having
