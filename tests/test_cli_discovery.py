@@ -73,6 +73,7 @@ def test_search_with_every_source_down_exits_3(upstreams: World) -> None:
 
     assert result.exit_code == 3
     assert "no source could answer" in result.stderr
+    assert "no works found" not in result.stdout
 
 
 def test_a_source_the_query_gives_nothing_to_search_by_is_no_answer(

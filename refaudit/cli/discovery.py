@@ -262,10 +262,10 @@ def _identifier(work: Any) -> str:
 
 
 def _print_search_table(outcome: Any) -> None:
-
     console = stdout_console()
     if not outcome.works:
-        console.print("no works found", highlight=False)
+        if outcome.status != "unverified":  # else nobody answered: nothing is known
+            console.print("no works found", highlight=False)
         return
     cards = [
         Card(
