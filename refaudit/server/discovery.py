@@ -7,13 +7,14 @@ Each is a thin layer over `refaudit.discovery` or `refaudit.novelty`, as the
 from __future__ import annotations
 
 import dataclasses
-from typing import Annotated, Literal
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Annotated, Any, Literal, Protocol, TypeVar
 
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, ConfigDict, Field
 
-from refaudit.models import Person, Work
+from refaudit.models import Person, SourceStatus, Work
 from refaudit.novelty import MAX_CONTEXT_CHARS, MAX_IDEA_CHARS, NoveltyReport
 from refaudit.report import BibtexResults, PaperDetailsResult, SearchResults
 from refaudit.server import bounds
@@ -26,6 +27,26 @@ MAX_IDENTIFIERS = 100
 ABSTRACT_CHARS = 500
 
 SourceName = Literal[registry.SOURCE_NAMES]  # type: ignore[valid-type]
+
+
+class _Sourced(Protocol):
+    """A discovery answer, which says how each source took part."""
+
+    @property
+    def sources(self) -> Mapping[str, SourceStatus]: ...
+
+
+Answer = TypeVar("Answer", bound=_Sourced)
+
+
+async def _discover(
+    ctx: Context, call: Callable[..., Awaitable[Answer]], subject: str, **options: Any
+) -> Answer:
+    """Run a discovery call on the server's shared clients; what each source answered
+    (its `sources`) goes into the server's source health, as an audit's does."""
+    return await counted(
+        server_state(ctx), call, subject, statuses=lambda answer: [answer.sources], **options
+    )
 
 
 class PaperMetadata(BaseModel):
@@ -77,12 +98,10 @@ async def search_references(
     """
     from refaudit import discovery
 
-    state = server_state(ctx)
-    outcome = await counted(
-        state,
+    outcome = await _discover(
+        ctx,
         discovery.search_works,
         query,
-        statuses=lambda outcome: [outcome.sources],
         year_from=year_from,
         year_to=year_to,
         sources=list(sources) if sources else None,
@@ -187,12 +206,10 @@ async def paper_details(
     citations (most cited first)."""
     from refaudit import discovery
 
-    state = server_state(ctx)
-    details = await counted(
-        state,
+    details = await _discover(
+        ctx,
         discovery.paper_details,
         identifier,
-        statuses=lambda details: [details.sources],
         references=references,
         citations=citations,
         limit=limit,
