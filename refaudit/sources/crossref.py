@@ -47,6 +47,7 @@ from refaudit.sources.mapping import (
     first_text,
     iso_date,
     normalize_orcid,
+    registered_work,
     unique,
 )
 from refaudit.sources.pacing import RateLimit
@@ -345,14 +346,13 @@ def to_work(item: dict[str, Any]) -> Work:
         for entry in _dicts(item.get("update-to"))
     ]
     retracting = [n for n in notices if n.target_doi == doi and n.kind in WITHDRAWING_KINDS]
-    return Work(
-        source=NAME,
-        source_id=doi,
-        url=first_text(item.get("URL")) or f"https://doi.org/{doi}",
-        type=first_text(item.get("type")),
-        title=strip_markup(raw_title),
+    return registered_work(
+        NAME,
+        doi,
+        landing=first_text(item.get("URL")),
         raw_title=raw_title,
-        subtitle=strip_markup(first_text(item.get("subtitle"))),
+        subtitle=first_text(item.get("subtitle")),
+        type=first_text(item.get("type")),
         # A translated work's title in its own language (often Japanese or Chinese).
         title_aliases=unique(
             [strip_markup(str(name)) for name in _list(item.get("original-title"))]
@@ -370,7 +370,6 @@ def to_work(item: dict[str, Any]) -> Work:
         volume=first_text(item.get("volume")),
         issue=first_text(item.get("issue")),
         pages=first_text(item.get("page")),
-        doi=doi,
         isbn=unique([first_text(v) for v in _list(item.get("ISBN"))]),
         citation_count=as_int(item.get("is-referenced-by-count")),
         is_retracted=True if retracting else None,

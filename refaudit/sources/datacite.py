@@ -36,6 +36,7 @@ from refaudit.sources.mapping import (
     as_int,
     first_text,
     normalize_orcid,
+    registered_work,
     unique,
 )
 from refaudit.sources.pacing import RateLimit
@@ -116,14 +117,13 @@ def to_work(record: dict[str, Any]) -> Work:
     arxiv = _arxiv(attributes, doi)
     container = as_dict(attributes.get("container"))
     version = first_text(attributes.get("version"))
-    return Work(
-        source=NAME,
-        source_id=doi,
-        url=first_text(attributes.get("url")) or f"https://doi.org/{doi}",
-        type=_type(attributes.get("types")),
-        title=strip_markup(raw_title),
+    return registered_work(
+        NAME,
+        doi,
+        landing=first_text(attributes.get("url")),
         raw_title=raw_title,
-        subtitle=strip_markup(subtitle),
+        subtitle=subtitle,
+        type=_type(attributes.get("types")),
         authors=[p for p in map(_person, as_dicts(attributes.get("creators"))) if p is not None],
         year=year or as_int((date or "")[:4]),
         date=date,
@@ -132,7 +132,6 @@ def to_work(record: dict[str, Any]) -> Work:
         volume=first_text(container.get("volume")),
         issue=first_text(container.get("issue")),
         pages=_pages(container),
-        doi=doi,
         arxiv_id=arxiv,
         arxiv_version=as_int(version) if arxiv else None,
         abstract=next(

@@ -13,6 +13,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any, TypeVar
 
 from refaudit.errors import NothingToAsk
+from refaudit.models import Work
 from refaudit.text import strip_markup
 
 T = TypeVar("T")
@@ -57,6 +58,30 @@ def as_int(value: Any) -> int | None:
     if isinstance(value, str) and value.strip().isdigit():
         return int(value.strip())
     return None
+
+
+def registered_work(
+    source: str,
+    doi: str,
+    *,
+    landing: str | None,
+    raw_title: str | None,
+    subtitle: str | None,
+    **fields: Any,
+) -> Work:
+    """A DOI registration agency's record (Crossref, DataCite) as a Work: known by its DOI,
+    seen at the landing page it registered or else through the DOI's resolver, its title
+    kept as registered and, like its subtitle, without markup."""
+    return Work(
+        source=source,
+        source_id=doi,
+        doi=doi,
+        url=landing or f"https://doi.org/{doi}",
+        title=strip_markup(raw_title),
+        raw_title=raw_title,
+        subtitle=strip_markup(subtitle),
+        **fields,
+    )
 
 
 def iso_date(year: int | None, month: int | None = None, day: int | None = None) -> str | None:
