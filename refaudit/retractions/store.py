@@ -14,7 +14,7 @@ import sqlite3
 import unicodedata
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -200,12 +200,12 @@ class Snapshot:
         days: int | None = None,
         limit: int | None = None,
         journal: str | None = None,
-        today: date | None = None,
     ) -> list[RetractionRecord]:
-        """The newest notices: those of the last `days` days, or the `limit` latest."""
+        """The newest notices: those of the last `days` days (by the snapshot's clock), or
+        the `limit` latest."""
         clauses, args = _narrowing(journal, (None, None))
         if days is not None:
-            start = (today or self._now().date()) - timedelta(days=days)
+            start = self._now().date() - timedelta(days=days)
             where = " AND ".join(["notice_date >= ?", *clauses])
             return self._select(where, (start.isoformat(), *args), limit=limit)
         where = " AND ".join(["notice_date IS NOT NULL", *clauses])
