@@ -179,6 +179,14 @@ def test_parse_and_retraction_listings_fit_80_columns_without_splitting_identifi
     assert any("doi:10.1007/978-3-319-24574-4_28" in line for line in lines)
 
 
+def test_a_listing_naming_a_column_it_does_not_have_is_refused_when_declared() -> None:
+    """A misspelt column in drop_order would otherwise fail only on a narrow terminal."""
+    from refaudit.cli.common import Columns
+
+    with pytest.raises(ValueError, match="not a column of .*: notice doi"):
+        Columns(("date", "title", "notice DOI"), prose=("title",), drop_order=("notice doi",))
+
+
 def test_a_group_longer_than_a_chunk_is_consecutive_tables_with_one_header_and_one_width(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

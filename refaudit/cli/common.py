@@ -235,19 +235,32 @@ def use_plain_type_labels() -> None:
     core.TyperOption.display_type_rich = label  # type: ignore[method-assign]
 
 
-def fitted_table(
-    title: str,
-    columns: list[tuple[str, str]],
-    rows: list[list[str]],
-    *,
-    drop_order: tuple[str, ...] = (),
-) -> Any:
+@dataclasses.dataclass(frozen=True)
+class Columns:
+    """The columns of a `fitted_table`, declared once beside the command that prints it.
+
+    `prose` columns (titles, names) wrap at spaces; every other column holds
+    identifiers (DOIs, URLs, dates, keys) and is never wrapped. `drop_order` names
+    the columns left out, in turn, on a terminal too narrow for them all. Both must
+    name columns of `names`, which is checked when the command's module is read,
+    not first on a narrow terminal.
+    """
+
+    names: tuple[str, ...]
+    prose: tuple[str, ...] = ()
+    drop_order: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        unknown = sorted(set(self.prose + self.drop_order) - set(self.names))
+        if unknown:
+            raise ValueError(f"not a column of {self.names}: {', '.join(unknown)}")
+
+
+def fitted_table(title: str, columns: Columns, rows: list[list[str]]) -> Any:
     """A table that fits the terminal (stdout's width) without splitting identifiers.
 
-    `columns` are (name, kind): "id" columns (DOIs, URLs, dates, keys) are never
-    wrapped, "text" columns wrap at spaces. While the unwrapped columns and a
-    readable text column do not fit, columns in `drop_order` are left out (the
-    JSON output keeps everything).
+    While the unwrapped columns and a readable prose column do not fit, the columns
+    of `columns.drop_order` are left out (the JSON output keeps everything).
     """
     from rich.table import Table
 
@@ -255,23 +268,24 @@ def fitted_table(
 
     def need(names: list[str]) -> int:
         total = 0
-        for index, (name, kind) in enumerate(columns):
+        for index, name in enumerate(columns.names):
             if name not in names:
                 continue
-            total += max(len(name), _longest(rows, index) if kind == "id" else 16) + 3
+            prose = name in columns.prose
+            total += max(len(name), 16 if prose else _longest(rows, index)) + 3
         return total + 1
 
-    shown = [name for name, _ in columns]
-    for name in drop_order:
+    shown = list(columns.names)
+    for name in columns.drop_order:
         if need(shown) <= width:
             break
         shown.remove(name)
     crowded = need(shown) > width
     table = Table(title=title, title_justify="left")
-    kept = [index for index, (name, _) in enumerate(columns) if name in shown]
+    kept = [index for index, name in enumerate(columns.names) if name in shown]
     for index in kept:
-        name, kind = columns[index]
-        if kind == "id" and not (crowded and _longest(rows, index) > 40):
+        name = columns.names[index]
+        if name not in columns.prose and not (crowded and _longest(rows, index) > 40):
             table.add_column(name, no_wrap=True)
         else:
             # Still too wide: only text, and identifiers longer than 40 characters, fold.

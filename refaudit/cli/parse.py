@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 import typer
 
-from refaudit.cli.common import handle_errors, stderr_console, stdout_console
+from refaudit.cli.common import Columns, handle_errors, stderr_console, stdout_console
 from refaudit.cli.options import FormatOption, OutputFormat
 
 
@@ -59,6 +59,14 @@ def _print_problems(bibliography: Any) -> None:
         console.print(f"{location}{key}: {problem.message}", highlight=False, markup=False)
 
 
+#: The references as `parse` lists them; a narrow terminal loses the line first.
+_REFERENCE_COLUMNS = Columns(
+    ("key", "type", "line", "year", "first author", "title", "ids"),
+    prose=("first author", "title"),
+    drop_order=("line", "type", "first author", "year"),
+)
+
+
 def _print_table(bibliography: Any) -> None:
     from refaudit.cli.common import fitted_table
 
@@ -93,19 +101,5 @@ def _print_table(bibliography: Any) -> None:
                 "\n".join(ids),
             ]
         )
-    columns = [
-        ("key", "id"),
-        ("type", "id"),
-        ("line", "id"),
-        ("year", "id"),
-        ("first author", "text"),
-        ("title", "text"),
-        ("ids", "id"),
-    ]
-    table = fitted_table(
-        f"{len(bibliography.references)} references",
-        columns,
-        rows,
-        drop_order=("line", "type", "first author", "year"),
-    )
+    table = fitted_table(f"{len(bibliography.references)} references", _REFERENCE_COLUMNS, rows)
     stdout_console().print(table)

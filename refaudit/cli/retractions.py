@@ -14,6 +14,7 @@ from typing import Annotated, Any
 import typer
 
 from refaudit.cli.common import (
+    Columns,
     ExitCode,
     fail,
     handle_errors,
@@ -325,6 +326,14 @@ def _shows_rw(screening: Any) -> bool:
     )
 
 
+#: Snapshot notices as the listing commands print them; a narrow terminal loses the record first.
+_NOTICE_COLUMNS = Columns(
+    ("date", "kind", "original DOI", "title", "journal", "notice DOI", "record"),
+    prose=("title", "journal"),
+    drop_order=("record", "journal", "notice DOI", "kind"),
+)
+
+
 def _records_output(records: list[Any], output: OutputFormat, title: str) -> None:
     if output is OutputFormat.JSON:
         _emit_credited_json({"records": _plain(records)})
@@ -343,22 +352,7 @@ def _records_output(records: list[Any], output: OutputFormat, title: str) -> Non
         ]
         for record in records
     ]
-    columns = [
-        ("date", "id"),
-        ("kind", "id"),
-        ("original DOI", "id"),
-        ("title", "text"),
-        ("journal", "text"),
-        ("notice DOI", "id"),
-        ("record", "id"),
-    ]
-    table = fitted_table(
-        f"{title} ({len(records)})",
-        columns,
-        rows,
-        drop_order=("record", "journal", "notice DOI", "kind"),
-    )
-    _print_table(table)
+    _print_table(fitted_table(f"{title} ({len(records)})", _NOTICE_COLUMNS, rows))
 
 
 @retractions_app.command()
