@@ -111,6 +111,24 @@ def test_without_the_extras_the_commands_name_the_extra_to_install(
 ray = pytest.importorskip("ray", reason='Ray not installed (pip install "refaudit-cli[ray]")')
 
 
+def test_a_cluster_that_refuses_the_client_names_the_token_settings(
+    inputs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # What Ray raises when the head wants a token the client does not send (or nobody
+    # listens): nothing about authentication.
+    def refused(**_: object) -> None:
+        raise ConnectionError("Failed to connect to Ray cluster at 10.0.0.7:6379")
+
+    monkeypatch.setattr(ray, "init", refused)
+    results = tmp_path / "results.jsonl"
+    args = ["batch", str(inputs), "-o", str(results), "--engine", "ray"]
+    joined = runner.invoke(app, [*args, "--ray-address", "10.0.0.7:6379"])
+    assert joined.exit_code == 2
+    assert "could not join the Ray cluster at 10.0.0.7:6379" in joined.output
+    assert "RAY_AUTH_MODE=token" in joined.output and "RAY_AUTH_TOKEN_PATH" in joined.output
+    assert not results.exists()  # no results file is begun for a batch that cannot run
+
+
 @pytest.fixture(scope="module")
 def ray_cluster() -> Iterator[None]:
     ray.init(num_cpus=2, include_dashboard=False, logging_level="warning", log_to_driver=False)

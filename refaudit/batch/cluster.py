@@ -71,18 +71,21 @@ OWN_RAY: dict[str, Any] = {"_system_config": {"worker_niceness": 0}}
 def run_on_ray(
     jobs: list[tuple[str, str]], settings: Settings, workers: int, address: str | None
 ) -> Iterator[BatchLine]:
-    """Audit `jobs` on `workers` Ray actors, an input at a time each; yield lines as they end."""
+    """Audit `jobs` on `workers` Ray actors, an input at a time each; yield lines as they end.
+
+    Ray is started (or joined) before this returns, so a cluster that cannot be reached
+    fails the command before any results file is begun.
+    """
     ray = ray_module()
     started_here = not ray.is_initialized()
     if started_here:
-        ray.init(
-            address=address,
-            num_cpus=None if address else workers,
-            include_dashboard=False,
-            logging_level="warning",
-            log_to_driver=False,
-            **({} if address else OWN_RAY),
-        )
+        _start_or_join(ray, address, workers)
+    return _audit_on_ray(ray, jobs, settings, workers, stop=started_here)
+
+
+def _audit_on_ray(
+    ray: Any, jobs: list[tuple[str, str]], settings: Settings, workers: int, *, stop: bool
+) -> Iterator[BatchLine]:
     auditors: list[Any] = []
     try:
         live = [name for name in settings.sources if name in registry.SOURCE_NAMES]
@@ -108,8 +111,37 @@ def run_on_ray(
     finally:
         for worker in auditors:
             ray.kill(worker)
-        if started_here:
+        if stop:
             ray.shutdown()
+
+
+def _start_or_join(ray: Any, address: str | None, workers: int) -> None:
+    """Start a Ray of `workers` CPUs here, or join the cluster at `address`."""
+    try:
+        ray.init(
+            address=address,
+            num_cpus=None if address else workers,
+            include_dashboard=False,
+            logging_level="warning",
+            log_to_driver=False,
+            **({} if address else OWN_RAY),
+        )
+    except ConnectionError as exc:
+        # A cluster that wants a token and a client without one fail alike: Ray says
+        # only that it could not connect.
+        raise RefauditError(
+            f"could not join the Ray cluster at {address}: {exc}",
+            hint=AUTH_HINT,
+        ) from exc
+
+
+#: Ray turns token authentication on for a head that finds a token, but never for a
+#: client given an address: both must say so, with the same token.
+AUTH_HINT = (
+    "is `ray start` running there? If the cluster uses token authentication, set "
+    "RAY_AUTH_MODE=token here too, with its token in RAY_AUTH_TOKEN, RAY_AUTH_TOKEN_PATH "
+    "or ~/.ray/auth_token"
+)
 
 
 class Auditor:
