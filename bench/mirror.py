@@ -423,7 +423,11 @@ def _ray_cluster(wanted: bool, nodes: int, work: Path) -> Iterator[dict[str, str
         port = probe.getsockname()[1]
     ray = str(Path(sys.executable).with_name("ray"))
     common = ["--num-cpus", "1", "--disable-usage-stats", "--block"]
-    head = [ray, "start", "--head", "--port", str(port), "--include-dashboard", "false", *common]
+    # A temp dir of its own: `ray start --head` records itself as the machine's current
+    # cluster there, for every later `ray.init()` to join, and `--block` never erases it.
+    temp = ["--temp-dir", str(work / "ray")]
+    head = [ray, "start", "--head", "--port", str(port), "--include-dashboard", "false"]
+    head += [*temp, *common]
     started: list[subprocess.Popen[str]] = []
     try:
         started.append(_ray_node(head, env | {"RAY_worker_niceness": "0"}))

@@ -129,6 +129,21 @@ def test_a_cluster_that_refuses_the_client_names_the_token_settings(
     assert not results.exists()  # no results file is begun for a batch that cannot run
 
 
+def test_the_ray_a_batch_starts_is_its_own_whatever_ray_address_says(
+    inputs: Path, mirror: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Without --ray-address Ray would join RAY_ADDRESS (or the last `ray start` here).
+    assert not ray.is_initialized(), "runs before the tests that share one Ray"
+    monkeypatch.setenv("RAY_ADDRESS", "a cluster long gone")
+    results = tmp_path / "own.jsonl"
+    args = ["batch", str(inputs / "clean.bib"), "--sources", "mirror", "--mirror", str(mirror)]
+    done = runner.invoke(app, [*args, "-o", str(results), "--engine", "ray", "--workers", "2"])
+    assert done.exit_code == 0, done.output
+    line = json.loads(results.read_text())
+    assert line["status"] == "ok" and line["counts"]["verified"] == 1
+    assert not ray.is_initialized()  # stopped with the batch
+
+
 @pytest.fixture(scope="module")
 def ray_cluster() -> Iterator[None]:
     ray.init(num_cpus=2, include_dashboard=False, logging_level="warning", log_to_driver=False)

@@ -116,10 +116,14 @@ def _audit_on_ray(
 
 
 def _start_or_join(ray: Any, address: str | None, workers: int) -> None:
-    """Start a Ray of `workers` CPUs here, or join the cluster at `address`."""
+    """Start a Ray of `workers` CPUs here, or join the cluster at `address`.
+
+    Without an address Ray itself would join the last cluster `ray start` made on
+    this machine (or `RAY_ADDRESS`), even one long stopped: "local" always starts one.
+    """
     try:
         ray.init(
-            address=address,
+            address=address or "local",
             num_cpus=None if address else workers,
             include_dashboard=False,
             logging_level="warning",
