@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import socket
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -111,20 +113,41 @@ def test_without_the_extras_the_commands_name_the_extra_to_install(
 ray = pytest.importorskip("ray", reason='Ray not installed (pip install "refaudit-cli[ray]")')
 
 
+def test_a_ray_address_where_nothing_listens_is_refused_at_once(
+    inputs: Path, tmp_path: Path
+) -> None:
+    with socket.socket() as probe:  # a port just freed: nothing listens there
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    results = tmp_path / "results.jsonl"
+    args = ["batch", str(inputs), "-o", str(results), "--engine", "ray"]
+    for address in (f"127.0.0.1:{port}", f"ray://localhost:{port}"):
+        started = time.monotonic()
+        refused = runner.invoke(app, [*args, "--ray-address", address])
+        assert refused.exit_code == 2, refused.output
+        assert f"nothing answers at the Ray address {address}" in refused.output
+        assert time.monotonic() - started < 5  # Ray alone retries for a minute
+    assert not results.exists()
+
+
 def test_a_cluster_that_refuses_the_client_names_the_token_settings(
     inputs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # What Ray raises when the head wants a token the client does not send (or nobody
-    # listens): nothing about authentication.
+    # What Ray raises when the head wants a token the client does not send: nothing
+    # about authentication.
     def refused(**_: object) -> None:
-        raise ConnectionError("Failed to connect to Ray cluster at 10.0.0.7:6379")
+        raise ConnectionError(f"Failed to connect to Ray cluster at {address}")
 
     monkeypatch.setattr(ray, "init", refused)
     results = tmp_path / "results.jsonl"
-    args = ["batch", str(inputs), "-o", str(results), "--engine", "ray"]
-    joined = runner.invoke(app, [*args, "--ray-address", "10.0.0.7:6379"])
+    with socket.socket() as head:  # something listens there
+        head.bind(("127.0.0.1", 0))
+        head.listen()
+        address = f"127.0.0.1:{head.getsockname()[1]}"
+        args = ["batch", str(inputs), "-o", str(results), "--engine", "ray"]
+        joined = runner.invoke(app, [*args, "--ray-address", address])
     assert joined.exit_code == 2
-    assert "could not join the Ray cluster at 10.0.0.7:6379" in joined.output
+    assert f"could not join the Ray cluster at {address}" in joined.output
     assert "RAY_AUTH_MODE=token" in joined.output and "RAY_AUTH_TOKEN_PATH" in joined.output
     assert not results.exists()  # no results file is begun for a batch that cannot run
 

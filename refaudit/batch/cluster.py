@@ -12,6 +12,8 @@ system, or PostgreSQL, ideally a read replica per group of workers.
 from __future__ import annotations
 
 import asyncio
+import re
+import socket
 import time
 from collections import deque
 from collections.abc import Iterator
@@ -121,6 +123,8 @@ def _start_or_join(ray: Any, address: str | None, workers: int) -> None:
     Without an address Ray itself would join the last cluster `ray start` made on
     this machine (or `RAY_ADDRESS`), even one long stopped: "local" always starts one.
     """
+    if address:
+        _refuse_silent_address(address)
     try:
         ray.init(
             address=address or "local",
@@ -131,12 +135,26 @@ def _start_or_join(ray: Any, address: str | None, workers: int) -> None:
             **({} if address else OWN_RAY),
         )
     except ConnectionError as exc:
+        if not address:
+            raise RefauditError(f"could not start Ray on this machine: {exc}") from exc
         # A cluster that wants a token and a client without one fail alike: Ray says
         # only that it could not connect.
+        raise RefauditError(f"could not join the Ray cluster at {address}", hint=AUTH_HINT) from exc
+
+
+def _refuse_silent_address(address: str, timeout_s: float = 5.0) -> None:
+    """Fail at once when nothing listens at `host:port`: Ray would retry for a minute."""
+    found = re.fullmatch(r"(?:ray://)?\[?([^\[\]/]+?)\]?:(\d+)", address.strip())
+    if not found:
+        return  # "auto" and the like: Ray finds the cluster itself
+    host, port = found.group(1), int(found.group(2))
+    try:
+        socket.create_connection((host, port), timeout=timeout_s).close()
+    except OSError as exc:
         raise RefauditError(
-            f"could not join the Ray cluster at {address}: {exc}",
-            hint=AUTH_HINT,
-        ) from exc
+            f"nothing answers at the Ray address {address} ({exc.strerror or exc})",
+            hint="start the cluster there (`ray start --head`) or name its head's address",
+        ) from None
 
 
 #: Ray turns token authentication on for a head that finds a token, but never for a
