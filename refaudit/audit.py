@@ -131,6 +131,10 @@ async def audit_paths(
     audit, so a long file is never held whole (`refaudit.parsing.bibtex.BibtexStream`,
     `refaudit.parsing.bbl.BblStream`).
     """
+    if not settings.offline:
+        from refaudit.sources.client import read_ca_bundle_early
+
+        read_ca_bundle_early()
     inputs = InputStream(await _fetched(paths, settings, transport), all_entries=all_entries)
     report = await audit_references(
         inputs.references(),

@@ -53,6 +53,10 @@ BATCH_REFERENCES = 5000
 # References read at a time, in a worker thread, while the batch before them is looked
 # up: a streamed .bib is parsed as its first identifiers are already on their way.
 READ_AHEAD = 100
+# The first group of a batch is this small, and each group after it twice the one
+# before (up to READ_AHEAD): a long file's first request leaves once a few entries are
+# parsed, not a hundred.
+FIRST_READ = 8
 
 
 @dataclass
@@ -122,7 +126,7 @@ async def audit_with(
         report.mirror = mirror_state(mirror.info())
     async with open_sources(settings, report.stats, transport=transport) as sources:
         pending = iter(references)
-        while first := await asyncio.to_thread(_take, pending, min(READ_AHEAD, BATCH_REFERENCES)):
+        while first := await asyncio.to_thread(_take, pending, min(FIRST_READ, BATCH_REFERENCES)):
             batch = _arriving(first, pending, BATCH_REFERENCES - len(first))
             results = await _audit_batch(batch, sources, mirror, settings, snapshot, tick)
             report.results += on_batch(results) if on_batch else results
@@ -140,9 +144,15 @@ async def _arriving(
     first: list[Reference], rest: Iterator[Reference], limit: int
 ) -> AsyncIterator[list[Reference]]:
     """`first`, then up to `limit` more of `rest` as they are read (in a worker thread,
-    so the event loop sends the requests of the references read before them)."""
+    so the event loop sends the requests of the references read before them), in
+    groups twice as long as the one before, up to READ_AHEAD."""
     yield first
-    while limit > 0 and (group := await asyncio.to_thread(_take, rest, min(READ_AHEAD, limit))):
+    size = len(first)
+    while limit > 0:
+        size = min(2 * size, READ_AHEAD, limit)
+        group = await asyncio.to_thread(_take, rest, size)
+        if not group:
+            return
         limit -= len(group)
         yield group
 

@@ -274,6 +274,28 @@ def test_a_long_bib_hands_out_references_before_it_is_read_to_the_end(
     assert first.key == "k0" and len(read) <= 11
 
 
+def test_a_bib_of_thousands_of_entries_hands_out_its_first_after_a_few_lines() -> None:
+    """Its first identifiers can be sent while the thousand blocks after them are parsed."""
+    from refaudit.parsing import bibtex
+
+    entry = "@article{{k{0}, title={{Title {0}}}, doi={{10.1000/{0}}}}}\n"
+    text = "".join(entry.format(i) for i in range(3000))
+    read = []
+
+    def lines():
+        read.clear()
+        for line in bibtex.text_lines(text):
+            read.append(line)
+            yield line
+
+    stream = bibtex.BibtexStream(lines, file="long.bib")
+    stream.prepare()
+    references = stream.references()
+    first = next(references)
+    assert first.key == "k0" and first.doi == "10.1000/0" and len(read) <= 20
+    assert [r.key for r in references] == [f"k{i}" for i in range(1, 3000)]
+
+
 def test_a_bib_that_changes_between_its_two_readings_is_refused(tmp_path: Path) -> None:
     from refaudit.errors import InputError
     from refaudit.parsing.files import open_stream

@@ -92,6 +92,9 @@ def main(args: list[str] | None = None) -> None:
     if "--debug" in head:
         argv.remove("--debug")
     collect_less()
+    # httpx imports its own command-line tool (rich, click, pygments: ~40 ms) unless it is
+    # missing; refaudit never runs it, and a check's first request would wait for it.
+    sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
     try:
         app(argv, prog_name="refaudit")
     except Exception as error:  # noqa: BLE001 - the one place every bug surfaces

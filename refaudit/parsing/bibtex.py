@@ -68,6 +68,10 @@ _IGNORE_COMMENT = re.compile(r"^\s*%+\s*refaudit:\s*ignore\b[:\s]*(.*)$", re.IGN
 _BLOCK_START = re.compile(r"^[ \t]*@\w*[ \t]*[{(]", re.MULTILINE)
 # Blocks parsed at a time: bibtexparser's objects for one chunk are dropped before the next.
 CHUNK_BLOCKS = 1000
+# The first chunk is this small, and each one after it twice the one before (up to
+# CHUNK_BLOCKS): a long file's first references are handed out, and their requests
+# sent, before a thousand blocks are parsed.
+FIRST_CHUNK_BLOCKS = 8
 _ENTRY_HEAD = re.compile(r"@\s*(\w+)\s*[{(]\s*([^,\s}]*)")
 # What `Outline` looks for in the raw bytes: where a block may start (anywhere, not only
 # at a line start: the outline must never miss one), and a field that names a parent.
@@ -266,16 +270,19 @@ class BibtexStream:
         return sorted(itertools.chain(*self._found), key=lambda problem: problem.line or 0)
 
     def _chunks(self) -> Iterator[tuple[str, int]]:
-        """(text, its first line) of CHUNK_BLOCKS blocks each, cut where bibtexparser would
-        start a block anyway (`@type{` at a line start), so its blocks are the same."""
+        """(text, its first line) of up to CHUNK_BLOCKS blocks each (fewer at first), cut
+        where bibtexparser would start a block anyway (`@type{` at a line start), so its
+        blocks are the same."""
         lines: list[str] = []
         starts = 0
         first = number = 1
+        size = min(FIRST_CHUNK_BLOCKS, CHUNK_BLOCKS)
         for text in self._lines():
             if _BLOCK_START.match(text):
-                if starts == CHUNK_BLOCKS:
+                if starts == size:
                     yield "".join(lines), first
                     lines, starts, first = [], 0, number
+                    size = min(2 * size, CHUNK_BLOCKS)
                 starts += 1
             lines.append(text)
             number += 1

@@ -17,7 +17,7 @@ single connection (https://info.arxiv.org/help/api/tou.html).
 from __future__ import annotations
 
 import re
-import xml.etree.ElementTree as ET
+from typing import TYPE_CHECKING
 
 from refaudit.errors import NothingToAsk, UnexpectedResponse
 from refaudit.identifiers import normalize_doi, parse_arxiv_id
@@ -27,6 +27,9 @@ from refaudit.sources.base import SearchQuery, Source
 from refaudit.sources.mapping import query_words, year_from
 from refaudit.sources.pacing import RateLimit
 from refaudit.sources.response import Fetched
+
+if TYPE_CHECKING:
+    import xml.etree.ElementTree as ET
 
 NAME = "arxiv"
 BATCH_SIZE = 100

@@ -10,14 +10,13 @@ from __future__ import annotations
 import email.utils
 import json
 import time
-import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
-
-from defusedxml import DefusedXmlException
-from defusedxml.ElementTree import fromstring as defused_fromstring
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from refaudit.errors import RateLimited, SourceError, SourceUnavailable, UnexpectedResponse
+
+if TYPE_CHECKING:
+    import xml.etree.ElementTree as ET
 
 M = TypeVar("M", dict[str, Any], list[Any])
 
@@ -102,6 +101,13 @@ class Fetched:
         upstream body cannot blow up memory or read local files.
         """
         if self._xml is _UNPARSED:
+            # Imported here: most runs read JSON only, and the XML parser is not worth
+            # loading before their first request.
+            import xml.etree.ElementTree as ET
+
+            from defusedxml import DefusedXmlException
+            from defusedxml.ElementTree import fromstring as defused_fromstring
+
             try:
                 self._xml = defused_fromstring(self.text)
             except (ET.ParseError, DefusedXmlException) as exc:
