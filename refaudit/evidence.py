@@ -143,6 +143,7 @@ async def gather_evidence(
             await _search(item, sources, feed)
         else:
             _decided_without_search(item, sources)
+        await lookups.settled(item)
         item.sort_records()
         if decide is not None:
             await matching(item.decide_early, decide)
@@ -150,7 +151,9 @@ async def gather_evidence(
         if on_done:
             on_done()
 
-    lookups: IdentifierLookups[Evidence] = IdentifierLookups(sources, search_one)
+    lookups: IdentifierLookups[Evidence] = IdentifierLookups(
+        sources, search_one, known=_searches_known
+    )
     searches: list[asyncio.Task[None]] = []
     try:
         async for group in _groups(references):
@@ -183,6 +186,22 @@ async def _groups(
 
 def _has_identifier(reference: Reference) -> bool:
     return bool(reference.doi or reference.arxiv_id or reference.pmid)
+
+
+def _searches_known(item: Evidence) -> bool:
+    """The look-ups still out about a reference cannot change its searches, which may
+    start now: a record of its cited DOI is in hand (the DOI is not disproved), and no
+    record could identify the work (`_answers_matter`: a short title cited without year
+    or authors), so every search of its plan is sent whatever else they find.
+
+    Its first searches then reach the slow pools (Semantic Scholar) with the first
+    look-up's answer, not the slowest one's.
+    """
+    reference = item.reference
+    # The cheap tests first: this runs on the event loop as look-ups answer.
+    if not item.doi_records or reference.year or reference.authors or reference.free_text:
+        return False
+    return not _answers_matter(reference) and needs_search(item)
 
 
 def _decided_without_search(item: Evidence, sources: Sources) -> None:

@@ -102,12 +102,23 @@ class IdentifierLookups(Generic[Item]):
     """The cited identifiers of one batch of references, looked up as they arrive.
 
     `add` each reference with an identifier as it is read; `finish` once the last
-    one was added. `then` runs on each reference once its identifiers are answered.
+    one was added. `then` runs on each reference once its identifiers are answered,
+    or sooner, once an answer came and `known` says the answers still out cannot
+    change the requests `then` sends (it waits for them with `settled` before it
+    reaches a verdict).
     """
 
-    def __init__(self, sources: Sources, then: Callable[[Item], Awaitable[None]]) -> None:
+    def __init__(
+        self,
+        sources: Sources,
+        then: Callable[[Item], Awaitable[None]],
+        *,
+        known: Callable[[Item], bool] | None = None,
+    ) -> None:
         self._sources = sources
         self._then = then
+        #: says that what the look-ups still out find cannot change what `then` asks
+        self._known = known
         self.items: list[Item] = []
         self._by_doi: dict[str, list[Item]] = {}
         self._by_arxiv: dict[str, list[Item]] = {}
@@ -128,6 +139,9 @@ class IdentifierLookups(Generic[Item]):
         self._unanswered: Counter[int] = Counter()  # by id(item): requests it waits for
         self._requests: list[asyncio.Task[None]] = []
         self._follow_ups: dict[int, asyncio.Task[None]] = {}
+        #: references `then` started on before their look-ups all answered, by id:
+        #: resolved once they have
+        self._early: dict[int, asyncio.Future[None]] = {}
 
     def add(self, item: Item) -> None:
         """Look `item`'s identifiers up; each full batch is sent at once."""
@@ -166,7 +180,14 @@ class IdentifierLookups(Generic[Item]):
                 self._send(channel, batch)
             channel.waiting = batches[-1] if batches else []
         if not self._unanswered[id(item)] and not _awaits_round_two(item):
-            self._go_on(item)
+            self._settle(item)
+
+    async def settled(self, item: Item) -> None:
+        """Return once the look-ups about `item` have answered as far as `then` would have
+        waited for them (at once unless `then` was started early on it)."""
+        early = self._early.get(id(item))
+        if early is not None:
+            await asyncio.shield(early)
 
     async def finish(self) -> None:
         """Send what is left, ask again about unknown DOIs, and wait for every `then`.
@@ -183,11 +204,11 @@ class IdentifierLookups(Generic[Item]):
             await asyncio.gather(*self._requests)
             for item in self.items:
                 if not _awaits_round_two(item):
-                    self._go_on(item)
+                    self._settle(item)
             await self._second_round()
             await self._ask_doi_org()
             for item in self.items:
-                self._go_on(item)
+                self._settle(item)
             await asyncio.gather(*self._follow_ups.values())
         finally:
             self.cancel()
@@ -213,11 +234,23 @@ class IdentifierLookups(Generic[Item]):
                 for item in waiting:
                     self._unanswered[id(item)] -= 1
                     if self._unanswered[id(item)] <= 0 and not _awaits_round_two(item):
-                        self._go_on(item)
+                        self._settle(item)
+                    elif answer is not None and self._known is not None and self._known(item):
+                        self._go_on(item, early=True)
 
-    def _go_on(self, item: Item) -> None:
-        if id(item) not in self._follow_ups:
-            self._follow_ups[id(item)] = asyncio.ensure_future(self._then(item))
+    def _settle(self, item: Item) -> None:
+        """`item`'s look-ups have answered: `then` goes on, or its early run may decide."""
+        early = self._early.get(id(item))
+        if early is not None and not early.done():
+            early.set_result(None)
+        self._go_on(item)
+
+    def _go_on(self, item: Item, *, early: bool = False) -> None:
+        if id(item) in self._follow_ups:
+            return
+        if early:
+            self._early[id(item)] = asyncio.get_running_loop().create_future()
+        self._follow_ups[id(item)] = asyncio.ensure_future(self._then(item))
 
     async def _second_round(self) -> None:
         """Ask again about the DOIs the first round did not find.

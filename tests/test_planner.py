@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import re
 import threading
 from pathlib import Path
@@ -623,3 +624,59 @@ async def test_a_reference_searches_as_soon_as_its_own_look_up_batch_answers(
 
     assert transport.events[:2] == ["search", "held batch answered"]
     assert [len(item.doi_records) for item in found] == [1] * len(found)
+
+
+class _LookUpHeldForSearch(httpx.AsyncBaseTransport):
+    """Crossref answers a DOI look-up only once Semantic Scholar was asked to search (or
+    after a second, if it is not asked before): records which came first."""
+
+    def __init__(self, inner: httpx.AsyncBaseTransport) -> None:
+        self.inner = inner
+        self.searched = asyncio.Event()
+        self.events: list[str] = []
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        host, params = request.url.host, request.url.params
+        if host == "api.semanticscholar.org" and request.url.path.endswith("/paper/search"):
+            self.events.append("s2 search")
+            self.searched.set()
+        if host == "api.crossref.org" and params.get("filter", "").startswith("doi:"):
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.searched.wait(), 1)
+            self.events.append("crossref look-up answered")
+        return await self.inner.handle_async_request(request)
+
+
+@pytest.mark.anyio
+async def test_a_search_no_look_up_can_change_starts_with_the_first_look_up_answered(
+    tmp_path: Path,
+) -> None:
+    """A short title cited with its DOI but no year or authors is searched whatever the
+    look-ups find (no record could identify it): once one index knows the DOI, Semantic
+    Scholar is asked at once, not after the slowest look-up, and the verdict still rests
+    on every look-up's answer."""
+    doi = "10.1002/14651858.cd004142.pub2"
+    fake = FakeUpstreams()
+    fake.serve_crossref([crossref_work(doi, "Exercise for dysmenorrhoea")])
+    fake.serve_openalex([openalex_work("W1", "Exercise for dysmenorrhoea", doi=doi)])
+    fake.json("semanticscholar", r"/graph/v1/paper/search", {"total": 0, "offset": 0})
+    fake.json("semanticscholar", r"/graph/v1/paper/batch", [None], method="POST")
+    held = _LookUpHeldForSearch(fake.transport())
+    reference = Reference(
+        key="anonexercise", entry_type="article", title="Exercise for dysmenorrhoea", doi=doi
+    )
+    config = Settings(
+        sources=["crossref", "openalex", "semanticscholar"], cache_dir=tmp_path, data_dir=tmp_path
+    )
+    clock = YieldingClock()
+    async with open_sources(
+        config, RunStats(), transport=held, clock=clock, sleep=clock.sleep
+    ) as sources:
+        verdict = functools.partial(decide, enabled_sources=sources.enabled)
+        (item,) = await gather_evidence([reference], sources, decide=verdict)
+        result = item.verdict(verdict)
+
+    assert held.events[:2] == ["s2 search", "crossref look-up answered"]
+    assert [w.source for w in item.doi_records] == ["crossref", "openalex"]
+    assert result.verdict.value == "verified" and result.matched is not None
+    assert fake.count("semanticscholar") == 1

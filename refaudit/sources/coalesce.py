@@ -8,8 +8,9 @@ pool's intervals, so it costs no more than waiting in the pool's queue would),
 adds every call that arrives meanwhile, and sends the batch when that time is up
 or when the next call would no longer fit one request. It holds nothing back when
 holding back gains nothing or costs most:
-- a call after a quiet spell (no other call within the linger) goes at once: calls
-  come one at a time (a single citation checked), and the next may never come;
+- a call after a quiet spell (no other call within the linger, but for calls sent
+  `at_once`) goes at once: calls come one at a time (a single citation checked), and
+  the next may never come;
 - a call sent ahead of its turn (`request_priority` below 0, a search that feeds an
   idle slow pool) goes at once, taking the calls already waiting with it.
 
@@ -83,7 +84,9 @@ class Coalescer(Generic[Q, A]):
         takes only the calls made at this very moment."""
         now, linger = self._clock(), self._linger()
         quiet = at_once or now - self._last_call >= linger
-        self._last_call = now
+        if not at_once:
+            # A call sent at once waited for no other: it is no sign that more are coming.
+            self._last_call = now
         batch = self._open
         if batch is not None and not self._fits([*batch.queries, query]):
             self._dispatch(batch, None)

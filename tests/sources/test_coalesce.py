@@ -51,6 +51,17 @@ async def test_a_call_soon_after_another_waits_for_company() -> None:
     assert upstream.clock.sleeps == [0.5]
 
 
+async def test_a_call_after_one_sent_at_once_does_not_wait_for_company() -> None:
+    """A call sent at once (its pool was idle) is no sign that more are coming: the call
+    after it, the only one of its kind, does not wait half a second for others."""
+    upstream = Upstream()
+    await upstream.coalescer.ask("looked up alone", at_once=True)
+
+    assert await upstream.coalescer.ask("next") == "NEXT"
+    assert upstream.batches == [["looked up alone"], ["next"]]
+    assert upstream.clock.sleeps == []
+
+
 async def test_a_call_that_would_not_fit_sends_the_batch_it_found_and_starts_another() -> None:
     upstream = Upstream(most=2)
 
