@@ -187,7 +187,7 @@ class IdentifierLookups(Generic[Item]):
         waited for them (at once unless `then` was started early on it)."""
         early = self._early.get(id(item))
         if early is not None:
-            await asyncio.shield(early)
+            await early
 
     async def finish(self) -> None:
         """Send what is left, ask again about unknown DOIs, and wait for every `then`.
@@ -235,8 +235,12 @@ class IdentifierLookups(Generic[Item]):
                     self._unanswered[id(item)] -= 1
                     if self._unanswered[id(item)] <= 0 and not _awaits_round_two(item):
                         self._settle(item)
-                    elif answer is not None and self._known is not None and self._known(item):
+                    elif answer is not None and self._may_start(item):
                         self._go_on(item, early=True)
+
+    def _may_start(self, item: Item) -> bool:
+        """`then` may start on `item` before its other look-ups answer (`known`)."""
+        return self._known is not None and id(item) not in self._follow_ups and self._known(item)
 
     def _settle(self, item: Item) -> None:
         """`item`'s look-ups have answered: `then` goes on, or its early run may decide."""

@@ -92,6 +92,10 @@ def main(args: list[str] | None = None) -> None:
     if "--debug" in head:
         argv.remove("--debug")
     collect_less()
+    # The event loop shares the GIL with the threads that read the input and match records:
+    # at Python's 5 ms switch interval each of its turns may wait that long for one of them,
+    # and a request ready to leave waits with it (the first one for 40-80 ms).
+    sys.setswitchinterval(0.001)
     # httpx imports its own command-line tool (rich, click, pygments: ~40 ms) unless it is
     # missing; refaudit never runs it, and a check's first request would wait for it.
     sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
