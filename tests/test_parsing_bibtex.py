@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -252,6 +253,19 @@ def test_a_bib_read_in_chunks_gives_what_one_pass_gives(
     ]
 
 
+def _counted_lines(text: str, read: list[str]) -> Callable[[], Iterator[str]]:
+    """`text` a line at a time, each reading from its start; `read` holds the lines read."""
+    from refaudit.parsing import bibtex
+
+    def lines() -> Iterator[str]:
+        read.clear()
+        for line in bibtex.text_lines(text):
+            read.append(line)
+            yield line
+
+    return lines
+
+
 def test_a_long_bib_hands_out_references_before_it_is_read_to_the_end(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -259,15 +273,8 @@ def test_a_long_bib_hands_out_references_before_it_is_read_to_the_end(
 
     monkeypatch.setattr(bibtex, "CHUNK_BLOCKS", 10)
     text = "".join(f"@article{{k{i}, title={{Title {i}}}, year=2000}}\n" for i in range(100))
-    read = []
-
-    def lines():
-        read.clear()
-        for line in bibtex.text_lines(text):
-            read.append(line)
-            yield line
-
-    stream = bibtex.BibtexStream(lines, file="long.bib")
+    read: list[str] = []
+    stream = bibtex.BibtexStream(_counted_lines(text, read), file="long.bib")
     stream.prepare()
     assert stream.entries == 100
     first = next(stream.references())
@@ -280,15 +287,8 @@ def test_a_bib_of_thousands_of_entries_hands_out_its_first_after_a_few_lines() -
 
     entry = "@article{{k{0}, title={{Title {0}}}, doi={{10.1000/{0}}}}}\n"
     text = "".join(entry.format(i) for i in range(3000))
-    read = []
-
-    def lines():
-        read.clear()
-        for line in bibtex.text_lines(text):
-            read.append(line)
-            yield line
-
-    stream = bibtex.BibtexStream(lines, file="long.bib")
+    read: list[str] = []
+    stream = bibtex.BibtexStream(_counted_lines(text, read), file="long.bib")
     stream.prepare()
     references = stream.references()
     first = next(references)

@@ -7,6 +7,7 @@ import contextlib
 import functools
 import re
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx
@@ -572,19 +573,35 @@ def test_a_verdict_reached_when_the_search_ends_is_kept_while_nothing_is_added()
     assert decided == ["w", "w"]
 
 
-class HoldingFirstBatch(httpx.AsyncBaseTransport):
-    """Keeps the first DOI batch open until a search arrives (or, on failure, a few seconds)."""
+def _crossref_search(request: httpx.Request) -> bool:
+    return "query.bibliographic" in request.url.params
 
-    def __init__(self, inner: httpx.AsyncBaseTransport) -> None:
+
+def _first_batch(request: httpx.Request) -> bool:
+    return "10.1000/held" in request.url.params.get("filter", "")
+
+
+class HoldingFirstBatch(httpx.AsyncBaseTransport):
+    """Keeps a look-up open until a search arrives (or, on failure, a few seconds): by
+    default the first DOI batch, until Crossref is searched."""
+
+    def __init__(
+        self,
+        inner: httpx.AsyncBaseTransport,
+        *,
+        search: Callable[[httpx.Request], bool] = _crossref_search,
+        held: Callable[[httpx.Request], bool] = _first_batch,
+    ) -> None:
         self.inner = inner
         self.events: list[str] = []
         self.searched = asyncio.Event()
+        self._search, self._held = search, held
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        if "query.bibliographic" in request.url.params:
+        if self._search(request):
             self.events.append("search")
             self.searched.set()
-        elif "10.1000/held" in request.url.params.get("filter", ""):
+        elif self._held(request):
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.searched.wait(), 5)
             self.events.append("held batch answered")
@@ -626,25 +643,12 @@ async def test_a_reference_searches_as_soon_as_its_own_look_up_batch_answers(
     assert [len(item.doi_records) for item in found] == [1] * len(found)
 
 
-class _LookUpHeldForSearch(httpx.AsyncBaseTransport):
-    """Crossref answers a DOI look-up only once Semantic Scholar was asked to search (or
-    after a second, if it is not asked before): records which came first."""
+def _semantic_scholar_search(request: httpx.Request) -> bool:
+    return request.url.host == "api.semanticscholar.org" and request.url.path.endswith("/search")
 
-    def __init__(self, inner: httpx.AsyncBaseTransport) -> None:
-        self.inner = inner
-        self.searched = asyncio.Event()
-        self.events: list[str] = []
 
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        host, params = request.url.host, request.url.params
-        if host == "api.semanticscholar.org" and request.url.path.endswith("/paper/search"):
-            self.events.append("s2 search")
-            self.searched.set()
-        if host == "api.crossref.org" and params.get("filter", "").startswith("doi:"):
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.searched.wait(), 1)
-            self.events.append("crossref look-up answered")
-        return await self.inner.handle_async_request(request)
+def _crossref_look_up(request: httpx.Request) -> bool:
+    return request.url.host == "api.crossref.org" and "doi:" in request.url.params.get("filter", "")
 
 
 @pytest.mark.anyio
@@ -661,7 +665,9 @@ async def test_a_search_no_look_up_can_change_starts_with_the_first_look_up_answ
     fake.serve_openalex([openalex_work("W1", "Exercise for dysmenorrhoea", doi=doi)])
     fake.json("semanticscholar", r"/graph/v1/paper/search", {"total": 0, "offset": 0})
     fake.json("semanticscholar", r"/graph/v1/paper/batch", [None], method="POST")
-    held = _LookUpHeldForSearch(fake.transport())
+    held = HoldingFirstBatch(
+        fake.transport(), search=_semantic_scholar_search, held=_crossref_look_up
+    )
     reference = Reference(
         key="anonexercise", entry_type="article", title="Exercise for dysmenorrhoea", doi=doi
     )
@@ -676,7 +682,7 @@ async def test_a_search_no_look_up_can_change_starts_with_the_first_look_up_answ
         (item,) = await gather_evidence([reference], sources, decide=verdict)
         result = item.verdict(verdict)
 
-    assert held.events[:2] == ["s2 search", "crossref look-up answered"]
+    assert held.events[:2] == ["search", "held batch answered"]
     assert [w.source for w in item.doi_records] == ["crossref", "openalex"]
     assert result.verdict.value == "verified" and result.matched is not None
     assert fake.count("semanticscholar") == 1
