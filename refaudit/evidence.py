@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 from refaudit import match, planner
 from refaudit.asking import Ledger, ask
 from refaudit.identifiers import is_datacite_arxiv_doi
-from refaudit.lookups import IdentifierLookups
+from refaudit.lookups import IdentifierLookups, looked_up
 from refaudit.models import Reference, Result, Work
 from refaudit.recognise import is_convincing, is_near, settles
 from refaudit.sources import Sources, registry
@@ -64,6 +64,8 @@ class Evidence(Ledger):
     #: doi.org's answer about a cited DOI no source knows (None: not asked, or it failed)
     doi_registration: Registration | None = None
     arxiv_failed: set[str] = field(default_factory=set)
+    #: while the search runs ahead of look-ups still out about it (`lookups.looked_up`)
+    lookups_pending: asyncio.Future[None] | None = field(default=None, repr=False, compare=False)
     searched: bool = False
     #: the sources whose title or citation search answered about this reference
     searched_by: set[str] = field(default_factory=set)
@@ -143,7 +145,7 @@ async def gather_evidence(
             await _search(item, sources, feed)
         else:
             _decided_without_search(item, sources)
-        await lookups.settled(item)
+        await looked_up(item)
         item.sort_records()
         if decide is not None:
             await matching(item.decide_early, decide)

@@ -41,6 +41,8 @@ class Looked(Protocol):
     doi_failed: set[str]
     arxiv_failed: set[str]
     doi_registration: Registration | None
+    #: while `then` runs ahead of look-ups still out about it: done once they answer
+    lookups_pending: asyncio.Future[None] | None
 
     def answered(self, source: str, *, from_cache: bool = False) -> None: ...
 
@@ -98,13 +100,25 @@ class _Channel(Generic[Item]):
         return _Answer(probe.statuses[self.name], found)
 
 
+async def looked_up(item: Looked) -> None:
+    """Return once the look-ups about `item` have answered as far as `then` would have
+    waited for them (at once unless `then` was started early on it).
+
+    The wait is kept on the item, not asked of the `IdentifierLookups`: a `then` that
+    held the look-ups would make a cycle keeping a whole batch alive until the
+    collector runs.
+    """
+    if item.lookups_pending is not None:
+        await item.lookups_pending
+
+
 class IdentifierLookups(Generic[Item]):
     """The cited identifiers of one batch of references, looked up as they arrive.
 
     `add` each reference with an identifier as it is read; `finish` once the last
     one was added. `then` runs on each reference once its identifiers are answered,
     or sooner, once an answer came and `known` says the answers still out cannot
-    change the requests `then` sends (it waits for them with `settled` before it
+    change the requests `then` sends (it waits for them with `looked_up` before it
     reaches a verdict).
     """
 
@@ -139,9 +153,6 @@ class IdentifierLookups(Generic[Item]):
         self._unanswered: Counter[int] = Counter()  # by id(item): requests it waits for
         self._requests: list[asyncio.Task[None]] = []
         self._follow_ups: dict[int, asyncio.Task[None]] = {}
-        #: references `then` started on before their look-ups all answered, by id:
-        #: resolved once they have
-        self._early: dict[int, asyncio.Future[None]] = {}
 
     def add(self, item: Item) -> None:
         """Look `item`'s identifiers up; each full batch is sent at once."""
@@ -181,13 +192,6 @@ class IdentifierLookups(Generic[Item]):
             channel.waiting = batches[-1] if batches else []
         if not self._unanswered[id(item)] and not _awaits_round_two(item):
             self._settle(item)
-
-    async def settled(self, item: Item) -> None:
-        """Return once the look-ups about `item` have answered as far as `then` would have
-        waited for them (at once unless `then` was started early on it)."""
-        early = self._early.get(id(item))
-        if early is not None:
-            await early
 
     async def finish(self) -> None:
         """Send what is left, ask again about unknown DOIs, and wait for every `then`.
@@ -244,16 +248,16 @@ class IdentifierLookups(Generic[Item]):
 
     def _settle(self, item: Item) -> None:
         """`item`'s look-ups have answered: `then` goes on, or its early run may decide."""
-        early = self._early.get(id(item))
-        if early is not None and not early.done():
-            early.set_result(None)
+        pending = item.lookups_pending
+        if pending is not None and not pending.done():
+            pending.set_result(None)
         self._go_on(item)
 
     def _go_on(self, item: Item, *, early: bool = False) -> None:
         if id(item) in self._follow_ups:
             return
         if early:
-            self._early[id(item)] = asyncio.get_running_loop().create_future()
+            item.lookups_pending = asyncio.get_running_loop().create_future()
         self._follow_ups[id(item)] = asyncio.ensure_future(self._then(item))
 
     async def _second_round(self) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import gc
 import re
 import threading
 from collections.abc import Callable
@@ -16,6 +17,7 @@ import pytest
 from refaudit import evidence, planner
 from refaudit.config import Settings
 from refaudit.evidence import SEARCH_PRIORITY, Evidence, gather_evidence
+from refaudit.lookups import IdentifierLookups
 from refaudit.models import Person, Reference, Result, RunStats, Work
 from refaudit.parsing.freetext import parse_freetext
 from refaudit.sources import crossref, open_sources, registry
@@ -247,6 +249,33 @@ async def test_identifier_look_ups_go_before_the_searches_queued_ahead_of_them(
     assert len(sent) == 7
     # It may reach the idle pool first; else it takes the turn after the one search sent.
     assert any(s.startswith("doi:") for s in sent[:2])
+
+
+@pytest.mark.anyio
+async def test_a_batch_s_look_ups_are_freed_when_it_ends_not_at_the_next_collection(
+    tmp_path: Path,
+) -> None:
+    """A streamed audit lets go of each batch's evidence as its results are written: the
+    batch's identifier look-ups (which hold every reference and record of it) must not
+    outlive it in a reference cycle waiting for the garbage collector."""
+    fake = FakeUpstreams()
+    fake.serve_crossref([crossref_work("10.1000/known", "Wind erosion of sandy soils")])
+    references = [
+        Reference(key="d", entry_type="article", doi="10.1000/known"),
+        Reference(key="s", entry_type="article", title="Soil survey", venue="Geoderma"),
+    ]
+    config = Settings(sources=["crossref"], cache_dir=tmp_path, data_dir=tmp_path)
+    gc.collect()
+    gc.disable()
+    try:
+        async with open_sources(config, RunStats(), transport=fake.transport()) as sources:
+            found = await gather_evidence(references, sources)
+        left = [o for o in gc.get_objects() if isinstance(o, IdentifierLookups)]
+    finally:
+        gc.enable()
+    assert [item.reference.key for item in found] == ["d", "s"]
+    assert found[0].doi_records
+    assert left == []
 
 
 async def _openalex_order(tmp_path: Path, sources_enabled: list[str], papers: int = 1) -> list[str]:
