@@ -29,7 +29,6 @@ from refaudit.sources.types import work_types
 from refaudit.text import strip_markup
 
 NAME = "dblp"
-BATCH_SIZE = 1
 # No published limit: one request a second, and (as for Semantic Scholar) a second call
 # in flight so that a slow answer does not hold back the next request. dblp blocks floods
 # (its FAQ: a second or two between requests is always fine), it does not refuse a request
