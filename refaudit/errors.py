@@ -89,6 +89,9 @@ class NothingToAsk(SourceError):
     search title words; a citation string may have none): the source was not asked, so
     its silence is neither an answer that nothing is there nor a failure."""
 
+    def __init__(self, source: str, message: str = "nothing in the citation to search by") -> None:
+        super().__init__(source, message)
+
 
 class OfflineMiss(SourceError):
     """Offline mode and the cache holds no answer for this request."""

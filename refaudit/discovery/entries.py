@@ -23,7 +23,7 @@ from refaudit.discovery.agency import (
     with_note,
 )
 from refaudit.discovery.integrity import integrity_note, is_withdrawn, withdrawal_note
-from refaudit.discovery.resolve import Resolution, Status, resolve
+from refaudit.discovery.resolve import Status, resolve
 from refaudit.models import RunStats, Work
 
 if TYPE_CHECKING:
@@ -67,47 +67,29 @@ async def bibtex_entries(
     "retracted" and a `note` naming each notice (kind, date, DOI); callers write it
     only when asked to.
     """
-    trackers = [Ledger() for _ in items]
     async with opening.open_discovery_sources(settings, transport, stats=stats) as opened:
-        looked_up = iter(
-            await asyncio.gather(
-                *(
-                    resolve(item, opened, tracker)
-                    for item, tracker in zip(items, trackers, strict=True)
-                    if isinstance(item, str)
-                )
-            )
-        )
-        answers: list[tuple[str, Resolution | None, Work | None]] = []
-        for item in items:
-            if isinstance(item, str):
-                resolution = next(looked_up)
-                answers.append((item, resolution, resolution.work_for(item)))
-            else:
-                answers.append((_label(item), None, item))
-        texts = await asyncio.gather(
-            *(
-                _fetch_bibtex(work, opened, tracker)
-                for (_, _, work), tracker in zip(answers, trackers, strict=True)
-                if work is not None
-            )
-        )
-    fetched = iter(texts)
+        made = await asyncio.gather(*(_entry(item, opened) for item in items))
     taken: set[str] = set()
-    entries: list[BibtexEntry] = []
-    for label, looked_up_as, work in answers:
+    return [rekey(entry, taken) for entry in made]
+
+
+async def _entry(item: str | Work, opened: Sources) -> BibtexEntry:
+    """One item's entry (keyed as its agency or record gives it), or why there is none."""
+    tracker = Ledger()
+    if isinstance(item, str):
+        resolution = await resolve(item, opened, tracker)
+        work = resolution.work_for(item)
         if work is None:
-            assert looked_up_as is not None
-            entries.append(BibtexEntry(label, looked_up_as.status, message=looked_up_as.message))
-            continue
-        bibtex, source, note = next(fetched)
-        status: Status = "ok"
-        if is_withdrawn(work):
-            # Written only when asked for (to discuss the retraction), and then saying so.
-            status, bibtex = "retracted", with_note(bibtex, withdrawal_note(work))
-        entry = BibtexEntry(label, status, bibtex, source=source, message=note, work=work)
-        entries.append(rekey(entry, taken))
-    return entries
+            return BibtexEntry(item, resolution.status, message=resolution.message)
+        label = item
+    else:
+        label, work = _label(item), item
+    bibtex, source, note = await _fetch_bibtex(work, opened, tracker)
+    status: Status = "ok"
+    if is_withdrawn(work):
+        # Written only when asked for (to discuss the retraction), and then saying so.
+        status, bibtex = "retracted", with_note(bibtex, withdrawal_note(work))
+    return BibtexEntry(label, status, bibtex, source=source, message=note, work=work)
 
 
 def _label(work: Work) -> str:

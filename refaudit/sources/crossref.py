@@ -204,7 +204,7 @@ class CrossrefSource(Source):
     async def search(self, query: SearchQuery) -> list[Work]:
         text = query.text()
         if not text:
-            raise NothingToAsk(NAME, "nothing in the citation to search by")
+            raise NothingToAsk(NAME)
         # A topic is searched in titles and abstracts (`query`), a work by its record.
         params: list[tuple[str, Any]] = [
             ("query" if query.topic_terms else "query.bibliographic", text),

@@ -75,7 +75,7 @@ class DataCiteSource(Source):
     async def search(self, query: SearchQuery) -> list[Work]:
         words = " ".join(_QUERY_SYNTAX.sub(" ", query.text()).split())
         if not words:
-            raise NothingToAsk(NAME, "nothing in the citation to search by")
+            raise NothingToAsk(NAME)
         fetched = await self.client.get(
             "/dois", [("query", words), ("page[size]", max(1, query.limit))], ttl="search"
         )

@@ -28,13 +28,7 @@ import time
 from typing import Any
 
 from refaudit.config import Settings
-from refaudit.errors import (
-    KeyRejected,
-    QuotaSpent,
-    RateLimited,
-    SourceError,
-    UnexpectedResponse,
-)
+from refaudit.errors import KeyRejected, QuotaSpent, RateLimited, SourceError, UnexpectedResponse
 from refaudit.identifiers import normalize_doi
 from refaudit.models import Reference, Work
 from refaudit.names import person_from_name

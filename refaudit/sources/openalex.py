@@ -192,7 +192,7 @@ class OpenAlexSource(Source):
     async def search(self, query: SearchQuery) -> list[Work]:
         text = self.describe_search(query)
         if not text:
-            raise NothingToAsk(NAME, "nothing in the citation to search by")
+            raise NothingToAsk(NAME)
         if query.topic_terms or query.year_from or query.year_to or _BOOLEAN_SYNTAX.search(text):
             return await self._search_alone(query, text)
         asked = _TitleSearch.of(text, min(BATCH_PAGE, max(1, query.limit)))

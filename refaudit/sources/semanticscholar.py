@@ -77,7 +77,7 @@ class SemanticScholarSource(Source):
     async def search(self, query: SearchQuery) -> list[Work]:
         text = self.describe_search(query)
         if not text:
-            raise NothingToAsk(NAME, "nothing in the citation to search by")
+            raise NothingToAsk(NAME)
         fields = f"{FIELDS},abstract" if query.topic_terms else FIELDS
         params: dict[str, Any] = {"query": text, "limit": query.limit, "fields": fields}
         if query.year_from or query.year_to:
