@@ -54,6 +54,23 @@ def test_folders_and_manifests_expand_to_manuscripts(inputs: Path, tmp_path: Pat
     assert [p.name for p in expand_inputs([manifest])] == ["clean.bib", "main.tex"]
 
 
+def test_a_batch_no_source_could_check_exits_3_not_0(tmp_path: Path) -> None:
+    """Offline with nothing cached, every reference is unverified: the batch says so and
+    exits 3, as `check` does, unless the user accepts an incomplete audit."""
+    root = tmp_path / "submissions"
+    root.mkdir()
+    (root / "refs.bib").write_text(BIBLIOGRAPHY)
+    (root / "clean.bib").write_text(CLEAN)
+    args = ["batch", str(root), "--offline", "--no-cache", "-o"]
+    unchecked = runner.invoke(app, [*args, str(tmp_path / "a.jsonl")])
+    assert unchecked.exit_code == 3, unchecked.output
+    assert "6 unverified references" in unchecked.output
+    assert "exit 3: 100% of the references are unverified" in unchecked.output
+    accepted = runner.invoke(app, [*args, str(tmp_path / "b.jsonl"), "--allow-unverified"])
+    assert accepted.exit_code == 0, accepted.output
+    assert "6 unverified references" in accepted.output
+
+
 def test_batch_writes_one_line_per_input_and_resumes(
     inputs: Path, mirror: Path, tmp_path: Path
 ) -> None:
@@ -127,6 +144,22 @@ def test_a_ray_address_where_nothing_listens_is_refused_at_once(
         assert refused.exit_code == 2, refused.output
         assert f"nothing answers at the Ray address {address}" in refused.output
         assert time.monotonic() - started < 5  # Ray alone retries for a minute
+    assert not results.exists()
+
+
+def test_a_malformed_ray_address_is_refused_with_a_message_not_a_traceback(
+    inputs: Path, tmp_path: Path
+) -> None:
+    results = tmp_path / "results.jsonl"
+    args = ["batch", str(inputs), "-o", str(results), "--engine", "ray"]
+    for address, said in (
+        ("127.0.0.1:70000", "names no TCP port"),
+        ("ray://127.0.0.1:0", "names no TCP port"),
+        ("a" * 300 + ":6379", "nothing answers at the Ray address"),
+    ):
+        refused = runner.invoke(app, [*args, "--ray-address", address])
+        assert refused.exit_code == 2, refused.output
+        assert said in refused.output and "internal error" not in refused.output
     assert not results.exists()
 
 

@@ -55,6 +55,17 @@ class BatchSummary:
     def failing(self) -> int:
         return sum(1 for line in self.lines if line.failing)
 
+    @property
+    def unverified(self) -> int:
+        """References no source could check (sources down, offline and not cached)."""
+        return sum(line.counts.get("unverified", 0) for line in self.lines)
+
+    @property
+    def unverified_share(self) -> float:
+        """Share of the checked (not skipped) references that are unverified."""
+        checked = sum(line.references - line.counts.get("skipped", 0) for line in self.lines)
+        return self.unverified / checked if checked else 0.0
+
 
 def expand_inputs(paths: Iterable[Path]) -> list[Path]:
     """Files as given; folders: their .tex files (else .bib/.bbl/.pdf); manifests: their lines.

@@ -148,12 +148,15 @@ def _refuse_silent_address(address: str, timeout_s: float = 5.0) -> None:
     if not found:
         return  # "auto" and the like: Ray finds the cluster itself
     host, port = found.group(1), int(found.group(2))
+    hint = "start the cluster there (`ray start --head`) or name its head's address"
+    if not 0 < port < 65536:
+        raise RefauditError(f"the Ray address {address} names no TCP port", hint=hint)
     try:
         socket.create_connection((host, port), timeout=timeout_s).close()
-    except OSError as exc:
+    except (OSError, ValueError) as exc:  # ValueError: a name no resolver takes (too long)
+        reason = getattr(exc, "strerror", None) or exc
         raise RefauditError(
-            f"nothing answers at the Ray address {address} ({exc.strerror or exc})",
-            hint="start the cluster there (`ray start --head`) or name its head's address",
+            f"nothing answers at the Ray address {address} ({reason})", hint=hint
         ) from None
 
 

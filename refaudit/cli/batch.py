@@ -12,6 +12,7 @@ import typer
 from refaudit.cli.common import ExitCode, fail, handle_errors, progress_bars, stderr_console
 from refaudit.cli.options import (
     NO_FLAGS,
+    AllowUnverifiedOption,
     FailOnOption,
     OptionalValueCommand,
     QuietOption,
@@ -47,6 +48,7 @@ def batch_command(
         typer.Option("--ray-address", help="An existing Ray cluster (default: start one here)."),
     ] = None,
     fail_on: FailOnOption = None,
+    allow_unverified: AllowUnverifiedOption = False,
     quiet: QuietOption = False,
     flags: SettingsFlags = NO_FLAGS,
 ) -> None:
@@ -89,6 +91,14 @@ def batch_command(
         raise typer.Exit(int(ExitCode.INCOMPLETE))
     if summary.failing:
         raise typer.Exit(int(ExitCode.FLAGGED))
+    allowed = None if allow_unverified else settings.require_verified
+    if allowed is not None and summary.unverified_share > allowed:
+        typer.echo(
+            f"exit 3: {summary.unverified_share:.0%} of the references are unverified, more "
+            f"than the {allowed:.0%} allowed (--allow-unverified accepts an incomplete audit)",
+            err=True,
+        )
+        raise typer.Exit(int(ExitCode.INCOMPLETE))
 
 
 def _print_summary(summary: Any, output: Path, *, quiet: bool) -> None:
@@ -115,7 +125,8 @@ def _print_summary(summary: Any, output: Path, *, quiet: bool) -> None:
     typer.echo(
         f"{len(summary.lines)} input(s) audited, {summary.skipped} already done · "
         f"{summary.references} references in {summary.elapsed_s:.1f} s ({rate:.0f}/s) · "
-        f"{summary.failing} with failing references · {summary.errors} error(s)",
+        f"{summary.failing} with failing references · {summary.unverified} unverified"
+        f" references · {summary.errors} error(s)",
         err=True,
     )
 

@@ -18,6 +18,7 @@ from refaudit.cli.common import ExitCode, fail, handle_errors, progress_bars
 from refaudit.cli.options import (
     NO_FLAGS,
     AllEntriesOption,
+    AllowUnverifiedOption,
     ConfigOption,
     FailOnOption,
     FormatOption,
@@ -89,13 +90,7 @@ def check_command(
             help="Exit 3 when more than FRACTION of the references are unverified (default 0.1).",
         ),
     ] = None,
-    allow_unverified: Annotated[
-        bool,
-        typer.Option(
-            "--allow-unverified",
-            help="Never exit 3 for unverified references (sources down, offline).",
-        ),
-    ] = False,
+    allow_unverified: AllowUnverifiedOption = False,
     check_urls: Annotated[
         bool,
         typer.Option(

@@ -61,6 +61,13 @@ FailOnOption = Annotated[
         "finding code.",
     ),
 ]
+AllowUnverifiedOption = Annotated[
+    bool,
+    typer.Option(
+        "--allow-unverified",
+        help="Never exit 3 for unverified references (sources down, offline).",
+    ),
+]
 AllEntriesOption = Annotated[
     bool,
     typer.Option("--all-entries", help="For .tex input, audit uncited .bib entries too."),
