@@ -223,3 +223,52 @@ def test_chunked_parsing_reads_exactly_what_one_pass_reads(monkeypatch: pytest.M
     assert view(chunked) == view(whole)
     assert ("child", 32, "Journal of Tests", "T1") in view(chunked)[0]
     assert ("duplicate-key", 33, "k2") in view(chunked)[1]
+
+
+@pytest.mark.parametrize(("first", "most"), [(1, 4), (2, 1000), (8, 8)])
+def test_a_stream_starting_with_small_chunks_reads_what_one_pass_reads(
+    first: int, most: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A long file is first read in small, growing chunks (so its first requests leave
+    early): an unclosed entry, a macro, a cross-reference or a duplicate key falling on
+    any of those boundaries still reads as in one pass, with the same lines."""
+    from refaudit.parsing import bibtex
+
+    text = (
+        "@string{venue = {Journal of Tests}}\n"
+        + "".join(
+            f"@article{{k{n},\n  title = {{T{n}}},\n  journal = venue,\n}}\n" for n in range(2)
+        )
+        + "@article{broken,\n  title = {never closed,\n"
+        + "".join(
+            f"@article{{m{n},\n  title = {{M{n}}},\n  journal = venue,\n}}\n" for n in range(9)
+        )
+        + "@inproceedings{child, title = {C}, crossref = {k1}}\n"
+        + "@article{m3, title = {Again}}\n"
+        + "@misc{tail, title = {unclosed to the end of the file\n"
+    )
+    monkeypatch.setattr(bibtex, "FIRST_CHUNK_BLOCKS", 10**9)
+    monkeypatch.setattr(bibtex, "CHUNK_BLOCKS", 10**9)
+    whole = parse_bibtex(text, file="refs.bib")
+    monkeypatch.setattr(bibtex, "FIRST_CHUNK_BLOCKS", first)
+    monkeypatch.setattr(bibtex, "CHUNK_BLOCKS", most)
+    streamed = parse_bibtex(text, file="refs.bib")
+
+    def view(bibliography: object) -> object:
+        return (
+            [(r.key, r.line, r.venue, r.fields.get("booktitle")) for r in bibliography.references],
+            [(p.code, p.line, p.key) for p in bibliography.problems],
+        )
+
+    assert view(streamed) == view(whole)
+    assert [(r.key, r.line) for r in streamed.references][-3:] == [
+        ("m8", 44),
+        ("child", 48),
+        ("m3", 49),
+    ]
+    assert streamed.references[0].venue == "Journal of Tests"
+    assert [(p.code, p.line, p.key) for p in streamed.problems] == [
+        ("parse-error", 10, "broken"),
+        ("duplicate-key", 49, "m3"),
+        ("parse-error", 50, "tail"),
+    ]
