@@ -28,7 +28,7 @@ from refaudit.config import Settings
 from refaudit.errors import InputError
 from refaudit.models import Bibliography, InputProblem, Reference
 from refaudit.sources.client import user_agent
-from refaudit.sources.types import work_types
+from refaudit.sources.types import work_type
 
 PAGE = 100
 MAX_ITEMS = 50_000
@@ -44,7 +44,6 @@ _SPEC = re.compile(
 )
 _NEXT = re.compile(r'<([^>]+)>\s*;\s*rel="?next"?')
 # Zotero's item types → CSL types, for items that come without their CSL-JSON.
-_CSL_TYPES = work_types("zotero")
 _CONTAINERS = ("publicationTitle", "proceedingsTitle", "bookTitle", "websiteTitle")
 
 
@@ -294,7 +293,7 @@ def _bibliography(items: list[dict[str, Any]], library: Library) -> Bibliography
 
 def zotero_to_csl(data: Mapping[str, Any]) -> dict[str, Any]:
     """Zotero's item JSON in CSL-JSON's shape (for an item that came without its CSL)."""
-    item: dict[str, Any] = {"type": _CSL_TYPES.get(str(data.get("itemType")), "document")}
+    item: dict[str, Any] = {"type": work_type("zotero", data.get("itemType")) or "document"}
     for creator in data.get("creators") or []:
         if not isinstance(creator, Mapping):
             continue

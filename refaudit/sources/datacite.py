@@ -40,7 +40,7 @@ from refaudit.sources.mapping import (
     unique,
 )
 from refaudit.sources.pacing import RateLimit
-from refaudit.sources.types import work_types
+from refaudit.sources.types import work_type
 from refaudit.text import strip_markup
 
 NAME = "datacite"
@@ -51,7 +51,6 @@ WINDOW_S = 300
 RATE_LIMIT = RateLimit(rps=480 / WINDOW_S, burst=5, concurrency=4)
 IDENTIFIED_RATE_LIMIT = RateLimit(rps=990 / WINDOW_S, burst=5, concurrency=4)
 
-_TYPES = work_types(NAME)
 _VERSION_RELATIONS = frozenset({"isversionof", "isidenticalto", "ispreviousversionof"})
 _QUERY_SYNTAX = re.compile(r"[^\w\s'-]+")
 
@@ -184,9 +183,8 @@ def _type(types: Any) -> str | None:
     if not isinstance(types, dict):
         return None
     general = first_text(types.get("resourceTypeGeneral"))
-    if general and general.lower() in _TYPES:
-        return _TYPES[general.lower()]
-    return first_text(types.get("citeproc")) or (general.lower() if general else None)
+    known = work_type(NAME, general.lower()) if general else None
+    return known or first_text(types.get("citeproc")) or (general.lower() if general else None)
 
 
 def _publisher(value: Any) -> str | None:

@@ -25,7 +25,7 @@ from refaudit.names import display_name_to_person
 from refaudit.sources.base import SearchQuery, Source
 from refaudit.sources.mapping import query_words, year_from
 from refaudit.sources.pacing import RateLimit
-from refaudit.sources.types import work_types
+from refaudit.sources.types import work_type
 from refaudit.text import strip_markup
 
 NAME = "dblp"
@@ -37,7 +37,6 @@ RATE_LIMIT = RateLimit(rps=1.0, burst=1, concurrency=2, enforced=False)
 MAX_QUERY_WORDS = 10
 FALLBACK_WORDS = 6
 _HOMONYM_NUMBER = re.compile(r"\s+\d{4}$")
-TYPES = work_types(NAME)
 
 
 class DblpSource(Source):
@@ -111,7 +110,7 @@ def to_work(hit: Any) -> Work:
         url=info.get("url") or f"https://dblp.org/rec/{key}",
         type=("preprint" if venue == "CoRR" else "other")
         if kind == "Informal and Other Publications"
-        else TYPES.get(str(kind)),
+        else work_type(NAME, kind),
         title=title,
         raw_title=raw_title,
         authors=[display_name_to_person(name) for name in names if name.strip()],

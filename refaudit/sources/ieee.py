@@ -39,7 +39,7 @@ from refaudit.sources.pacing import RateLimit
 from refaudit.sources.quota import window_end
 from refaudit.sources.registry import entry, having
 from refaudit.sources.response import Fetched, retry_after_seconds
-from refaudit.sources.types import work_types
+from refaudit.sources.types import work_type
 from refaudit.text import strip_markup
 
 NAME = "ieee"
@@ -50,7 +50,6 @@ DOI_PREFIXES = entry(NAME).doi_prefixes
 YEAR_SLACK = 1
 MAX_OR_WORDS = 10
 _IEEE_VENUE = re.compile(r"\b(?:IEEE|IET|IEE)\b")
-_TYPES = work_types(NAME)
 
 
 class IeeeXploreSource(Source):
@@ -144,7 +143,7 @@ def to_work(article: dict[str, Any]) -> Work:
         source=NAME,
         source_id=str(number) if number else None,
         url=article.get("html_url"),
-        type=_TYPES.get(str(article.get("content_type"))),
+        type=work_type(NAME, article.get("content_type")),
         title=strip_markup(article["title"]),
         raw_title=article["title"],
         authors=[person_from_name(str(a["full_name"])) for a in people],

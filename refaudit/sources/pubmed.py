@@ -31,7 +31,7 @@ from refaudit.sources.client import SourceClient
 from refaudit.sources.mapping import chunked, query_words, year_from
 from refaudit.sources.pacing import RateLimit
 from refaudit.sources.response import Fetched
-from refaudit.sources.types import work_types
+from refaudit.sources.types import work_type
 from refaudit.text import strip_markup
 
 NAME = "pubmed"
@@ -52,7 +52,6 @@ NOTICE_REFTYPES = frozenset(
     }
 )
 # Checked in order; the first publication type found decides the work type.
-PUBTYPES = tuple(work_types(NAME).items())
 
 
 def rate_limits(settings: Settings) -> dict[str, RateLimit]:
@@ -188,7 +187,7 @@ def to_work(docsum: Any) -> Work:
         source=NAME,
         source_id=uid,
         url=f"https://pubmed.ncbi.nlm.nih.gov/{uid}/",
-        type=next((kind for name, kind in PUBTYPES if name in pubtypes), None),
+        type=work_type(NAME, *pubtypes),
         title=_clean_title(raw_title),
         raw_title=raw_title,
         authors=[

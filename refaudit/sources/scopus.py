@@ -54,7 +54,7 @@ from refaudit.sources.mapping import (
 from refaudit.sources.pacing import RateLimit
 from refaudit.sources.registry import entry
 from refaudit.sources.response import Fetched, retry_after_seconds
-from refaudit.sources.types import work_types
+from refaudit.sources.types import work_type
 from refaudit.text import strip_markup
 
 NAME = "scopus"
@@ -73,8 +73,6 @@ _CREATOR = re.compile(r"^(?P<family>.+?)\s+(?P<initials>(?:[A-Z][a-z]?\.-?)+)$")
 _DOI_UNQUOTABLE = re.compile(r'["\\]')
 #: Scopus document subtypes: article, review, letter, editorial, note and erratum are
 #: all journal articles to refaudit
-_TYPES = work_types(NAME)
-_AGGREGATION_TYPES = work_types("scopus aggregation")
 
 
 class _NotEntitled(SourceError):
@@ -176,8 +174,8 @@ def to_work(item: dict[str, Any]) -> Work:
         authors = [_creator(creator)] if isinstance(creator, str) and creator.strip() else []
     total = as_int((item.get("author-count") or {}).get("@total")) if complete else None
     subtype = item.get("subtype")
-    kind = _TYPES.get(str(subtype)) or _AGGREGATION_TYPES.get(
-        str(item.get("prism:aggregationType"))
+    kind = work_type(NAME, subtype) or work_type(
+        "scopus aggregation", item.get("prism:aggregationType")
     )
     isbn = item.get("prism:isbn")
     eid = item.get("eid") or str(item.get("dc:identifier", "")).removeprefix("SCOPUS_ID:")

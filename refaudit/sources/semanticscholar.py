@@ -30,7 +30,7 @@ from refaudit.sources.base import SearchQuery, Source
 from refaudit.sources.client import SourceClient
 from refaudit.sources.mapping import query_words, year_from
 from refaudit.sources.pacing import RateLimit
-from refaudit.sources.types import work_types
+from refaudit.sources.types import work_type
 from refaudit.text import strip_markup
 
 NAME = "semanticscholar"
@@ -45,9 +45,6 @@ FIELDS = (
 )
 #: the paper fields `to_work` reads (a mirror keeps only these)
 SELECT_FIELDS = (*FIELDS.split(","), "abstract")
-# S2 publicationTypes → refaudit's work types, most specific first: S2 lists many
-# conference papers as ["JournalArticle", "Conference"], and they are conference papers.
-TYPES = work_types(NAME)
 
 
 class SemanticScholarSource(Source):
@@ -164,13 +161,15 @@ def to_work(item: Any) -> Work:
     venue = publication_venue.get("name") or item.get("venue") or _journal_name(journal) or None
     alternates = publication_venue.get("alternate_names") or []
     pmc = external.get("PubMedCentral")
-    types = item.get("publicationTypes") or []
+    # S2 lists many conference papers as ["JournalArticle", "Conference"]; types.json
+    # puts the most specific type first, so they are conference papers.
+    types = item.get("publicationTypes")
     return Work(
         source=NAME,
         source_id=paper_id,
         url=item.get("url")
         or (f"https://www.semanticscholar.org/paper/{paper_id}" if paper_id else None),
-        type=next((work_type for s2_type, work_type in TYPES.items() if s2_type in types), None),
+        type=work_type(NAME, *types) if isinstance(types, list) else None,
         title=strip_markup(raw_title),
         raw_title=raw_title,
         authors=[

@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Mapping
 from importlib import resources
-from types import MappingProxyType
 
 
 @functools.cache
@@ -24,6 +22,13 @@ def _vocabularies() -> dict[str, dict[str, str]]:
     return vocabularies
 
 
-def work_types(vocabulary: str) -> Mapping[str, str]:
-    """`vocabulary`'s type names → refaudit's work types, in the file's order."""
-    return MappingProxyType(_vocabularies()[vocabulary])
+def work_type(vocabulary: str, *given: object) -> str | None:
+    """The work type of a record that gives the type names `given`, in `vocabulary`'s terms.
+
+    A record that gives several (PubMed's publication types, Semantic Scholar's) takes the
+    first of the vocabulary's entries it carries, in the file's order; None when the
+    vocabulary knows none of them.
+    """
+    names = {str(name) for name in given}
+    types = _vocabularies()[vocabulary]
+    return next((kind for name, kind in types.items() if name in names), None)

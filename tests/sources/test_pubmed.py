@@ -165,6 +165,14 @@ def test_to_work_reads_a_retracted_paper_with_its_notices() -> None:
     assert "PMID 20137807" in (work.notices[1].label or "")
 
 
+def test_a_record_typed_several_ways_takes_the_most_specific_type() -> None:
+    """PubMed types a retraction notice "Journal Article" too; it is the notice."""
+    assert to_work(WAKEFIELD).type == "journal-article"
+    notice = WAKEFIELD | {"pubtype": ["Journal Article", "Retraction of Publication"]}
+    assert to_work(notice).type == "retraction-notice"
+    assert to_work(WAKEFIELD | {"pubtype": ["Comment"]}).type is None
+
+
 def test_to_work_reads_collective_authors_markup_pmc_and_concerns() -> None:
     work = to_work(OSC)
 
