@@ -278,7 +278,9 @@ class Result:
         return self.verdict == Verdict.NOT_FOUND or self.worst_severity == "error"
 
 
-@dataclass
+# Frozen: once found, a problem is a fact about the input; a step that learns more (a
+# missing .bib read from the paper's compiled .bbl instead) puts a new one in its place.
+@dataclass(frozen=True)
 class InputProblem:
     """Something wrong with the input itself (file, line, entry), not with a citation."""
 

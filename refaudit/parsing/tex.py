@@ -10,7 +10,7 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -198,9 +198,13 @@ class LatexStream:
         from refaudit.parsing.bbl import BblStream
 
         document = self._document
-        missing = [problem for problem in document.problems if problem.code == "missing-bib-file"]
+        missing = "missing-bib-file"
         compiled = self.path.with_suffix(".bbl")
-        if not missing or not _inside(document, compiled) or not compiled.is_file():
+        if (
+            all(p.code != missing for p in document.problems)
+            or not _inside(document, compiled)
+            or not compiled.is_file()
+        ):
             return None
         try:
             lines, decode_problems = self._read_lines(compiled)
@@ -209,9 +213,13 @@ class LatexStream:
         except InputError:
             return None
         document.files.append(str(compiled))
-        for problem in missing:
-            problem.severity = "warning"
-            problem.message += f"; read the compiled bibliography {compiled.name} instead"
+        read_instead = f"; read the compiled bibliography {compiled.name} instead"
+        document.problems = [
+            replace(problem, severity="warning", message=problem.message + read_instead)
+            if problem.code == missing
+            else problem
+            for problem in document.problems
+        ]
         self._parts.append((stream, decode_problems))
         return stream
 

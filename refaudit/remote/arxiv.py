@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -185,7 +186,9 @@ def _relabelled(bibliography: Bibliography, root: Path, label: str) -> Bibliogra
 
     for reference in bibliography.references:
         reference.file = named(reference.file)
-    for problem in bibliography.problems:
-        problem.file = named(problem.file) or problem.file
+    bibliography.problems = [
+        replace(problem, file=named(problem.file) or problem.file)
+        for problem in bibliography.problems
+    ]
     bibliography.files = [named(file) or file for file in bibliography.files]
     return bibliography
