@@ -218,3 +218,30 @@ def test_problems_of_a_papers_files_keep_their_order(tmp_path: Path) -> None:
         ("uncited-entry", "c"),
         ("uncited-entry", "c"),
     ]
+
+
+def test_bibliographies_are_read_in_the_order_the_document_names_them(tmp_path: Path) -> None:
+    """A preamble's resource comes before one an \\input file adds, as biber reads them."""
+    (tmp_path / "main.bib").write_text("@book{intro, title = {First}}\n", encoding="utf-8")
+    (tmp_path / "extra.bib").write_text("@book{appendix, title = {Second}}\n", encoding="utf-8")
+    (tmp_path / "appendix.tex").write_text(
+        "\\addbibresource{extra.bib}\nSee \\cite{appendix}.\n", encoding="utf-8"
+    )
+    paper = tmp_path / "paper.tex"
+    paper.write_text(
+        "\\usepackage{biblatex}\n\\addbibresource{main.bib}\n\\begin{document}\n"
+        "\\input{appendix}\n\\include {intro-missing}\n\\cite{intro}\n\\end{document}\n",
+        encoding="utf-8",
+    )
+    bibliography = parse_file(paper)
+    assert [(r.key, Path(r.file or "").name) for r in bibliography.references] == [
+        ("intro", "main.bib"),
+        ("appendix", "extra.bib"),
+    ]
+    assert [Path(file).name for file in bibliography.files] == [
+        "paper.tex",
+        "appendix.tex",
+        "main.bib",
+        "extra.bib",
+    ]
+    assert _codes(bibliography, "missing-input") == {"\\input file 'intro-missing' not found": 5}

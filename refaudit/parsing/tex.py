@@ -7,6 +7,7 @@ free-text references, and problems for keys cited but never defined.
 
 from __future__ import annotations
 
+import heapq
 import itertools
 import re
 from collections.abc import Callable, Iterator
@@ -38,9 +39,12 @@ _CITE = re.compile(
 # Bounded: an unclosed `\cite[` must fail within a short distance, not at the end of the file.
 _OPTIONAL_ARGUMENT = re.compile(r"\s{0,100}\[[^\]]{0,2000}\]")
 _KEYS_ARGUMENT = re.compile(r"\s{0,100}\{([^{}]{0,20000})\}")
-_INPUT = re.compile(r"\\(?:input|include|subfile)\s*\{([^{}]+)\}")
-_BIBLIOGRAPHY = re.compile(r"\\bibliography\s*\{([^{}]*)\}")
-_ADDBIBRESOURCE = re.compile(r"\\(?:addbibresource|addglobalbib)\s*(?:\[[^\]]*\])?\s*\{([^{}]+)\}")
+# The commands that name another file: a TeX file read in place (`\input`, `\include`,
+# `\subfile`), BibTeX's comma list of .bib names, or one biblatex resource named in full.
+_FILE_COMMAND = re.compile(
+    r"\\(?:(?P<tex>input|include|subfile)|(?P<bibtex>bibliography)|addbibresource|addglobalbib)"
+    r"\s*(?:\[[^\]]{0,2000}\])?\s*\{(?P<names>[^{}]*)\}"
+)
 
 
 @dataclass
@@ -260,25 +264,27 @@ def _walk(
     document.files.append(str(path))
     source = strip_comments(text)
     lines = LineIndex(source)
-    events: list[tuple[int, str, re.Match[str]]] = []
-    for kind, pattern in (("input", _INPUT), ("cite", _CITE)):
-        events.extend((match.start(), kind, match) for match in pattern.finditer(source))
-    for start, kind, match in sorted(events, key=lambda event: event[0]):
-        if kind == "cite":
+    # In document order, as LaTeX meets them: a bibliography named in the preamble comes
+    # before one an \input file names, so its entries come first.
+    commands = heapq.merge(_CITE.finditer(source), _FILE_COMMAND.finditer(source), key=_start)
+    for match in commands:
+        if match.re is _CITE:
             _record_citation(document, source, match, str(path), lines)
-        else:
-            line = lines.line(start)
-            _follow_input(document, path, match.group(1).strip(), line, depth, read_text, seen)
-    for match in _BIBLIOGRAPHY.finditer(source):
+            continue
         line = lines.line(match.start())
-        for name in match.group(1).split(","):
-            if name.strip():
-                _add_bib_file(document, path, name.strip(), line, add_suffix=True)
-    for match in _ADDBIBRESOURCE.finditer(source):
-        line = lines.line(match.start())
-        _add_bib_file(document, path, match.group(1).strip(), line, add_suffix=False)
+        bibtex = match.group("bibtex") is not None
+        names = match.group("names").split(",") if bibtex else [match.group("names")]
+        for name in filter(None, map(str.strip, names)):
+            if match.group("tex"):
+                _follow_input(document, path, name, line, depth, read_text, seen)
+            else:
+                _add_bib_file(document, path, name, line, add_suffix=bibtex)
     if "thebibliography" in source:
         document.bibitem_texts.append((source, str(path), lines))
+
+
+def _start(match: re.Match[str]) -> int:
+    return match.start()
 
 
 def _record_citation(

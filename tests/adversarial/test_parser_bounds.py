@@ -190,10 +190,11 @@ def test_bbl_entries_without_endentry_are_linear_and_each_reported() -> None:
     assert bibliography.problems[-1].line == 2 * count - 1
 
 
-def test_tex_with_many_unclosed_optional_arguments_is_linear(tmp_path: Path) -> None:
+@pytest.mark.parametrize("command", ["\\cite", "\\addbibresource", "\\input"])
+def test_tex_with_many_unclosed_optional_arguments_is_linear(tmp_path: Path, command: str) -> None:
     (tmp_path / "refs.bib").write_text("@article{a, title = {A}}\n")
     paper = tmp_path / "paper.tex"
-    paper.write_text("\\bibliography{refs}\n\\cite{a}\n" + "\\cite[ see " * 70_000)
+    paper.write_text("\\bibliography{refs}\n\\cite{a}\n" + f"{command}[ see " * 70_000)
     with finishes_within(20):
         bibliography = parse_file(paper)
     assert bibliography.cited_keys == ["a"]
