@@ -16,6 +16,7 @@ from refaudit.errors import MirrorError
 from refaudit.mirror import open_store
 from refaudit.mirror.build import build_mirror
 from refaudit.mirror.store import Candidate, CandidateSearch
+from refaudit.mirror.update import UpdateReport
 from refaudit.models import NoticeKind, Verdict
 from tests.fakes import FakeUpstreams, crossref_list, crossref_work
 from tests.mirror_dumps import (
@@ -304,6 +305,31 @@ def test_build_refuses_nothing_and_missing_inputs(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "no such file or folder" in result.output
     status = runner.invoke(app, ["mirror", "status", "--db", str(tmp_path / "m.sqlite3")])
     assert status.exit_code == 2 and "no mirror at" in status.output
+
+
+def test_update_takes_a_day_for_since_and_refuses_anything_else(
+    mirror: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    asked: list[object] = []
+
+    async def fake_update(store: object, settings: object, **options: object) -> UpdateReport:
+        asked.append(options["since"])
+        return UpdateReport()
+
+    monkeypatch.setattr("refaudit.mirror.update.update_mirror", fake_update)
+    refused = runner.invoke(app, ["mirror", "update", "--db", str(mirror), "--since", "yesterday"])
+    assert refused.exit_code == 2
+    assert "'yesterday' does not match" in refused.output and "--since" in refused.output
+    assert asked == []
+
+    given = runner.invoke(app, ["mirror", "update", "--db", str(mirror), "--since", "2026-11-01"])
+    assert given.exit_code == 0, given.output
+    assert asked == ["2026-11-01"]
+
+
+def test_mirror_help_shows_the_config_key_in_brackets() -> None:
+    shown = runner.invoke(app, ["mirror", "status", "--help"], terminal_width=200).output
+    assert "REFAUDIT_MIRROR / [mirror] url" in shown
 
 
 def test_update_pages_through_changes_and_swaps_in_retraction_watch(mirror: Path) -> None:

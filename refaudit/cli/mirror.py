@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -18,7 +19,7 @@ DbOption = Annotated[
     typer.Option(
         "--db",
         help="SQLite file or postgresql:// URL (default: the mirror in refaudit's data folder, "
-        "or REFAUDIT_MIRROR / [mirror] url).",
+        "or REFAUDIT_MIRROR / \\[mirror] url).",
     ),
 ]
 QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")]
@@ -93,8 +94,13 @@ def build_command(
 def update_command(
     db: DbOption = None,
     since: Annotated[
-        str | None,
-        typer.Option("--since", help="Fetch changes since this date (default: the last update)."),
+        datetime | None,
+        typer.Option(
+            "--since",
+            formats=["%Y-%m-%d"],
+            metavar="YYYY-MM-DD",
+            help="Fetch changes since this day (default: the last update).",
+        ),
     ] = None,
     skip: Annotated[
         list[str] | None,
@@ -123,7 +129,7 @@ def update_command(
                 update_mirror(
                     store,
                     settings,
-                    since=since,
+                    since=f"{since:%Y-%m-%d}" if since else None,
                     parts=[p for p in PARTS if p not in (skip or [])],
                     progress=progress,
                 )
