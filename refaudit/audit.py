@@ -132,7 +132,7 @@ async def audit_paths(
     `refaudit.parsing.bbl.BblStream`).
     """
     if not settings.offline:
-        from refaudit.sources.client import read_ca_bundle_early
+        from refaudit.sources.connection import read_ca_bundle_early
 
         read_ca_bundle_early()
     inputs = InputStream(await _fetched(paths, settings, transport), all_entries=all_entries)

@@ -29,6 +29,7 @@ import httpx
 
 from refaudit.match import compare_titles
 from refaudit.models import Finding, Result, Verdict
+from refaudit.sources.connection import tls_context
 
 MAX_REDIRECTS = 5
 MAX_BYTES = 65_536
@@ -55,7 +56,9 @@ async def check_results(
     if not wanted:
         return
     gate = asyncio.Semaphore(CONCURRENCY)
-    async with httpx.AsyncClient(transport=transport, follow_redirects=False) as client:
+    async with httpx.AsyncClient(
+        transport=transport, verify=tls_context(), follow_redirects=False
+    ) as client:
 
         async def one(result: Result) -> None:
             async with gate:

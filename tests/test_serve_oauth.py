@@ -293,3 +293,30 @@ def test_serve_beyond_loopback_needs_the_public_resource_url(tmp_path: Path) -> 
 
     assert result.exit_code == 2
     assert "set --oauth-resource" in result.output
+
+
+async def test_fetching_the_issuers_keys_again_does_not_read_the_ca_bundle_again(
+    issuer: Issuer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each refresh opens a client; the CA bundle (~60 ms of CPU) is read once a process."""
+    import ssl
+
+    from refaudit.server.oauth import JWKS_TTL_S, JwksCache, OAuthConfig
+
+    built: list[object] = []
+    create = ssl.create_default_context
+
+    def counted(*args: Any, **kwargs: Any) -> ssl.SSLContext:
+        built.append(kwargs)
+        return create(*args, **kwargs)
+
+    monkeypatch.setattr(ssl, "create_default_context", counted)
+    now = [0.0]
+    config = OAuthConfig(issuer.url, "http://127.0.0.1:1/mcp", (SCOPE,), None)
+    keys = JwksCache(config, clock=lambda: now[0])
+    fetched = issuer.jwks_requests
+    for _ in range(3):
+        assert await keys.key(KID) is not None
+        now[0] += JWKS_TTL_S + 1
+
+    assert issuer.jwks_requests - fetched == 3 and len(built) <= 1

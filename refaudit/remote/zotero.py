@@ -27,7 +27,7 @@ import httpx
 from refaudit.config import Settings
 from refaudit.errors import InputError
 from refaudit.models import Bibliography, InputProblem, Reference
-from refaudit.sources.client import user_agent
+from refaudit.sources.connection import tls_context, user_agent
 from refaudit.sources.types import work_type
 
 PAGE = 100
@@ -97,7 +97,11 @@ async def read_library(
     if key:
         headers["Zotero-API-Key"] = key
     async with httpx.AsyncClient(
-        transport=transport, headers=headers, timeout=settings.timeout, follow_redirects=False
+        transport=transport,
+        verify=tls_context(),
+        headers=headers,
+        timeout=settings.timeout,
+        follow_redirects=False,
     ) as client:
         reader = _Reader(client, library, base)
         path = f"/{library.prefix}/items/top"

@@ -35,6 +35,7 @@ from mcp.server.auth.settings import AuthSettings
 from refaudit.config import ServeSettings
 from refaudit.errors import ConfigError
 from refaudit.server.http import is_loopback
+from refaudit.sources.connection import tls_context
 
 log = logging.getLogger(__name__)
 
@@ -145,7 +146,10 @@ class JwksCache:
         """Fetch the keys; on failure keep the ones held (a token they sign still counts)."""
         try:
             async with httpx.AsyncClient(
-                transport=self._transport, timeout=FETCH_TIMEOUT_S, follow_redirects=False
+                transport=self._transport,
+                verify=tls_context(),
+                timeout=FETCH_TIMEOUT_S,
+                follow_redirects=False,
             ) as client:
                 if self._jwks_url is None:
                     self._jwks_url = await self._discover(client)

@@ -5,8 +5,8 @@ needs: a rate-limit pool per published limit (`pacing`), retries with
 exponential backoff and jitter that honour `Retry-After`, a circuit breaker and
 hedging (`resilience`), the persistent cache, offline mode, keys kept out of
 logs, caches and other hosts (`redaction`), and the translation of httpx errors
-into `SourceError`s. Source modules only build requests and read the answers
-(`response.Fetched`).
+into `SourceError`s. Source modules only build requests (`request`) and read the
+answers (`response.Fetched`); `connection` holds the TLS context and User-Agent.
 """
 
 from __future__ import annotations
@@ -15,18 +15,12 @@ import asyncio
 import functools
 import json
 import logging
-import os
 import random
-import ssl
-import threading
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextvars import ContextVar
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, TypedDict
-from urllib.parse import quote, urlencode
+from typing import TYPE_CHECKING, Any, Protocol
 
-import certifi
 import httpx
 
 from refaudit.cache import ResponseCache
@@ -39,6 +33,7 @@ from refaudit.errors import (
     UnexpectedResponse,
 )
 from refaudit.models import RunStats
+from refaudit.sources.connection import tls_context, user_agent
 from refaudit.sources.pacing import (
     MAX_RETRY_AFTER_S,
     Pool,
@@ -48,7 +43,15 @@ from refaudit.sources.pacing import (
     request_unwanted,
     shared_pacer,
 )
-from refaudit.sources.redaction import SECRET_PARAMS, redact, without_secrets
+from refaudit.sources.redaction import redact, without_secrets
+from refaudit.sources.request import (
+    Check,
+    Outgoing,
+    Params,
+    RequestOptions,
+    cache_key,
+    query_pairs,
+)
 from refaudit.sources.resilience import (
     Breaker,
     CircuitOpen,
@@ -64,14 +67,11 @@ from refaudit.sources.response import (
     excerpt,
     retryable_status,
 )
-from refaudit.version import installed_version
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
 log = logging.getLogger(__name__)
-
-Params = Mapping[str, Any] | Sequence[tuple[str, Any]] | None
 
 
 class Gate(Protocol):
@@ -84,49 +84,9 @@ class Gate(Protocol):
     def answered(self, fetched: Fetched) -> None: ...
 
 
-Check = Callable[["Fetched"], None]
-
-
-class RequestOptions(TypedDict, total=False):
-    """How `SourceClient.get` and `post` send a request and treat its answer."""
-
-    headers: Mapping[str, str] | None
-    #: the cache's lifetime class for the answer ("lookup", "search", …)
-    ttl: str
-    #: statuses that are answers (others are failures, some retried)
-    accept: Sequence[int]
-    #: raises on a body that is not what the caller asked for (never cached)
-    check: Check | None
-    cache: bool
-    #: the rate-limit pool the request waits in
-    pool: str
-    #: characters the query keeps unescaped (the API reads them as they are), so that a
-    #: list bounded by the URL's length (Crossref's `filter=doi:…,doi:…`) holds more
-    literal: str
-
-
 #: The stats of the run a long-lived client is working for (set by `open_sources` when it
 #: hands out shared clients), so each run still counts its own requests and cache hits.
 RUN_STATS: ContextVar[RunStats | None] = ContextVar("refaudit_run_stats", default=None)
-
-
-@dataclass(frozen=True)
-class Outgoing:
-    """A request as it goes on the wire: the same for each retry and hedge of it."""
-
-    method: str
-    url: str
-    pairs: list[tuple[str, str]]
-    json_body: Any
-    headers: Mapping[str, str] | None
-    literal: str = ""
-
-    def target(self) -> tuple[str, tuple[tuple[str, str], ...] | None]:
-        """The URL and the parameters httpx is given (which escapes all but letters,
-        digits and `-._~`): the query is written out here when characters stay literal."""
-        if not self.literal or not self.pairs:
-            return self.url, tuple(self.pairs) or None
-        return f"{self.url}?{urlencode(self.pairs, safe=self.literal, quote_via=quote)}", None
 
 
 class SourceClient:
@@ -270,9 +230,9 @@ class SourceClient:
         literal: str = "",
     ) -> Fetched:
         url = self.base_url + path
-        pairs = _pairs(params)
+        pairs = query_pairs(params)
         body = json.dumps(json_body, sort_keys=True) if json_body is not None else None
-        key = _cache_key(method, url, pairs, body)
+        key = cache_key(method, url, pairs, body)
         use_cache = cache and self._settings.use_cache and self._cache is not None
         while True:
             if use_cache or self._settings.offline:
@@ -315,7 +275,7 @@ class SourceClient:
         if not (self._settings.use_cache or self._settings.offline):
             return None
         url = self.base_url + path
-        return self._cached(_cache_key("GET", url, _pairs(params), None), url)
+        return self._cached(cache_key("GET", url, query_pairs(params), None), url)
 
     def remember(self, path: str, params: Params, text: str, *, ttl: str = "lookup") -> None:
         """Keep `text` as the answer to a GET that was not sent itself: its part of the
@@ -324,7 +284,7 @@ class SourceClient:
             return
         secrets = self._settings.api_keys.values()
         self._cache.put(
-            _cache_key("GET", self.base_url + path, _pairs(params), None),
+            cache_key("GET", self.base_url + path, query_pairs(params), None),
             source=self.name,
             status=200,
             text=without_secrets(text, secrets),
@@ -503,58 +463,6 @@ class SourceClient:
 
     def _pool(self, name: str) -> Pool:
         return self._pools.get(name) or self._pools["default"]
-
-
-_TLS_LOCK = threading.Lock()
-
-
-def tls_context() -> ssl.SSLContext:
-    """The process's TLS context for the CA setting in force (one build per setting; a
-    caller arriving while another thread builds it waits for that build)."""
-    with _TLS_LOCK:
-        return _tls_context(os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
-
-
-def read_ca_bundle_early() -> None:
-    """Build `tls_context` in a worker thread while the run reads its inputs.
-
-    OpenSSL reads the CA bundle without holding the GIL, on another core: the first
-    source client then finds the context built instead of waiting ~20 ms for it.
-    """
-    threading.Thread(target=tls_context, name="refaudit-tls", daemon=True).start()
-
-
-@functools.cache
-def _tls_context(cert_file: str | None, cert_dir: str | None) -> ssl.SSLContext:
-    """One TLS context for every client of the process, built as httpx builds its own.
-
-    Loading the CA bundle takes ~60 ms: once per source client it put most of half a
-    second before a run's first request. SSL_CERT_FILE, then SSL_CERT_DIR, replaces
-    certifi's bundle as in httpx; they are the cache's key, so a changed one is read.
-    """
-    if cert_file:
-        return ssl.create_default_context(cafile=cert_file)
-    if cert_dir:
-        return ssl.create_default_context(capath=cert_dir)
-    return ssl.create_default_context(cafile=certifi.where())
-
-
-def user_agent(settings: Settings) -> str:
-    """Crossref and OpenAlex route callers with a contact address to their polite pools."""
-    contact = f"; mailto:{settings.mailto}" if settings.mailto else ""
-    return f"refaudit/{installed_version()} (https://github.com/refaudit/refaudit{contact})"
-
-
-def _pairs(params: Params) -> list[tuple[str, str]]:
-    if params is None:
-        return []
-    items = params.items() if isinstance(params, Mapping) else params
-    return [(str(k), str(v)) for k, v in items if v is not None]
-
-
-def _cache_key(method: str, url: str, pairs: list[tuple[str, str]], body: str | None) -> str:
-    public = sorted((k, v) for k, v in pairs if k not in SECRET_PARAMS)
-    return f"{method} {url}?{urlencode(public)} {body or ''}"
 
 
 def _backoff(attempt: int) -> float:
