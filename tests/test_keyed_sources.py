@@ -409,6 +409,7 @@ def test_a_partial_author_list_never_hides_a_complete_one_that_differs() -> None
 async def test_scopus_checks_what_a_failing_free_source_could_not(tmp_path: Path) -> None:
     fake = scopus_serving(1)
     fake.fail("crossref", "503", times=50)
+    fake.serve_openalex([])  # answers, so the retraction screen is not left to Crossref alone
     reference = Reference(
         key="becker2009",
         entry_type="article",
@@ -419,8 +420,9 @@ async def test_scopus_checks_what_a_failing_free_source_could_not(tmp_path: Path
         doi="10.1007/s00120-009-1989-1",
     )
 
-    with_scopus = await audit(fake, settings(tmp_path, ["crossref", "scopus"]), [reference])
-    without = await audit(fake, settings(tmp_path / "b", ["crossref"]), [reference])
+    screened = ["crossref", "openalex"]
+    with_scopus = await audit(fake, settings(tmp_path, [*screened, "scopus"]), [reference])
+    without = await audit(fake, settings(tmp_path / "b", screened), [reference])
 
     assert with_scopus.results[0].verdict is Verdict.VERIFIED
     assert with_scopus.results[0].sources["scopus"].state == "answered"

@@ -10,7 +10,7 @@ import pytest
 from fakes import crossref_update, crossref_work, openalex_work
 
 from refaudit.config import load_settings
-from refaudit.models import Notice, NoticeKind, Reference, Result, Verdict, Work
+from refaudit.models import Notice, NoticeKind, Reference, Result, SourceStatus, Verdict, Work
 from refaudit.retractions import CREDIT, collect_notices, merge_notices, screen_results
 from refaudit.retractions.csvload import load_csv
 from refaudit.retractions.store import Snapshot
@@ -292,3 +292,41 @@ def test_snapshot_alone_flags_a_reference_found_by_pmid(snapshot: Snapshot) -> N
     screen_results([result], [[]], load_settings(), snapshot=snapshot)
     assert [f.code for f in result.findings] == ["expression-of-concern", "retracted"]
     assert all(f.source == "retractionwatch snapshot" for f in result.findings)
+
+
+def _found_by_semantic_scholar_while(crossref_state: str, openalex_state: str) -> Result:
+    """Wakefield 1998 identified by Semantic Scholar alone (it carries no notices)."""
+    work = Work(
+        source="semanticscholar",
+        title="Ileal-lymphoid-nodular hyperplasia, non-specific colitis, and pervasive "
+        "developmental disorder in children",
+        year=1998,
+        doi=WAKEFIELD,
+    )
+    result = result_for(Reference(key="wakefield1998ileal", doi=WAKEFIELD), work)
+    result.sources = {
+        "crossref": SourceStatus(crossref_state, "connection refused by 127.0.0.1"),
+        "openalex": SourceStatus(openalex_state, "connection refused by 127.0.0.1"),
+        "semanticscholar": SourceStatus("answered"),
+    }
+    return result
+
+
+def test_a_work_no_retraction_source_could_screen_is_unverified_not_cleared() -> None:
+    result = _found_by_semantic_scholar_while("failed", "failed")
+    screen_results([result], [[result.matched]], load_settings(), snapshot=None)
+    assert result.verdict is Verdict.UNVERIFIED
+    (finding,) = result.findings
+    assert finding.code == "unverified"
+    assert "crossref" in finding.message and "openalex" in finding.message
+
+
+def test_a_screen_that_ran_or_had_the_snapshot_keeps_the_verdict(snapshot: Snapshot) -> None:
+    answered = _found_by_semantic_scholar_while("answered", "failed")
+    screen_results([answered], [[answered.matched]], load_settings(), snapshot=None)
+    assert answered.verdict is Verdict.VERIFIED and not answered.findings
+
+    with_snapshot = _found_by_semantic_scholar_while("failed", "failed")
+    screen_results([with_snapshot], [[with_snapshot.matched]], load_settings(), snapshot=snapshot)
+    assert with_snapshot.verdict is Verdict.VERIFIED
+    assert "retracted" in [f.code for f in with_snapshot.findings]

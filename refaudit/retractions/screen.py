@@ -14,7 +14,15 @@ from typing import Protocol
 
 from refaudit.config import Settings
 from refaudit.identifiers import normalize_doi
-from refaudit.models import Finding, Notice, NoticeKind, Result, RetractionRecord, Work
+from refaudit.models import (
+    Finding,
+    Notice,
+    NoticeKind,
+    Result,
+    RetractionRecord,
+    Verdict,
+    Work,
+)
 from refaudit.notices import NOTICE_FINDING_CODES, NOTICE_HEADLINES, WITHDRAWING_KINDS
 from refaudit.retractions.store import CREDIT
 from refaudit.sources import registry
@@ -36,6 +44,8 @@ _PROVENANCE_ORDER = ("publisher", "retraction-watch", *registry.ranked_by("notic
 _COARSE_SOURCES = frozenset(registry.ranked_by("notice_provenance"))
 # Sources whose bare "retracted" flag stands for a notice no other source names.
 _FLAGGING_SOURCES = registry.names_where("retraction_flag")
+# Sources that screen every identified work when no snapshot is installed.
+_SCREENING_SOURCES = registry.names_where("screens_retractions")
 
 
 def severity_for(kind: NoticeKind, settings: Settings) -> str:
@@ -240,12 +250,37 @@ def screen_results(
         rows = _snapshot_rows(result, snapshot) if snapshot is not None else []
         notices = collect_notices(works, rows)
         if not notices and not result.integrity:
+            if snapshot is None and not settings.offline:
+                _unscreened(result, works)
             continue
         result.integrity = merge_notices([*result.integrity, *notices])
         present = {(f.code, f.record) for f in result.findings}
         for finding in findings_for(result.integrity, settings):
             if (finding.code, finding.record) not in present:
                 result.findings.append(finding)
+
+
+def _unscreened(result: Result, works: Sequence[Work]) -> None:
+    """A verified work that no retraction source could screen is unverified, not cleared.
+
+    Without a snapshot, Crossref and OpenAlex carry the notices: when every one of them
+    failed and none of their records is at hand, a retracted work would pass unseen.
+    """
+    if result.verdict is not Verdict.VERIFIED or any(w.source in _SCREENING_SOURCES for w in works):
+        return
+    failed = sorted(
+        name
+        for name in _SCREENING_SOURCES
+        if (status := result.sources.get(name)) is not None and status.state == "failed"
+    )
+    if not failed or any(
+        (status := result.sources.get(name)) is not None and status.state in ("answered", "cached")
+        for name in _SCREENING_SOURCES
+    ):
+        return
+    result.verdict = Verdict.UNVERIFIED
+    result.reason = f"retraction status unknown: {', '.join(failed)} could not be asked"
+    result.findings.append(Finding.of("unverified", result.reason))
 
 
 def _snapshot_rows(result: Result, snapshot: NoticeRows) -> list[RetractionRecord]:
