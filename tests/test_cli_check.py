@@ -403,6 +403,18 @@ def test_no_source_reachable_is_one_line_and_exit_3(tmp_path: Path) -> None:
     assert json.loads((tmp_path / "report.json").read_text())["summary"]["unverified"] == 5
 
 
+def test_a_baseline_is_not_written_when_no_source_could_be_reached(tmp_path: Path) -> None:
+    """A baseline of outages would replace the committed one and record no real finding."""
+    (tmp_path / "refs.bib").write_text(BIB_TEXT)
+    committed = tmp_path / ".refaudit-baseline.json"
+    committed.write_text('{"version": 1, "findings": []}\n')
+    result = _subprocess(["baseline", "refs.bib"], tmp_path)
+    assert result.returncode == 3
+    assert "could not reach any source" in result.stderr
+    assert "not written" in result.stderr
+    assert committed.read_text() == '{"version": 1, "findings": []}\n'
+
+
 def test_pre_commit_hooks_run_refaudit_on_bib_and_tex_changes(bib: Path) -> None:
     import re
 

@@ -317,11 +317,19 @@ def baseline_command(
     Example: refaudit baseline refs.bib -o .refaudit-baseline.json
     """
     from refaudit.baseline import build_baseline, write_baseline
+    from refaudit.policy import Tally
+    from refaudit.render import outage_line
     from refaudit.safewrite import refuse_overwriting_inputs
 
     refuse_overwriting_inputs(output, files)
     settings = flags.settings()
-    report = _audit(files, settings, all_entries=all_entries, quiet=quiet)
+    tally = Tally(settings.fail_on, None)
+    report = _audit(files, settings, all_entries=all_entries, quiet=quiet, tally=tally)
+    if tally.nothing_answered():
+        # Every finding would be an outage: the committed baseline is kept as it is.
+        typer.echo(f"error: {outage_line(report)}", err=True)
+        typer.echo(f"hint: {output} not written; run again when the sources answer", err=True)
+        raise typer.Exit(int(ExitCode.INCOMPLETE))
     refuse_overwriting_inputs(output, map(Path, report.files))
     known = build_baseline(report)
     write_baseline(known, output)
