@@ -244,9 +244,12 @@ def corrected_entry(reference: Reference, work: Work, findings: list[Finding]) -
     The key, the entry type (unless clearly wrong), the field order and every
     field no finding contradicts are the user's. Wrong fields take the matched
     record's value; a contradicted field the record cannot fill is dropped rather
-    than guessed.
+    than guessed. A citation read from a printed list has no fields of its own: its
+    entry is the record's, or only the corrected fields would be written.
     """
     entry_type = _corrected_type(reference.entry_type, work)
+    if not reference.fields:
+        return format_entry(entry_type, reference.key, work_fields(work, entry_type))
     fields = dict(_lower_keys(reference.fields))
     if entry_type != reference.entry_type.lower():
         fields = _rename_venue_field(fields, entry_type)

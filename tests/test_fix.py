@@ -69,6 +69,29 @@ def test_corrected_entry_fixes_a_clearly_wrong_entry_type() -> None:
     assert "booktitle = {Proc. NeurIPS}" in entry and "journal" not in entry
 
 
+def test_a_printed_citation_is_written_whole_from_its_record() -> None:
+    """A reference read from a printed list (PDF, Word) has no BibTeX fields of its own."""
+    printed = (
+        'J. D. Watson and F. H. C. Crick, "Molecular structure of nucleic acids," '
+        "Nature, vol. 171, pp. 737-738, 1956."
+    )
+    reference = Reference(
+        key="2", entry_type="article", title="Molecular structure of nucleic acids",
+        authors=[Person("Watson", "J. D."), Person("Crick", "F. H. C.")], year=1956,
+        venue="Nature", free_text=printed, origin="printed text",
+    )  # fmt: skip
+    work = Work(
+        source="crossref", type="journal-article", doi="10.1038/171737a0", year=1953,
+        title="Molecular Structure of Nucleic Acids", venue="Nature", volume="171",
+        pages="737-738", authors=[Person("Watson", "J. D."), Person("Crick", "F. H. C.")],
+    )  # fmt: skip
+    year = Finding("year-mismatch", "error", "Year should be 1953", field="year", found="1953")
+    (entry,) = parse_bibtex(corrected_entry(reference, work, [year])).references
+    assert (entry.key, entry.year, entry.venue, entry.volume) == ("2", 1953, "Nature", "171")
+    assert entry.title == "Molecular Structure of Nucleic Acids"
+    assert [a.family for a in entry.authors] == ["Watson", "Crick"]
+
+
 def test_a_wrong_doi_with_no_replacement_is_dropped_not_guessed() -> None:
     reference = Reference(
         key="k", fields={"title": "X", "doi": "10.9999/bogus"}, doi="10.9999/bogus"
