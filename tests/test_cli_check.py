@@ -222,11 +222,30 @@ def test_fix_writes_a_new_file_and_reports_what_changed(bib: Path, tmp_path: Pat
     target = tmp_path / "refs.fixed.bib"
     result = run("fix", str(bib), "-o", str(target))
     assert result.exit_code == 0, result.output
-    assert "year = {2015}" in target.read_text()
+    assert "@inproceedings{vaswani2017attention," in target.read_text()
     assert bib.read_text() == BIB_TEXT
     assert "corrected lecun2015deep (line 11)" in result.stderr
     assert "left smith2021quantum unchanged: not found" in result.stderr
     assert PIPELINE_CALLS[-1]["all_entries"] is True
+
+
+def test_fix_takes_a_bibtex_suffix_as_check_does(bib: Path, tmp_path: Path) -> None:
+    renamed = bib.rename(tmp_path / "refs.bibtex")
+    result = run("fix", str(renamed), "--diff")
+    assert result.exit_code == 0, result.output
+    added = [line for line in result.stdout.splitlines() if line.startswith("+\t")]
+    assert "+\tdoi = {10.1038/nature14539}," in added
+
+
+def test_fix_of_a_document_is_quiet_when_asked(bib: Path, tmp_path: Path) -> None:
+    paper = tmp_path / "paper.docx"
+    paper.write_bytes(b"audited by the fake pipeline")
+    target = tmp_path / "refs.fixed.bib"
+    loud = run("fix", str(paper), "-o", str(target))
+    assert loud.exit_code == 0 and "wrote 6 entries" in loud.stderr
+    quiet = run("fix", str(paper), "-o", str(target), "--force", "-q")
+    assert quiet.exit_code == 0 and quiet.stderr == ""
+    assert "@inproceedings{vaswani2017attention," in target.read_text()
 
 
 def test_fix_refuses_to_overwrite_without_force(bib: Path, tmp_path: Path) -> None:
@@ -236,7 +255,7 @@ def test_fix_refuses_to_overwrite_without_force(bib: Path, tmp_path: Path) -> No
     assert result.exit_code == 2 and "already exists" in result.output
     assert target.read_text() == "mine"
     assert run("fix", str(bib), "-o", str(target), "--force").exit_code == 0
-    assert "year = {2015}" in target.read_text()
+    assert "@inproceedings{vaswani2017attention," in target.read_text()
 
 
 def test_fix_needs_an_explicit_destination(bib: Path) -> None:

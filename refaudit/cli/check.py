@@ -201,6 +201,7 @@ def fix_command(
 
     from refaudit.errors import InputError
     from refaudit.fix import apply_fixes, detect_encoding, verify_fix
+    from refaudit.parsing.files import BIBTEX_SUFFIXES
     from refaudit.safewrite import (
         FileState,
         refuse_overwriting_inputs,
@@ -217,9 +218,11 @@ def fix_command(
             + (f" (got {', '.join(modes)})" if modes else ""),
             hint="refaudit never overwrites a file you did not name",
         )
-    if file.suffix.lower() != ".bib":
+    if file.suffix.lower() not in BIBTEX_SUFFIXES:
         settings = flags.settings()
-        _fix_to_new_file(file, output, settings, in_place=in_place, diff=diff, force=force)
+        _fix_to_new_file(
+            file, output, settings, in_place=in_place, diff=diff, force=force, quiet=quiet
+        )
         return
     if not file.is_file():
         raise InputError("file not found", file=str(file))
@@ -267,7 +270,14 @@ def fix_command(
 
 
 def _fix_to_new_file(
-    source: Path, output: Path | None, settings: Any, *, in_place: bool, diff: bool, force: bool
+    source: Path,
+    output: Path | None,
+    settings: Any,
+    *,
+    in_place: bool,
+    diff: bool,
+    force: bool,
+    quiet: bool,
 ) -> None:
     """A Word file, a PDF or a Zotero library cannot be rewritten: its references,
     corrected, go to a new .bib the user names."""
@@ -287,7 +297,7 @@ def _fix_to_new_file(
     if output.exists() and not force:
         fail(f"{output} already exists", hint="pass --force to overwrite it")
     refuse_overwriting_inputs(output, [source])
-    report = _audit([source], settings, all_entries=True, quiet=False)
+    report = _audit([source], settings, all_entries=True, quiet=quiet)
     text = entries_of_results(report.results)
     written = len(parse_bibtex(text, file=str(output)).references)
     if written != len(report.results):
@@ -297,7 +307,7 @@ def _fix_to_new_file(
     _note(
         f"wrote {len(report.results)} entries to {output} ({corrected} checked against "
         "a record, the others as cited)",
-        quiet=False,
+        quiet=quiet,
     )
 
 
