@@ -312,6 +312,7 @@ async def test_sources_resource_lists_every_source_with_url_and_rate_limit() -> 
         ({"doi": "not a doi"}, "is not a DOI"),
         ({"arxiv_id": "17.06"}, "is not an arXiv identifier"),
         ({"pmid": "PM-12"}, "is not a PubMed id"),
+        ({"pmid": "\u0661\u0662\u0663"}, "is not a PubMed id"),
     ],
 )
 async def test_unusable_arguments_come_back_as_tool_errors(
@@ -479,6 +480,18 @@ async def test_verify_bibliography_refuses_symlinks_that_lead_outside_the_root(
 
     assert "outside the allowed root" in error_text(linked_file)
     assert "outside the allowed root" in error_text(linked_dir)
+    assert fake.requests == []
+
+
+@pytest.mark.parametrize("path", ["refs\x00.bib", "x" * 300 + ".bib"], ids=["nul", "too-long"])
+async def test_verify_bibliography_refuses_an_unusable_file_name(tmp_path: Path, path: str) -> None:
+    fake = upstreams()
+    async with connected(settings_for(), fake, root=tmp_path) as client:
+        result = await client.call_tool("verify_bibliography", {"path": path})
+        still = await client.call_tool("verify_reference", {"doi": "not a doi"})
+
+    assert "not a usable file name" in error_text(result)
+    assert "is not a DOI" in error_text(still)
     assert fake.requests == []
 
 

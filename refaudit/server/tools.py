@@ -111,7 +111,7 @@ def citation_reference(
         reference.fields["eprint"] = arxiv_id.strip()
         reference.fields["archiveprefix"] = "arXiv"
     if pmid:
-        if not pmid.strip().isdigit():
+        if not (pmid.strip().isascii() and pmid.strip().isdigit()):
             raise ToolError(f"pmid {pmid!r} is not a PubMed id (digits only)")
         reference.pmid = pmid.strip()
         reference.fields["pmid"] = reference.pmid
@@ -129,11 +129,14 @@ def resolve_inside(root: Path | None, requested: str) -> Path:
             "or start the server with --root DIR to allow paths inside DIR"
         )
     base = root.resolve()
-    candidate = (base / requested).resolve()
-    if not candidate.is_relative_to(base):
-        raise ToolError(f"{requested}: outside the allowed root {base}")
-    if not candidate.is_file():
-        raise ToolError(f"{requested}: no such file under {base}")
+    try:
+        candidate = (base / requested).resolve()
+        if not candidate.is_relative_to(base):
+            raise ToolError(f"{requested}: outside the allowed root {base}")
+        if not candidate.is_file():
+            raise ToolError(f"{requested}: no such file under {base}")
+    except (OSError, ValueError) as exc:  # a NUL byte, a name longer than the system allows
+        raise ToolError(f"{requested!r}: not a usable file name ({exc})") from exc
     return candidate
 
 
