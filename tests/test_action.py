@@ -332,6 +332,25 @@ def test_a_repository_without_code_scanning_still_gets_the_report_and_the_exit_c
     assert outputs["step exit"] == outputs["exit-code"] == "1"  # the fabricated reference
 
 
+def test_args_that_are_one_option_reach_refaudit_check(workspace: Path, tmp_path: Path) -> None:
+    runner_temp = tmp_path / "temp"
+    runner_temp.mkdir()
+    environment = {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "REFAUDIT_"))},
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+        "GITHUB_WORKSPACE": str(workspace),
+        "RUNNER_TEMP": str(runner_temp),
+        "REFAUDIT_DATA_DIR": str(tmp_path / "data"),
+    }
+    outputs, log, _uploads = run_action(workspace, runner_temp, environment, {"args": "--offline"})
+
+    assert "expected one argument" not in log
+    report = json.loads(Path(outputs["report-path"]).read_text(encoding="utf-8"))
+    assert report["offline"] is True
+    assert outputs["unverified"] == "2"
+    assert outputs["step exit"] == outputs["exit-code"]
+
+
 def test_action_without_inputs_to_check_exits_2_and_says_why(tmp_path: Path) -> None:
     empty = tmp_path / "repo"
     empty.mkdir()

@@ -15,10 +15,14 @@ from refaudit.baseline import build_baseline
 from refaudit.errors import InputError
 from refaudit.integrations.github import (
     SHOWN_PER_KIND,
+    Inputs,
     bounded_annotations,
+    check_command,
     default_inputs,
     job_summary,
+    main,
     resolve_inputs,
+    run,
 )
 from refaudit.integrations.saved import read_report
 from refaudit.models import AuditReport
@@ -120,6 +124,44 @@ def test_default_inputs_are_papers_with_a_bibliography_else_bib_files(tmp_path: 
         Path("main.tex"),
         Path("refs.bib"),
     ]
+
+
+def test_paths_that_name_no_file_are_reported_as_such(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "refs.bib").write_text("@misc{a, title={A}}\n", encoding="utf-8")
+    summary, outputs = tmp_path / "summary.md", tmp_path / "outputs"
+    environ = {"GITHUB_STEP_SUMMARY": str(summary), "GITHUB_OUTPUT": str(outputs)}
+
+    code = run(Inputs(paths="paper/*.bib"), tmp_path, tmp_path / "out", environ)
+
+    log = capsys.readouterr().out
+    assert code == 2
+    assert "::error::refaudit: `paths` (paper/*.bib) names no file" in log
+    assert "no .bib file in the repository" not in log
+    assert "`paths` (paper/*.bib) names no file" in summary.read_text(encoding="utf-8")
+    assert "exit-code=2" in outputs.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("args", ["--format table", "--output=x.json", "-f sarif", "-ox.json"])
+def test_args_may_not_replace_the_report_the_action_reads(
+    tmp_path: Path,
+    args: str,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    with pytest.raises(ValueError, match="`args` may not set"):
+        check_command([Path("refs.bib")], Inputs(args=args), tmp_path / "refaudit.json")
+    (tmp_path / "refs.bib").write_text("@misc{a, title={A}}\n", encoding="utf-8")
+    monkeypatch.setenv("GITHUB_WORKSPACE", str(tmp_path))
+    monkeypatch.setenv("GITHUB_OUTPUT", str(tmp_path / "outputs"))
+
+    assert main(["run", "--out-dir", str(tmp_path / "out"), f"--args={args}"]) == 0
+
+    assert "::error::refaudit: `args` may not set" in capsys.readouterr().out
+    assert (tmp_path / "outputs").read_text(encoding="utf-8") == "exit-code=2\n"
+    kept = check_command([Path("refs.bib")], Inputs(args="--fail-on none"), tmp_path / "r.json")
+    assert kept[-2:] == ["--fail-on", "none"]
 
 
 def test_sarif_is_uploaded_except_from_a_fork(tmp_path: Path) -> None:

@@ -41,6 +41,8 @@ _HAS_BIBLIOGRAPHY = re.compile(
     re.MULTILINE,
 )
 _COMMAND_ORDER = {"error": 0, "warning": 1, "notice": 2}
+#: `refaudit check` options the action sets itself: its outputs are read from that report.
+_ACTION_OWNS = ("--format", "--output")
 
 
 def default_inputs(workspace: Path) -> list[Path]:
@@ -93,6 +95,13 @@ class Inputs:
 
 def check_command(files: Sequence[Path], inputs: Inputs, report: Path) -> list[str]:
     """The one `refaudit check` the action runs: a JSON report, the user's options after ours."""
+    extra = shlex.split(inputs.args)
+    taken = [arg for arg in extra if arg.split("=")[0] in _ACTION_OWNS or arg[:2] in ("-f", "-o")]
+    if taken:
+        raise ValueError(
+            f"`args` may not set {' '.join(taken)}: the action writes the JSON report its "
+            "annotations, summary and outputs are made from (the HTML report is in the artifact)"
+        )
     command = [sys.executable, "-m", "refaudit", "check", *map(str, files)]
     command += ["--format", "json", "--output", str(report)]
     for flag, value in (
@@ -102,7 +111,7 @@ def check_command(files: Sequence[Path], inputs: Inputs, report: Path) -> list[s
     ):
         if value.strip():
             command += [flag, value.strip()]
-    return command + shlex.split(inputs.args)
+    return command + extra
 
 
 def run(inputs: Inputs, workspace: Path, out_dir: Path, environ: dict[str, str]) -> int:
@@ -118,8 +127,13 @@ def run(inputs: Inputs, workspace: Path, out_dir: Path, environ: dict[str, str])
         files = default_inputs(workspace)
     outputs: dict[str, str] = {"failing": "0", "unverified": "0", "report-path": ""}
     if not files:
-        message = "no .tex file with a bibliography and no .bib file in the repository"
-        print(plain_annotation("error", f"refaudit: {message}; name them in `paths`"))
+        if inputs.paths.strip():
+            message = f"`paths` ({' '.join(inputs.paths.split())}) names no file"
+            hint = "check the names and globs against the repository"
+        else:
+            message = "no .tex file with a bibliography and no .bib file in the repository"
+            hint = "name them in `paths`"
+        print(plain_annotation("error", f"refaudit: {message}; {hint}"))
         _append(environ.get("GITHUB_STEP_SUMMARY"), f"# refaudit\n\n{message}.\n")
         code = 2
     else:
