@@ -434,6 +434,16 @@ def test_a_baseline_is_not_written_when_no_source_could_be_reached(tmp_path: Pat
     assert committed.read_text() == '{"version": 1, "findings": []}\n'
 
 
+def test_fix_with_no_source_reachable_says_so_and_changes_nothing(tmp_path: Path) -> None:
+    (tmp_path / "refs.bib").write_text(BIB_TEXT)
+    result = _subprocess(["fix", "refs.bib", "--in-place"], tmp_path)
+    assert result.returncode == 3
+    assert "could not reach any source" in result.stderr
+    assert "nothing to correct" not in result.stderr
+    assert (tmp_path / "refs.bib").read_text() == BIB_TEXT
+    assert not (tmp_path / "refs.bib.bak").exists()
+
+
 def test_pre_commit_hooks_run_refaudit_on_bib_and_tex_changes(bib: Path) -> None:
     import re
 

@@ -236,7 +236,7 @@ def fix_command(
     encoding = detect_encoding(state.data)
     text = encoding.decode(state.data)
     settings = flags.settings()
-    report = _audit([file], settings, all_entries=True, quiet=quiet)
+    report = _audit_answered([file], settings, all_entries=True, quiet=quiet, unwritten=file)
     if output is not None:
         refuse_overwriting_inputs(output, [file, *map(Path, report.files)])
     outcome = apply_fixes(text, report, add_ids=add_ids)
@@ -327,19 +327,13 @@ def baseline_command(
     Example: refaudit baseline refs.bib -o .refaudit-baseline.json
     """
     from refaudit.baseline import build_baseline, write_baseline
-    from refaudit.policy import Tally
-    from refaudit.render import outage_line
     from refaudit.safewrite import refuse_overwriting_inputs
 
     refuse_overwriting_inputs(output, files)
     settings = flags.settings()
-    tally = Tally(settings.fail_on, None)
-    report = _audit(files, settings, all_entries=all_entries, quiet=quiet, tally=tally)
-    if tally.nothing_answered():
-        # Every finding would be an outage: the committed baseline is kept as it is.
-        typer.echo(f"error: {outage_line(report)}", err=True)
-        typer.echo(f"hint: {output} not written; run again when the sources answer", err=True)
-        raise typer.Exit(int(ExitCode.INCOMPLETE))
+    report = _audit_answered(
+        files, settings, all_entries=all_entries, quiet=quiet, unwritten=output
+    )
     refuse_overwriting_inputs(output, map(Path, report.files))
     known = build_baseline(report)
     write_baseline(known, output)
@@ -414,6 +408,27 @@ def _audit(
                 tally=tally,
             )
         )
+
+
+def _audit_answered(
+    files: list[Path], settings: Any, *, all_entries: bool, quiet: bool, unwritten: Path
+) -> Any:
+    """The audit behind a file refaudit writes; exit 3, writing nothing, when no source answered.
+
+    Every reference of such a run is unverified: a baseline of outages would replace the
+    committed one, and a .bib fix would report "nothing to correct". (A document's
+    references still go to a new .bib as printed: that needs no source.)
+    """
+    from refaudit.policy import Tally
+    from refaudit.render import outage_line
+
+    tally = Tally(settings.fail_on, None)
+    report = _audit(files, settings, all_entries=all_entries, quiet=quiet, tally=tally)
+    if tally.nothing_answered():
+        typer.echo(f"error: {outage_line(report)}", err=True)
+        typer.echo(f"hint: {unwritten} not written; run again when the sources answer", err=True)
+        raise typer.Exit(int(ExitCode.INCOMPLETE))
+    return report
 
 
 @contextlib.contextmanager
