@@ -23,6 +23,7 @@ from refaudit import audit
 from refaudit.cli import app
 from refaudit.cli.options import fill_optional_value
 from refaudit.config import DEFAULT_BASE_URLS
+from refaudit.models import InputProblem
 from refaudit.render.json import load_schema
 
 runner = CliRunner()
@@ -246,6 +247,24 @@ def test_fix_of_a_document_is_quiet_when_asked(bib: Path, tmp_path: Path) -> Non
     quiet = run("fix", str(paper), "-o", str(target), "--force", "-q")
     assert quiet.exit_code == 0 and quiet.stderr == ""
     assert "@inproceedings{vaswani2017attention," in target.read_text()
+
+
+def test_fix_names_an_entry_it_could_not_read(
+    bib: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    broken = sample_report()
+    message = "could not parse this @article entry, so it is left out: unbalanced braces"
+    broken.problems.append(
+        InputProblem(str(bib), message, line=3, key="broken", severity="error", code="parse-error")
+    )
+
+    async def with_problem(paths, settings, *, on_batch=None, tally=None, **kwargs):
+        return streamed(broken, on_batch, tally)
+
+    monkeypatch.setattr(audit, "audit_paths", with_problem)
+    result = run("fix", str(bib), "-o", str(tmp_path / "refs.fixed.bib"))
+    assert result.exit_code == 0, result.output
+    assert f"left broken (line 3) as written, unchecked: {message}" in result.stderr
 
 
 def test_fix_refuses_to_overwrite_without_force(bib: Path, tmp_path: Path) -> None:

@@ -263,6 +263,11 @@ def fix_command(
         _note(f"{change.action} {change.key} (line {change.line}){fields}", quiet=quiet)
     for result, why in outcome.left:
         _note(f"left {result.reference.key} unchanged: {why}", quiet=quiet)
+    for problem in report.problems:
+        if problem.code == "parse-error" and problem.file == str(file):
+            key = f" {problem.key}" if problem.key else " an entry"
+            where = f"(line {problem.line}) as written, unchecked"
+            _note(f"left{key} {where}: {problem.message}", quiet=quiet)
     if not outcome.changes:
         _note("nothing to correct", quiet=quiet)
     elif backup is not None:
