@@ -576,6 +576,17 @@ async def test_search_references_rejects_an_unknown_source_name() -> None:
     assert result.is_error
 
 
+async def test_search_references_refuses_a_reversed_year_range() -> None:
+    fake = upstreams(WIDGETS)
+    async with connected(settings_for(), fake) as client:
+        result = await client.call_tool(
+            "search_references", {"query": "widgets", "year_from": 2020, "year_to": 2000}
+        )
+
+    assert "year_from 2020 is after year_to 2000" in error_text(result)
+    assert fake.requests == []
+
+
 async def test_get_bibtex_uses_the_agency_entry_and_reports_unknown_identifiers() -> None:
     async with connected(settings_for(), upstreams(WIDGETS)) as client:
         entries = structured(

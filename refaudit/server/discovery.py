@@ -98,6 +98,8 @@ async def search_references(
     """
     from refaudit import discovery
 
+    if year_from is not None and year_to is not None and year_from > year_to:
+        raise ToolError(f"year_from {year_from} is after year_to {year_to}: no work can match")
     outcome = await _discover(
         ctx,
         discovery.search_works,
