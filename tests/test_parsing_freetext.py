@@ -543,6 +543,29 @@ def test_apa_particle_initials_stay_with_their_name() -> None:
         ("Filsner", "P. H. N. d. L."),
         ("Moreno", "M."),
     ]
+    # A family name cut at its particle: "Montes de Oca, M." written "Montes, d. O. M.".
+    cut = parse_freetext(
+        "Heitmann, W., Montes, d. O. M., & Alves, C. (2026). Crop yield responses to seaweed "
+        "extract-based biostimulants. Front. plan. sci., 17, 1803269.",
+        key="k",
+    )
+    assert [(p.family, p.given) for p in cut.authors] == [
+        ("Heitmann", "W."),
+        ("Montes", "d. O. M."),
+        ("Alves", "C."),
+    ]
+
+
+def test_a_lone_vancouver_author_keeps_a_particle_initial_after_the_others() -> None:
+    ref = parse_freetext(
+        "Cruz JMd. Attention-guided intrinsic depth estimation for unconstrained consumer "
+        "imaging. Sensors. 2026",
+        key="k",
+    )
+    assert [(p.family, p.given) for p in ref.authors] == [("Cruz", "JMd")]
+    assert ref.title == (
+        "Attention-guided intrinsic depth estimation for unconstrained consumer imaging"
+    )
 
 
 def test_apa_ampersand_ends_a_name_written_without_initials() -> None:
@@ -604,6 +627,11 @@ def test_a_year_alone_after_an_institution_is_not_a_volume() -> None:
             [("Zacca", "R"), ("Castro", "FAdS"), ("Azevedo", "R")],
         ),
         (
+            "Silva JA Cruz JMd Souza R. Attention-guided intrinsic depth estimation for "
+            "unconstrained consumer imaging. Sensors. 2026",
+            [("Silva", "JA"), ("Cruz", "JMd"), ("Souza", "R")],
+        ),
+        (
             "Bays H Tóth PP Kris‐Etherton PM Cochez M d’Amato C. Obesity, adiposity, and "
             "dyslipidemia: a consensus statement. J Clin Lipidol. 2013",
             [("Bays", "H"), ("Tóth", "PP"), ("Kris-Etherton", "PM"), ("Cochez", "M")]
@@ -635,6 +663,7 @@ def test_a_year_alone_after_an_institution_is_not_a_volume() -> None:
     ids=[
         "particles",
         "particle-initial",
+        "particle-initial-last",
         "hyphen-and-apostrophe",
         "particle-inside-family",
         "capitals",

@@ -15,22 +15,24 @@ from refaudit.parsing.marks import EMPH_CLOSE, EMPH_OPEN, LETTER
 
 # Capitals an initial can be: "É." in "Bruera, É." is as much an initial as "E.".
 CAP = "A-ZÀ-ÖØ-Þ\u0100-\u024f\u1e00-\u1eff\u0391-\u03a9\u0410-\u042f"
+# Undotted initials; a particle keeps its lower-case letter among them or last ("Castro
+# FAdS", "Cruz JMd" for Juan Miguel dela Cruz).
+_PACKED_INITIALS = rf"[{CAP}](?:[{CAP}]|[a-z](?=[{CAP}])){{0,3}}(?:(?<=[{CAP}])[dlv](?!\w))?"
 # Dotted initials first, so "Muller K. R." keeps its "R." instead of starting the title.
 VANCOUVER_NAME = (
-    rf"[^\W\d_][\w'’\-]*(?:\s[^\W\d_][\w'’\-]*)?\s(?:(?:[{CAP}]\.\s?){{1,3}}|[{CAP}]{{1,3}})"
+    rf"[^\W\d_][\w'’\-]*(?:\s[^\W\d_][\w'’\-]*)?\s(?:(?:[{CAP}]\.\s?){{1,3}}|{_PACKED_INITIALS})"
 )
 # Names are separated by commas, or (in some reference managers' output) by spaces only;
 # then each family name must be written in capitalised letters, so that an upper-case
 # title ("THE EFFECT OF …") is not read as more names (unless every name is in capitals).
 # A family name may follow or hold particles ("van Enk S", "d’Amato C", "Palmero da
 # Cruz J") and any hyphen ("Kris‐Etherton PM"); initials may keep a particle's
-# lower-case letter ("Castro FAdS").
+# lower-case letter, as in `_PACKED_INITIALS`.
 _PARTICLE = "|".join(sorted(PARTICLES, key=len, reverse=True))
 _SPACED_FAMILY_WORD = rf"(?:[dl][’'])?[{CAP}][^\W\d_]*[a-zß-ÿ][^\W\d_'’\-‐]*(?:[\-‐'’][^\W\d_]+)*"
-_SPACED_INITIALS = rf"[{CAP}](?:[{CAP}]|[a-z](?=[{CAP}])){{0,3}}"
 SPACED_NAME = (
     rf"(?:(?:{_PARTICLE})\s)*{_SPACED_FAMILY_WORD}(?:\s(?:(?:{_PARTICLE})\s)?{_SPACED_FAMILY_WORD})?"
-    rf"\s{_SPACED_INITIALS}"
+    rf"\s{_PACKED_INITIALS}"
 )
 # Some exports write every family name in capitals ("GAUTHIER M BELLEMARE R", a former
 # name in brackets: "YOSHIZAKI(OBANA) Y"): read so only when the whole list is, so that
@@ -41,10 +43,11 @@ _VANCOUVER_PERSONS = (
     re.compile(rf"{SPACED_NAME}(?=[\s,;]|$)"),
     re.compile(rf"{UPPER_NAME}(?=\s|$)"),
 )
-# A particle keeps its lower-case initial among the others ("Almeida, R. R. d." for
-# Renata Rodrigues de Almeida).
+# A particle keeps its lower-case initial among the others, first or after ("Almeida,
+# R. R. d." for Renata Rodrigues de Almeida, "Montes, d. O. M." for M. Montes de Oca).
 _INITIALS = re.compile(
-    rf"^[{CAP}][a-z]?\.?[\s-]?(?:(?:[{CAP}][a-z]?\.?|[a-z]\.)[\s-]?){{0,5}}$|^[{CAP}]{{1,3}}$"
+    rf"^(?:[a-z]\.\s?)?[{CAP}][a-z]?\.?[\s-]?(?:(?:[{CAP}][a-z]?\.?|[a-z]\.)[\s-]?){{0,5}}$"
+    rf"|^[{CAP}]{{1,3}}$"
     # One letter of a script without capitals and a full stop: "本田, 博.".
     r"|^[^\W\d_]\.$"
 )
@@ -166,7 +169,7 @@ def _vancouver_person(name: str) -> Person | None:
     keeps its particle ("van der Berg"), as the style writes it.
     """
     match = re.match(
-        rf"^(?P<family>.+?)\s+(?P<initials>{_SPACED_INITIALS}|(?:[{CAP}]\.\s?){{1,3}})$",
+        rf"^(?P<family>.+?)\s+(?P<initials>{_PACKED_INITIALS}|(?:[{CAP}]\.\s?){{1,3}})$",
         name.strip(),
     )
     if not match:
