@@ -566,6 +566,17 @@ def test_a_lone_vancouver_author_keeps_a_particle_initial_after_the_others() -> 
     assert ref.title == (
         "Attention-guided intrinsic depth estimation for unconstrained consumer imaging"
     )
+    # One capital and a lower-case letter is a given name, not an initial and a particle.
+    natural = parse_freetext(
+        "Omar El Housni and Vineet Goyal. Beyond worst-case: A probabilistic analysis of affine "
+        "policies in dynamic optimization. In Advances in Neural Information Processing "
+        "Systems 30 (NIPS 2017), pages 4756–4764, 2017",
+        key="k",
+    )
+    assert [(p.family, p.given) for p in natural.authors] == [
+        ("Housni", "Omar El"),
+        ("Goyal", "Vineet"),
+    ]
 
 
 def test_apa_ampersand_ends_a_name_written_without_initials() -> None:

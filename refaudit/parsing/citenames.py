@@ -15,9 +15,9 @@ from refaudit.parsing.marks import EMPH_CLOSE, EMPH_OPEN, LETTER
 
 # Capitals an initial can be: "É." in "Bruera, É." is as much an initial as "E.".
 CAP = "A-ZÀ-ÖØ-Þ\u0100-\u024f\u1e00-\u1eff\u0391-\u03a9\u0410-\u042f"
-# Undotted initials; a particle keeps its lower-case letter among them or last ("Castro
-# FAdS", "Cruz JMd" for Juan Miguel dela Cruz).
-_PACKED_INITIALS = rf"[{CAP}](?:[{CAP}]|[a-z](?=[{CAP}])){{0,3}}(?:(?<=[{CAP}])[dlv](?!\w))?"
+# Undotted initials; a particle keeps its lower-case letter among them or, after two or
+# more, last ("Castro FAdS", "Cruz JMd" for Juan Miguel dela Cruz; "Omar El" is a name).
+_PACKED_INITIALS = rf"[{CAP}](?:[{CAP}]|[a-z](?=[{CAP}])){{0,3}}(?:(?<=[{CAP}]{{2}})[dlv](?!\w))?"
 # Dotted initials first, so "Muller K. R." keeps its "R." instead of starting the title.
 VANCOUVER_NAME = (
     rf"[^\W\d_][\w'’\-]*(?:\s[^\W\d_][\w'’\-]*)?\s(?:(?:[{CAP}]\.\s?){{1,3}}|{_PACKED_INITIALS})"
