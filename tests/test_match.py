@@ -976,6 +976,17 @@ def test_a_generational_suffix_left_in_the_records_family_name_still_matches(
     assert result.missing == () and result.extra == ()
 
 
+def test_a_vancouver_name_read_the_natural_way_round_is_still_its_author() -> None:
+    """ "Bartosh LF" after a group author reads as given "Bartosh", family "LF"."""
+    cited = [Person("LF", "Bartosh"), Person("VS", "Zhivotoshchuk")]
+    found = [Person("Bartosh", "L. F."), Person("Zhivotoshchuk", "Vera S.")]
+    assert compare_authors(cited, found).kind == "ok"
+    # Only the record's own initials and family name make that reading.
+    wrong = compare_authors([Person("LK", "Bartosh")], [Person("Bartosh", "L. F.")])
+    other = compare_authors([Person("LF", "Bartosz")], [Person("Bartosh", "L. F.")])
+    assert wrong.kind == other.kind == "different"
+
+
 def test_math_operators_in_a_latex_title_read_as_words() -> None:
     # The cited title is what the .bib parser made of the same LaTeX: one reader, one text.
     result = compare_titles(

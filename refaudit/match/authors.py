@@ -132,6 +132,8 @@ class _Name:
 #: a person's fields (family, given, particle, suffix, is an organisation): a cache key
 _PersonKey = tuple[str, str, str, str, bool]
 
+#: the most capitals a Vancouver list writes for one person's initials ("Bartosh LFK")
+_MAX_PACKED_INITIALS = 3
 _INITIAL = re.compile(r"[A-Z]\.(?:-?[A-Z]\.)*")
 _LOWER_INITIALS = re.compile(r"(?:[^\W\d_]\.\s*)+")
 _FAMILY_SUFFIX = re.compile(r"(?:,\s*|\s+)(?:Jr|Sr|Jnr|Snr)\.?$|(?:,\s*|\s+)(?:II|III|IV)$")
@@ -241,6 +243,8 @@ def _pair_strength(cited: _Name, found: _Name) -> int:
         return _MATCH_FULL
     if cited.script != found.script:
         return _MATCH_LOOSE if _same_romanised(cited, found) else 0
+    if _read_reversed(cited, found) or _read_reversed(found, cited):
+        return _MATCH_FULL
     # Family and given swapped (common for East Asian names) or split differently
     # ("Riquelme Ruiz" vs "Ruiz"): each family's words appear in the other's full name.
     if (
@@ -268,6 +272,21 @@ def _pair_strength(cited: _Name, found: _Name) -> int:
             ):
                 return _MATCH_MISSPELT
     return 0
+
+
+def _read_reversed(a: _Name, b: _Name) -> bool:
+    """ "Bartosh LF" read the natural way round (given "Bartosh", family "LF"), as a
+    Vancouver list after a group author is: `a`'s family is `b`'s initials in capitals
+    and `a`'s given name is `b`'s family name."""
+    family = a.written_family
+    return (
+        bool(b.initials)
+        and len(family) <= _MAX_PACKED_INITIALS
+        and family.isalpha()
+        and family.isupper()
+        and family.lower() == b.initials
+        and normalize_text(a.written_given).replace(" ", "") in b.family_keys
+    )
 
 
 def _same_romanised(a: _Name, b: _Name) -> bool:
