@@ -254,8 +254,21 @@ GRID_CITED = (
             ),
             GRID,
         ),
+        (
+            "USDOE Office of Electricity (OE) Bieler S The National Association of State Energy "
+            "Officials, Arlington, VA (United States) National Association of Regulatory Utility "
+            "Commissioners, Washington, DC (United States) Goldenberg C McEvoy A et al. "
+            "Aggregated Distributed Energy Resources in 2024: The Fundamentals. Office of "
+            "Scientific and Technical Information (OSTI). 2024",
+            GRID,
+        ),
     ],
-    ids=["whole-names-read-as-title", "whole-name-among-vancouver-names", "organisations-commas"],
+    ids=[
+        "whole-names-read-as-title",
+        "whole-name-among-vancouver-names",
+        "organisations-commas",
+        "organisations-and-vancouver-names-without-commas",
+    ],
 )
 def test_names_the_record_writes_in_one_field_are_one_name_each(text: str, work: Work) -> None:
     # No name reader can split these; the record's own names say where they end.

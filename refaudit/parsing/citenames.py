@@ -94,7 +94,7 @@ def read_authors(text: str, style: str, whole: tuple[str, ...] = ()) -> tuple[li
         after_and.add(len(chunks))
         chunks += [chunk.strip() for chunk in re.split(r",\s*", group) if chunk.strip()]
     if style == "natural":
-        return [_natural_person(name) for name in chunks], truncated
+        return [person for name in chunks for person in _natural_people(name)], truncated
     people: list[Person] = []
     index = 0
     while index < len(chunks):
@@ -137,6 +137,15 @@ def whole_names(text: str, whole: tuple[str, ...]) -> list[tuple[int, int, str]]
             begin = article.start() if article else at
             spans.append((begin, at + len(needle), text[begin : at + len(needle)]))
     return sorted(spans)
+
+
+def _natural_people(chunk: str) -> list[Person]:
+    """One name, or several run together without commas ("Goldenberg C McEvoy A"): a
+    Vancouver list the style was not read from, as after a group author."""
+    run_together = _space_separated(chunk)
+    if len(run_together) > 1:
+        return [person for name in run_together if (person := _vancouver_person(name))]
+    return [_natural_person(chunk)]
 
 
 def _natural_person(name: str) -> Person:
