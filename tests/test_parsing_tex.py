@@ -244,4 +244,4 @@ def test_bibliographies_are_read_in_the_order_the_document_names_them(tmp_path: 
         "main.bib",
         "extra.bib",
     ]
-    assert _codes(bibliography, "missing-input") == {"\\input file 'intro-missing' not found": 5}
+    assert _codes(bibliography, "missing-input") == {"\\include file 'intro-missing' not found": 5}

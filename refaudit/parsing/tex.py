@@ -276,7 +276,8 @@ def _walk(
         names = match.group("names").split(",") if bibtex else [match.group("names")]
         for name in filter(None, map(str.strip, names)):
             if match.group("tex"):
-                _follow_input(document, path, name, line, depth, read_text, seen)
+                command = match.group("tex")
+                _follow_input(document, path, command, name, line, depth, read_text, seen)
             else:
                 _add_bib_file(document, path, name, line, add_suffix=bibtex)
     if "thebibliography" in source:
@@ -313,6 +314,7 @@ def _record_citation(
 def _follow_input(
     document: _Document,
     including: Path,
+    command: str,
     name: str,
     line: int,
     depth: int,
@@ -328,9 +330,9 @@ def _follow_input(
             including,
             line,
             "missing-input" if inside else "input-outside-folder",
-            f"\\input file {name!r} not found"
+            f"\\{command} file {name!r} not found"
             if inside
-            else f"\\input file {name!r} is outside the document's folder; not read",
+            else f"\\{command} file {name!r} is outside the document's folder; not read",
         )
         return
     resolved = target.resolve()
