@@ -10,7 +10,7 @@ from report_samples import sample_report, suppressed_report
 from rich.console import Console
 
 from refaudit.baseline import build_baseline
-from refaudit.models import SnapshotState
+from refaudit.models import InputProblem, SnapshotState
 from refaudit.render import RenderContext, render, table
 from refaudit.render.table import render_table
 
@@ -87,6 +87,28 @@ def test_quiet_prints_only_what_fails_and_the_summary() -> None:
     ]
     assert lines[2].startswith("6 references:")
     assert not any("lecun2015deep" in line for line in lines), "a warning that passes is hidden"
+
+
+def test_quiet_still_names_an_entry_left_out_and_the_summary_counts_it() -> None:
+    report = sample_report()
+    report.problems.append(
+        InputProblem(
+            "refs.bib",
+            "could not parse this @article entry, so it is left out: unbalanced braces",
+            line=60,
+            key="cut",
+            severity="error",
+            code="parse-error",
+        )
+    )
+    lines = table_text(RenderContext(quiet=True), report).splitlines()
+    assert (
+        "refs.bib:60: error parse-error [cut] could not parse this @article entry, so it is "
+        "left out: unbalanced braces" in lines
+    )
+    assert not any("[broken]" in line for line in lines), "a warning about the input is hidden"
+    assert "1 input error(s) — what they name was not read, so not checked" in lines
+    assert "input error" not in table_text(RenderContext(quiet=True))
 
 
 def test_piped_output_is_one_finding_per_line_like_ruff_concise() -> None:

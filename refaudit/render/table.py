@@ -107,8 +107,7 @@ class TableStream(StreamBase):
         if self._concise:
             for line in self._lines.lines():
                 console.print(*_decode(line), soft_wrap=True)
-            if not context.quiet:
-                _print_problem_lines(report, console)
+            _print_problem_lines(report, console, errors_only=context.quiet)
             _print_summary(report, context, console)
             return
         for section in GROUPS:
@@ -269,11 +268,14 @@ def _finding_line(row: Row) -> Any:
     )
 
 
-def _print_problem_lines(report: AuditReport, console: Any) -> None:
-    """`refs.bib:3: warning input message`, one line per input problem, piped."""
+def _print_problem_lines(report: AuditReport, console: Any, *, errors_only: bool) -> None:
+    """`refs.bib:3: error parse-error [key] message`, one line per input problem, piped;
+    `errors_only` (`--quiet`) keeps those that left something out of the audit."""
     from rich.text import Text
 
     for problem in report.problems:
+        if errors_only and problem.severity != "error":
+            continue
         where = _problem_place(problem)
         key = f" [{problem.key}]" if problem.key else ""
         console.print(
@@ -481,6 +483,15 @@ def outcome_lines(report: AuditReport, context: RenderContext) -> list[tuple[str
         )
         for name, reason, count in source_failures(report):
             lines.append((f"  {name}: {reason} ({count} reference(s))", "yellow"))
+    unread = sum(problem.severity == "error" for problem in report.problems)
+    if unread:
+        # An entry left out or a bibliography not read is not among the references at all.
+        lines.append(
+            (
+                f"{unread} input error(s) — what they name was not read, so not checked",
+                "bold yellow",
+            )
+        )
     policy = ",".join(context.fail_on)
     if tally.failing:
         keys = ", ".join(tally.failing_keys)
