@@ -1,9 +1,9 @@
 """`refaudit batch`: audit many bibliographies or manuscripts, here or on a Ray cluster.
 
-Each input (a .bib, .tex, .bbl or .pdf file) is audited on its own by the one pipeline
-(`audit.audit_paths`). Its full JSON report is written next to the results file
-(`results.reports/`), and one JSON line goes to the results file: counts, the
-failing references and where the report is. Lines are appended as inputs finish,
+Each input (any file `check` reads: .bib, .tex, .bbl, .docx or .pdf) is audited on its
+own by the one pipeline (`audit.audit_paths`). Its full JSON report is written next to
+the results file (`results.reports/`), and one JSON line goes to the results file:
+counts, the failing references and where the report is. Lines are appended as inputs finish,
 so an interrupted batch resumes where it stopped: inputs already in the results
 file are skipped. An input that cannot be audited gets an error line; the batch
 goes on.
@@ -68,7 +68,8 @@ class BatchSummary:
 
 
 def expand_inputs(paths: Iterable[Path]) -> list[Path]:
-    """Files as given; folders: their .tex files (else .bib/.bbl/.pdf); manifests: their lines.
+    """Files as given; folders: their .tex files (else every file `check` reads); manifests:
+    their lines.
 
     A folder of manuscripts is audited manuscript by manuscript: a .bib beside a
     .tex is read through it, not audited again on its own.

@@ -31,7 +31,7 @@ def batch_command(
     inputs: Annotated[
         list[Path],
         typer.Argument(
-            help=".bib/.tex/.bbl/.docx files, folders of them, or manifests listing them."
+            help=".bib/.tex/.bbl/.docx/.pdf files, folders of them, or manifests listing them."
         ),
     ],
     output: Annotated[
