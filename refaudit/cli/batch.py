@@ -9,7 +9,14 @@ from typing import Annotated, Any
 
 import typer
 
-from refaudit.cli.common import ExitCode, fail, handle_errors, progress_bars, stderr_console
+from refaudit.cli.common import (
+    ExitCode,
+    exit_when_unverified,
+    fail,
+    handle_errors,
+    progress_bars,
+    stderr_console,
+)
 from refaudit.cli.options import (
     NO_FLAGS,
     AllowUnverifiedOption,
@@ -92,13 +99,7 @@ def batch_command(
     if summary.failing:
         raise typer.Exit(int(ExitCode.FLAGGED))
     allowed = None if allow_unverified else settings.require_verified
-    if allowed is not None and summary.unverified_share > allowed:
-        typer.echo(
-            f"exit 3: {summary.unverified_share:.0%} of the references are unverified, more "
-            f"than the {allowed:.0%} allowed (--allow-unverified accepts an incomplete audit)",
-            err=True,
-        )
-        raise typer.Exit(int(ExitCode.INCOMPLETE))
+    exit_when_unverified(summary.unverified_share, allowed)
 
 
 def _print_summary(summary: Any, output: Path, *, quiet: bool) -> None:

@@ -14,7 +14,13 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from refaudit.cli.common import ExitCode, fail, handle_errors, progress_bars
+from refaudit.cli.common import (
+    ExitCode,
+    exit_when_unverified,
+    fail,
+    handle_errors,
+    progress_bars,
+)
 from refaudit.cli.options import (
     NO_FLAGS,
     AllEntriesOption,
@@ -148,19 +154,9 @@ def check_command(
         if outage:
             typer.echo(f"error: {outage_line(report)}", err=True)
 
-    share = tally.unverified_share()
     if tally.failing:
         raise typer.Exit(int(ExitCode.FLAGGED))
-    if settings.require_verified is not None and share > settings.require_verified:
-        if outage:
-            raise typer.Exit(int(ExitCode.INCOMPLETE))
-        _note(
-            f"exit 3: {share:.0%} of the references are unverified, more than the "
-            f"{settings.require_verified:.0%} allowed (--require-verified "
-            f"{settings.require_verified:g}; --allow-unverified accepts an incomplete check)",
-            quiet=False,
-        )
-        raise typer.Exit(int(ExitCode.INCOMPLETE))
+    exit_when_unverified(tally.unverified_share(), settings.require_verified, said=outage)
 
 
 @handle_errors
