@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from refaudit.errors import InputError
+from refaudit.models import Bibliography
 from refaudit.parsing import parse_bibtex, parse_file
 from refaudit.parsing.bbl import parse_bbl
 from refaudit.parsing.bibtex import MAX_CROSSREF_DEPTH, MAX_VALUE_CHARS
@@ -200,13 +201,28 @@ def test_tex_with_many_unclosed_optional_arguments_is_linear(tmp_path: Path, com
     assert bibliography.cited_keys == ["a"]
 
 
+def _articles(key: str, title: str, count: int) -> str:
+    """`count` four-line entries whose journal is the `venue` macro."""
+    return "".join(
+        f"@article{{{key}{n},\n  title = {{{title}{n}}},\n  journal = venue,\n}}\n"
+        for n in range(count)
+    )
+
+
+def _view(bibliography: Bibliography) -> object:
+    """What a chunked read must keep: each reference's key, line, venue and parent's
+    title, and each problem's code, line and key."""
+    return (
+        [(r.key, r.line, r.venue, r.fields.get("booktitle")) for r in bibliography.references],
+        [(p.code, p.line, p.key) for p in bibliography.problems],
+    )
+
+
 def test_chunked_parsing_reads_exactly_what_one_pass_reads(monkeypatch: pytest.MonkeyPatch) -> None:
     """Blocks are parsed a chunk at a time; macros, crossrefs, duplicates and lines still span."""
     text = (
         "@string{venue = {Journal of Tests}}\n"
-        + "".join(
-            f"@article{{k{n},\n  title = {{T{n}}},\n  journal = venue,\n}}\n" for n in range(7)
-        )
+        + _articles("k", "T", 7)
         + "@article{broken,\n  title = {never closed,\n"
         + "@inproceedings{child, title = {C}, crossref = {k1}}\n"
         + "@article{k2, title = {Again}}\n"
@@ -215,15 +231,9 @@ def test_chunked_parsing_reads_exactly_what_one_pass_reads(monkeypatch: pytest.M
     monkeypatch.setattr("refaudit.parsing.bibtex.CHUNK_BLOCKS", 3)
     chunked = parse_bibtex(text, file="refs.bib")
 
-    def view(bibliography: object) -> object:
-        return (
-            [(r.key, r.line, r.venue, r.fields.get("booktitle")) for r in bibliography.references],
-            [(p.code, p.line, p.key) for p in bibliography.problems],
-        )
-
-    assert view(chunked) == view(whole)
-    assert ("child", 32, "Journal of Tests", "T1") in view(chunked)[0]
-    assert ("duplicate-key", 33, "k2") in view(chunked)[1]
+    assert _view(chunked) == _view(whole)
+    assert ("child", 32, "Journal of Tests", "T1") in _view(chunked)[0]
+    assert ("duplicate-key", 33, "k2") in _view(chunked)[1]
 
 
 @pytest.mark.parametrize(("first", "most"), [(1, 4), (2, 1000), (8, 8)])
@@ -237,13 +247,9 @@ def test_a_stream_starting_with_small_chunks_reads_what_one_pass_reads(
 
     text = (
         "@string{venue = {Journal of Tests}}\n"
-        + "".join(
-            f"@article{{k{n},\n  title = {{T{n}}},\n  journal = venue,\n}}\n" for n in range(2)
-        )
+        + _articles("k", "T", 2)
         + "@article{broken,\n  title = {never closed,\n"
-        + "".join(
-            f"@article{{m{n},\n  title = {{M{n}}},\n  journal = venue,\n}}\n" for n in range(9)
-        )
+        + _articles("m", "M", 9)
         + "@inproceedings{child, title = {C}, crossref = {k1}}\n"
         + "@article{m3, title = {Again}}\n"
         + "@misc{tail, title = {unclosed to the end of the file\n"
@@ -255,13 +261,7 @@ def test_a_stream_starting_with_small_chunks_reads_what_one_pass_reads(
     monkeypatch.setattr(bibtex, "CHUNK_BLOCKS", most)
     streamed = parse_bibtex(text, file="refs.bib")
 
-    def view(bibliography: object) -> object:
-        return (
-            [(r.key, r.line, r.venue, r.fields.get("booktitle")) for r in bibliography.references],
-            [(p.code, p.line, p.key) for p in bibliography.problems],
-        )
-
-    assert view(streamed) == view(whole)
+    assert _view(streamed) == _view(whole)
     assert [(r.key, r.line) for r in streamed.references][-3:] == [
         ("m8", 44),
         ("child", 48),
