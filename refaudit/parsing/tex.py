@@ -204,11 +204,8 @@ class LatexStream:
         document = self._document
         missing = "missing-bib-file"
         compiled = self.path.with_suffix(".bbl")
-        if (
-            all(p.code != missing for p in document.problems)
-            or not _inside(document, compiled)
-            or not compiled.is_file()
-        ):
+        unread = any(problem.code == missing for problem in document.problems)
+        if not unread or not _inside(document, compiled) or not compiled.is_file():
             return None
         try:
             lines, decode_problems = self._read_lines(compiled)
@@ -266,26 +263,23 @@ def _walk(
     lines = LineIndex(source)
     # In document order, as LaTeX meets them: a bibliography named in the preamble comes
     # before one an \input file names, so its entries come first.
-    commands = heapq.merge(_CITE.finditer(source), _FILE_COMMAND.finditer(source), key=_start)
+    commands = heapq.merge(
+        _CITE.finditer(source), _FILE_COMMAND.finditer(source), key=lambda match: match.start()
+    )
     for match in commands:
         if match.re is _CITE:
             _record_citation(document, source, match, str(path), lines)
             continue
         line = lines.line(match.start())
-        bibtex = match.group("bibtex") is not None
+        tex, bibtex = match.group("tex"), match.group("bibtex") is not None
         names = match.group("names").split(",") if bibtex else [match.group("names")]
         for name in filter(None, map(str.strip, names)):
-            if match.group("tex"):
-                command = match.group("tex")
-                _follow_input(document, path, command, name, line, depth, read_text, seen)
+            if tex:
+                _follow_input(document, path, tex, name, line, depth, read_text, seen)
             else:
                 _add_bib_file(document, path, name, line, add_suffix=bibtex)
     if "thebibliography" in source:
         document.bibitem_texts.append((source, str(path), lines))
-
-
-def _start(match: re.Match[str]) -> int:
-    return match.start()
 
 
 def _record_citation(

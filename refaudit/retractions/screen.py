@@ -268,15 +268,13 @@ def _unscreened(result: Result, works: Sequence[Work]) -> None:
     """
     if result.verdict is not Verdict.VERIFIED or any(w.source in _SCREENING_SOURCES for w in works):
         return
-    failed = sorted(
-        name
+    states = {
+        name: status.state
         for name in _SCREENING_SOURCES
-        if (status := result.sources.get(name)) is not None and status.state == "failed"
-    )
-    if not failed or any(
-        (status := result.sources.get(name)) is not None and status.state in ("answered", "cached")
-        for name in _SCREENING_SOURCES
-    ):
+        if (status := result.sources.get(name)) is not None
+    }
+    failed = sorted(name for name, state in states.items() if state == "failed")
+    if not failed or any(state in ("answered", "cached") for state in states.values()):
         return
     result.verdict = Verdict.UNVERIFIED
     result.reason = f"retraction status unknown: {', '.join(failed)} could not be asked"

@@ -71,8 +71,6 @@ _KEY_CODES = frozenset({"AUTHENTICATION_ERROR", "APIKEY_INVALID", "INVALID_API_K
 # "LeCun Y.", "Van Der Maaten L.J.P.", "Zhang H.-Y.": family name, then initials.
 _CREATOR = re.compile(r"^(?P<family>.+?)\s+(?P<initials>(?:[A-Z][a-z]?\.-?)+)$")
 _DOI_UNQUOTABLE = re.compile(r'["\\]')
-#: Scopus document subtypes: article, review, letter, editorial, note and erratum are
-#: all journal articles to refaudit
 
 
 class _NotEntitled(SourceError):
@@ -174,6 +172,8 @@ def to_work(item: dict[str, Any]) -> Work:
         authors = [_creator(creator)] if isinstance(creator, str) and creator.strip() else []
     total = as_int((item.get("author-count") or {}).get("@total")) if complete else None
     subtype = item.get("subtype")
+    # Document subtypes (article, review, letter, editorial, note, erratum: all journal
+    # articles to refaudit), else the coarser aggregation type.
     kind = work_type(NAME, subtype) or work_type(
         "scopus aggregation", item.get("prism:aggregationType")
     )
