@@ -51,7 +51,6 @@ NOTICE_REFTYPES = frozenset(
         "expression of concern in",
     }
 )
-# Checked in order; the first publication type found decides the work type.
 
 
 def rate_limits(settings: Settings) -> dict[str, RateLimit]:
@@ -187,6 +186,7 @@ def to_work(docsum: Any) -> Work:
         source=NAME,
         source_id=uid,
         url=f"https://pubmed.ncbi.nlm.nih.gov/{uid}/",
+        # types.json's order decides among several: a notice is also a "Journal Article".
         type=work_type(NAME, *pubtypes),
         title=_clean_title(raw_title),
         raw_title=raw_title,
