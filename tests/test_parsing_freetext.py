@@ -530,30 +530,30 @@ def test_an_initial_glued_to_its_family_name_is_an_initial() -> None:
     ]
 
 
-def test_apa_particle_initials_stay_with_their_name() -> None:
-    ref = parse_freetext(
-        "Ferreira, T. S. P., Almeida, R. R. d., Filsner, P. H. N. d. L., & Moreno, M. (2012). "
-        "Molecular typing of Clostridium perfringens isolated from swine in slaughterhouses. "
-        "Ciência Rural, 42, 1450–1456.",
-        key="k",
-    )
-    assert [(p.family, p.given) for p in ref.authors] == [
-        ("Ferreira", "T. S. P."),
-        ("Almeida", "R. R. d."),
-        ("Filsner", "P. H. N. d. L."),
-        ("Moreno", "M."),
-    ]
-    # A family name cut at its particle: "Montes de Oca, M." written "Montes, d. O. M.".
-    cut = parse_freetext(
-        "Heitmann, W., Montes, d. O. M., & Alves, C. (2026). Crop yield responses to seaweed "
-        "extract-based biostimulants. Front. plan. sci., 17, 1803269.",
-        key="k",
-    )
-    assert [(p.family, p.given) for p in cut.authors] == [
-        ("Heitmann", "W."),
-        ("Montes", "d. O. M."),
-        ("Alves", "C."),
-    ]
+@pytest.mark.parametrize(
+    ("text", "names"),
+    [
+        (
+            "Ferreira, T. S. P., Almeida, R. R. d., Filsner, P. H. N. d. L., & Moreno, M. (2012). "
+            "Molecular typing of Clostridium perfringens isolated from swine in slaughterhouses. "
+            "Ciência Rural, 42, 1450–1456.",
+            [("Ferreira", "T. S. P."), ("Almeida", "R. R. d."), ("Filsner", "P. H. N. d. L.")]
+            + [("Moreno", "M.")],
+        ),
+        (
+            # A family name cut at its particle: "Montes de Oca, M." written "Montes, d. O. M.".
+            "Heitmann, W., Montes, d. O. M., & Alves, C. (2026). Crop yield responses to seaweed "
+            "extract-based biostimulants. Front. plan. sci., 17, 1803269.",
+            [("Heitmann", "W."), ("Montes", "d. O. M."), ("Alves", "C.")],
+        ),
+    ],
+    ids=["particle-initials-after", "particle-initial-first"],
+)
+def test_apa_particle_initials_stay_with_their_name(
+    text: str, names: list[tuple[str, str]]
+) -> None:
+    ref = parse_freetext(text, key="k")
+    assert [(p.family, p.given) for p in ref.authors] == names
 
 
 def test_a_lone_vancouver_author_keeps_a_particle_initial_after_the_others() -> None:
