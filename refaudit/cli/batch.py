@@ -99,7 +99,7 @@ def batch_command(
     if summary.failing:
         raise typer.Exit(int(ExitCode.FLAGGED))
     allowed = None if allow_unverified else settings.require_verified
-    exit_when_unverified(summary.unverified_share, allowed)
+    exit_when_unverified(summary.unverified_share, allowed, set_by="require_verified =")
 
 
 def _print_summary(summary: Any, output: Path, *, quiet: bool) -> None:

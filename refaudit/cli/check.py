@@ -156,7 +156,8 @@ def check_command(
 
     if tally.failing:
         raise typer.Exit(int(ExitCode.FLAGGED))
-    exit_when_unverified(tally.unverified_share(), settings.require_verified, said=outage)
+    share, allowed = tally.unverified_share(), settings.require_verified
+    exit_when_unverified(share, allowed, set_by="--require-verified", said=outage)
 
 
 @handle_errors

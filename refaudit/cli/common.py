@@ -96,16 +96,19 @@ def fail(message: str, *, hint: str | None = None, code: ExitCode = ExitCode.USA
     raise typer.Exit(int(code))
 
 
-def exit_when_unverified(share: float, allowed: float | None, *, said: bool = False) -> None:
+def exit_when_unverified(
+    share: float, allowed: float | None, *, set_by: str, said: bool = False
+) -> None:
     """Exit 3 when more than `allowed` of the checked references are unverified (None: any
-    share is accepted, `--allow-unverified`); `said`: the outage line already told why."""
+    share is accepted, `--allow-unverified`). `set_by` names where the user sets `allowed`;
+    `said`: the outage line already told why."""
     if allowed is None or share <= allowed:
         return
     if not said:
         typer.echo(
             f"exit 3: {share:.0%} of the references are unverified, more than the "
-            f"{allowed:.0%} allowed (--require-verified {allowed:g}; --allow-unverified "
-            "accepts an incomplete audit)",
+            f"{allowed:.0%} allowed ({set_by} {allowed:g}; --allow-unverified accepts an "
+            "incomplete audit)",
             err=True,
         )
     raise typer.Exit(int(ExitCode.INCOMPLETE))
